@@ -1,0 +1,57 @@
+// Reduction orders: a numerics knob.
+//
+// Floating-point addition is not associative, so the order in which a
+// framework sums (one accumulator, a tree, SIMD lanes) decides the last bits
+// of every sum, and over a training run those bits grow into different models.
+// Every reduction in the kernels we own (direct conv, owned matmul, batch-norm
+// statistics, bias gradients, loss means) goes through these functions with a
+// ReduceSpec from the numerics profile. Each order is a fixed, documented
+// function of the input: no result depends on threads or timing.
+#ifndef XWIRES_CORE_REDUCE_H_
+#define XWIRES_CORE_REDUCE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "xwires/core/status.h"
+
+namespace xw {
+
+enum class ReduceOrder {
+  // s = ((x0 + x1) + x2) + ... : one accumulator, index order (RepDL).
+  kSequential,
+  // Fixed binary tree: n <= 8 sums sequentially, otherwise
+  // pairwise(x[0, n/2)) + pairwise(x[n/2, n)) with n/2 rounded down.
+  kPairwise,
+  // Kahan-Babuska compensated sequential sum.
+  kKahan,
+  // K independent accumulators, element i into lane i mod K (as a K-wide
+  // SIMD register would), then lanes folded as a SIMD horizontal add:
+  // for w = K/2, K/4, ..., 1: lane[j] += lane[j + w]. K = 1 is kSequential.
+  kLanes,
+};
+
+struct ReduceSpec {
+  // Default: the bitwise-reproducible reference order.
+  ReduceOrder order = ReduceOrder::kSequential;
+  // kLanes only: 1, 4, 8 or 16 (emulates scalar, SSE, AVX2, AVX-512 widths).
+  int lanes = 8;
+  // Dot products only: accumulate with a fused multiply-add (one rounding per
+  // term) instead of a rounded product followed by a rounded add.
+  bool fma = false;
+};
+
+// Parses "sequential", "pairwise", "kahan", or "lanesK" (K in 1, 4, 8, 16).
+Result<ReduceSpec> ParseReduceOrder(const std::string& name, bool fma = false);
+// Inverse of ParseReduceOrder ("lanes8", ...).
+std::string ReduceOrderName(const ReduceSpec& spec);
+
+// Sum of x[0], x[stride], ..., x[(n-1)*stride] in the given order.
+float Sum(const float* x, int64_t n, const ReduceSpec& spec, int64_t stride = 1);
+// Sum of a[i*sa] * b[i*sb] for i in [0, n) in the given order.
+float Dot(const float* a, const float* b, int64_t n, const ReduceSpec& spec,
+          int64_t sa = 1, int64_t sb = 1);
+
+}  // namespace xw
+
+#endif  // XWIRES_CORE_REDUCE_H_

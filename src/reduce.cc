@@ -1,0 +1,132 @@
+#include "xwires/core/reduce.h"
+
+#include <cmath>
+
+namespace xw {
+
+namespace {
+
+// Term accessor: either x[i*s] (sum) or a[i*sa]*b[i*sb] (dot).
+struct SumTerm {
+  const float* x;
+  int64_t s;
+  float operator()(int64_t i) const { return x[i * s]; }
+  float Acc(float acc, int64_t i) const { return acc + x[i * s]; }
+};
+struct DotTerm {
+  const float* a;
+  const float* b;
+  int64_t sa, sb;
+  bool fma;
+  float operator()(int64_t i) const { return a[i * sa] * b[i * sb]; }
+  float Acc(float acc, int64_t i) const {
+    return fma ? std::fma(a[i * sa], b[i * sb], acc) : acc + a[i * sa] * b[i * sb];
+  }
+};
+
+template <typename T>
+float Sequential(const T& t, int64_t begin, int64_t end) {
+  float acc = 0.0f;
+  for (int64_t i = begin; i < end; ++i) acc = t.Acc(acc, i);
+  return acc;
+}
+
+template <typename T>
+float Pairwise(const T& t, int64_t begin, int64_t end) {
+  const int64_t n = end - begin;
+  if (n <= 8) return Sequential(t, begin, end);
+  const int64_t mid = begin + n / 2;
+  return Pairwise(t, begin, mid) + Pairwise(t, mid, end);
+}
+
+template <typename T>
+float Kahan(const T& t, int64_t n) {
+  // Neumaier's variant: also correct when a term is larger than the sum.
+  float sum = 0.0f, comp = 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = t(i);
+    const float s = sum + v;
+    if (std::fabs(sum) >= std::fabs(v)) {
+      comp += (sum - s) + v;
+    } else {
+      comp += (v - s) + sum;
+    }
+    sum = s;
+  }
+  return sum + comp;
+}
+
+template <int K, typename T>
+float LanesFixed(const T& t, int64_t n) {
+  float lane[K] = {};
+  int64_t i = 0;
+  for (; i + K <= n; i += K) {
+    for (int l = 0; l < K; ++l) lane[l] = t.Acc(lane[l], i + l);
+  }
+  for (int l = 0; i < n; ++i, ++l) lane[l] = t.Acc(lane[l], i);
+  for (int w = K / 2; w >= 1; w /= 2) {
+    for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
+  }
+  return lane[0];
+}
+
+template <typename T>
+float Reduce(const T& t, int64_t n, const ReduceSpec& spec) {
+  if (n <= 0) return 0.0f;
+  switch (spec.order) {
+    case ReduceOrder::kSequential: return Sequential(t, 0, n);
+    case ReduceOrder::kPairwise: return Pairwise(t, 0, n);
+    case ReduceOrder::kKahan: return Kahan(t, n);
+    case ReduceOrder::kLanes:
+      switch (spec.lanes) {
+        case 4: return LanesFixed<4>(t, n);
+        case 8: return LanesFixed<8>(t, n);
+        case 16: return LanesFixed<16>(t, n);
+        default: return Sequential(t, 0, n);  // lanes == 1
+      }
+  }
+  return Sequential(t, 0, n);
+}
+
+}  // namespace
+
+Result<ReduceSpec> ParseReduceOrder(const std::string& name, bool fma) {
+  ReduceSpec s;
+  s.fma = fma;
+  if (name == "sequential") {
+    s.order = ReduceOrder::kSequential;
+  } else if (name == "pairwise") {
+    s.order = ReduceOrder::kPairwise;
+  } else if (name == "kahan") {
+    s.order = ReduceOrder::kKahan;
+  } else if (name == "lanes1" || name == "lanes4" || name == "lanes8" || name == "lanes16") {
+    s.order = ReduceOrder::kLanes;
+    s.lanes = std::stoi(name.substr(5));
+  } else {
+    return Status::InvalidArgument("unknown reduction order '" + name +
+                                   "' (expected sequential, pairwise, kahan, lanes1, lanes4, "
+                                   "lanes8 or lanes16)");
+  }
+  return s;
+}
+
+std::string ReduceOrderName(const ReduceSpec& spec) {
+  switch (spec.order) {
+    case ReduceOrder::kSequential: return "sequential";
+    case ReduceOrder::kPairwise: return "pairwise";
+    case ReduceOrder::kKahan: return "kahan";
+    case ReduceOrder::kLanes: return "lanes" + std::to_string(spec.lanes);
+  }
+  return "sequential";
+}
+
+float Sum(const float* x, int64_t n, const ReduceSpec& spec, int64_t stride) {
+  return Reduce(SumTerm{x, stride}, n, spec);
+}
+
+float Dot(const float* a, const float* b, int64_t n, const ReduceSpec& spec, int64_t sa,
+          int64_t sb) {
+  return Reduce(DotTerm{a, b, sa, sb, spec.fma}, n, spec);
+}
+
+}  // namespace xw

@@ -1,0 +1,107 @@
+#include "xwires/core/reduce.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "xwires/core/parallel.h"
+#include "xwires/core/rng.h"
+
+namespace xw {
+namespace {
+
+std::vector<ReduceSpec> AllSpecs() {
+  std::vector<ReduceSpec> specs;
+  for (const char* n : {"sequential", "pairwise", "kahan", "lanes1", "lanes4", "lanes8", "lanes16"}) {
+    for (bool fma : {false, true}) specs.push_back(*ParseReduceOrder(n, fma));
+  }
+  return specs;
+}
+
+TEST(ReduceTest, KnownOrdersOnCancellingInput) {
+  // 1e8 swamps the unit terms differently in each order.
+  std::vector<float> x = {1e8f, 1.0f, -1e8f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+  ReduceSpec seq;
+  EXPECT_EQ(Sum(x.data(), x.size(), seq), 7.0f);  // the first 1 is lost in 1e8
+  EXPECT_EQ(Sum(x.data(), x.size(), *ParseReduceOrder("kahan")), 8.0f);
+  // pairwise: [0,5) -> (1e8+1-1e8+1+1) = 2 ; [5,10) -> 5 ; total 7
+  EXPECT_EQ(Sum(x.data(), x.size(), *ParseReduceOrder("pairwise")), 7.0f);
+  // lanes4: lane0 = 1e8+1+1 = 1e8, lane1 = 1+1+1 = 3, lane2 = -1e8+1 = -1e8,
+  // lane3 = 1+1 = 2; fold w=2: (1e8-1e8)=0, 3+2=5; w=1: 5.
+  EXPECT_EQ(Sum(x.data(), x.size(), *ParseReduceOrder("lanes4")), 5.0f);
+}
+
+TEST(ReduceTest, ExactSumsAgreeInEveryOrder) {
+  // Small integers sum exactly in float32 whatever the order.
+  std::vector<float> a(1000), b(1000);
+  for (int i = 0; i < 1000; ++i) {
+    a[i] = static_cast<float>(i % 17) - 8;
+    b[i] = static_cast<float>(i % 5) - 2;
+  }
+  double ref_sum = 0, ref_dot = 0;
+  for (int i = 0; i < 1000; ++i) {
+    ref_sum += a[i];
+    ref_dot += a[i] * b[i];
+  }
+  for (const auto& s : AllSpecs()) {
+    EXPECT_EQ(Sum(a.data(), a.size(), s), ref_sum) << ReduceOrderName(s);
+    EXPECT_EQ(Dot(a.data(), b.data(), a.size(), s), ref_dot) << ReduceOrderName(s);
+  }
+}
+
+TEST(ReduceTest, StridedMatchesGathered) {
+  std::vector<float> x(300);
+  Philox(3, 3).FillUniform(x.data(), x.size(), -1, 1);
+  std::vector<float> g;
+  for (int i = 0; i < 300; i += 3) g.push_back(x[i]);
+  for (const auto& s : AllSpecs()) {
+    float a = Sum(x.data(), 100, s, 3), b = Sum(g.data(), 100, s);
+    EXPECT_EQ(std::memcmp(&a, &b, 4), 0) << ReduceOrderName(s);
+  }
+}
+
+TEST(ReduceTest, OrdersDifferOnRandomData) {
+  std::vector<float> x(4097);
+  Philox(9, 9).FillNormal(x.data(), x.size(), 0, 1);
+  float seq = Sum(x.data(), x.size(), ReduceSpec{});
+  float pw = Sum(x.data(), x.size(), *ParseReduceOrder("pairwise"));
+  float l8 = Sum(x.data(), x.size(), *ParseReduceOrder("lanes8"));
+  EXPECT_NEAR(seq, pw, 1e-3);
+  EXPECT_NEAR(seq, l8, 1e-3);
+  EXPECT_TRUE(seq != pw || seq != l8);  // the knob really changes the bits
+}
+
+TEST(ReduceTest, ParallelRowSumsBitwiseIdenticalFor1_2_4Threads) {
+  const int rows = 257, cols = 1031;
+  std::vector<float> x(rows * cols);
+  Philox(5, 5).FillNormal(x.data(), x.size(), 0, 1);
+  for (const auto& s : AllSpecs()) {
+    std::vector<std::vector<float>> out;
+    for (int t : {1, 2, 4}) {
+      ThreadScope scope(t);
+      std::vector<float> r(rows);
+      ParallelFor(rows, 7, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) r[i] = Sum(&x[i * cols], cols, s);
+      });
+      double total = ParallelSum(rows, 13, [&](int64_t b, int64_t e) {
+        double acc = 0;
+        for (int64_t i = b; i < e; ++i) acc += r[i];
+        return acc;
+      });
+      r.push_back(static_cast<float>(total));
+      out.push_back(r);
+    }
+    EXPECT_EQ(std::memcmp(out[0].data(), out[1].data(), out[0].size() * 4), 0) << ReduceOrderName(s);
+    EXPECT_EQ(std::memcmp(out[0].data(), out[2].data(), out[0].size() * 4), 0) << ReduceOrderName(s);
+  }
+}
+
+TEST(ReduceTest, ParseRejectsUnknown) {
+  auto r = ParseReduceOrder("lanes3");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("lanes3"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace xw
