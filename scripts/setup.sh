@@ -9,7 +9,7 @@ PACKAGES=(
   nlohmann-json3-dev libarchive-dev libzstd-dev zlib1g-dev libcli11-dev
   libopenmpi-dev openmpi-bin libnlopt-cxx-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-numpy python3-h5py python3-pandas
+  python3 python3-numpy python3-h5py python3-pandas python3-sklearn
 )
 
 SUDO=""

@@ -1,0 +1,40 @@
+// xwires: generate, store and query divergent model pairs.
+#include <cstdio>
+#include <exception>
+
+#include "command.h"
+#include "xwires/core/build_info.h"
+
+namespace {
+
+void RegisterVersion(CLI::App& app) {
+  auto* cmd = app.add_subcommand("version", "Print the toolkit version and build facts");
+  cmd->callback([] {
+    const auto& b = xw::GetBuildInfo();
+    std::printf("xwires %s (%s, %s, %s; Eigen %s, oneTBB %s)\n", b.toolkit_version.c_str(),
+                b.isa.c_str(), b.compiler.c_str(), b.build_type.c_str(), b.eigen_version.c_str(),
+                b.tbb_version.c_str());
+  });
+}
+XW_CLI_COMMAND(1000, RegisterVersion);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"xwires: train, search, store and analyse divergent model pairs"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  xw::cli::RegisterAll(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const xw::cli::CliError& e) {
+    std::fprintf(stderr, "xwires: error: %s\n", e.status().message().c_str());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "xwires: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,1 @@
+# xwires CLI: search commands. target_sources(xwires PRIVATE ...) and target_link_libraries(xwires PRIVATE ...).

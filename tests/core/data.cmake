@@ -1,0 +1,1 @@
+# Tests of the data group (see tests/core/CMakeLists.txt).

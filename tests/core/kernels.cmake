@@ -1,0 +1,1 @@
+# Tests of the kernels group (see tests/core/CMakeLists.txt).

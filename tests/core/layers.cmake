@@ -1,0 +1,1 @@
+# Tests of the layers group (see tests/core/CMakeLists.txt).
