@@ -1,0 +1,42 @@
+// Kernel-level numerics knobs shared by every kernel we own.
+//
+// A numerics profile (trainers/) decides these; kernels only obey them. The
+// defaults are the bitwise-reproducible reference: direct convolution, our own
+// matmul, strictly sequential accumulation, no FMA.
+#ifndef XWIRES_CORE_NUMERICS_H_
+#define XWIRES_CORE_NUMERICS_H_
+
+#include <string>
+
+#include "xwires/core/reduce.h"
+#include "xwires/core/status.h"
+
+namespace xw {
+
+enum class ConvAlgo {
+  kDirect,      // loops over outputs; the C*KH*KW reduction follows `reduce`
+  kIm2colGemm,  // patch matrix times weight matrix on Eigen's blocked GEMM
+  kWinograd,    // F(2x2, 3x3) for 3x3 stride 1; other shapes fall back to kIm2colGemm
+};
+
+enum class GemmKind {
+  kEigen,  // Eigen's blocked sgemm: its own (ISA-dependent, thread-independent) order
+  kOwned,  // our loops: every dot product accumulates per `reduce`
+};
+
+struct KernelNumerics {
+  ConvAlgo conv_algo = ConvAlgo::kDirect;
+  GemmKind gemm = GemmKind::kOwned;
+  ReduceSpec reduce;  // sequential, no FMA
+};
+
+// "direct", "im2col", "winograd".
+Result<ConvAlgo> ParseConvAlgo(const std::string& name);
+std::string ConvAlgoName(ConvAlgo a);
+// "eigen", "owned".
+Result<GemmKind> ParseGemmKind(const std::string& name);
+std::string GemmKindName(GemmKind g);
+
+}  // namespace xw
+
+#endif  // XWIRES_CORE_NUMERICS_H_

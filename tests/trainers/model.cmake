@@ -1,0 +1,1 @@
+# Tests: graph, architectures, training loop, CLI train/predict.

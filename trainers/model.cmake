@@ -1,0 +1,1 @@
+# Graph, architectures, training loop: list(APPEND XW_TRAINERS_SOURCES file.cc ...)

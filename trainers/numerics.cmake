@@ -1,0 +1,1 @@
+# Profiles, optimizers, initializers: list(APPEND XW_TRAINERS_SOURCES file.cc ...)
