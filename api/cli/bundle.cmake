@@ -1,0 +1,1 @@
+# xwires CLI: bundle and merge commands.
