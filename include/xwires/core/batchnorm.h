@@ -1,0 +1,82 @@
+// Batch normalisation, forward (train and eval) and backward.
+//
+// Statistics are per channel: over N*H*W for rank-4 NCHW input, over N for
+// rank-2 [N, C] input. Shapes: x, y, dy, dx are [N, C] or [N, C, H, W];
+// gamma, beta, running_mean, running_var, dgamma, dbeta and the cache
+// tensors are [C].
+//
+// Numerics (the framework-visible choices are knobs in BatchNormSpec):
+//  - mean = Sum(x_c) / count, var = Dot(x_c - mean, x_c - mean) / count
+//    (two passes, biased). Both reductions run through xw::Sum / xw::Dot
+//    with the caller's ReduceSpec over the channel's values gathered in
+//    (n, h, w) row-major order; ReduceSpec::fma applies to the variance.
+//  - invstd = 1 / std::sqrt(var + eps) in float.
+//  - y = x * a + b with a = gamma * invstd and b = beta - mean * a, the
+//    folded scale/shift form both PyTorch (CPU) and TensorFlow use; two
+//    roundings per element (the build never contracts to FMA).
+//  - backward: dbeta = Sum(dy_c), dotp = Dot(x_c - mean, dy_c),
+//    dgamma = dotp * invstd, and
+//    dx = (dy - dbeta / count - (x - mean) * (dotp * invstd^2 / count)) * (invstd * gamma)
+//    (PyTorch's CPU formula).
+// Work is split over channels with xw::ParallelFor, so results are bitwise
+// identical for any thread count. Calls are thread-compatible: concurrent
+// calls on distinct output tensors are safe.
+#ifndef XWIRES_CORE_BATCHNORM_H_
+#define XWIRES_CORE_BATCHNORM_H_
+
+#include "xwires/core/reduce.h"
+#include "xwires/core/status.h"
+#include "xwires/core/tensor.h"
+
+namespace xw {
+
+// How running statistics absorb a batch statistic b with momentum m.
+enum class RunningUpdate {
+  kLerp,      // r = (1 - m) * r + m * b        (PyTorch)
+  kSubtract,  // r = r - (r - b) * m             (TF assign_moving_average)
+};
+
+struct BatchNormSpec {
+  float eps = 1e-5f;
+  // Weight of the NEW batch statistic (PyTorch convention). Keras'
+  // momentum=0.99 is 0.01 here.
+  float momentum = 0.1f;
+  // PyTorch stores the unbiased n/(n-1) * var in running_var; Keras stores
+  // the biased var. Normalisation always uses the biased batch variance.
+  bool unbiased_running_var = true;
+  RunningUpdate update = RunningUpdate::kLerp;
+};
+
+// What the training forward pass saves for the backward pass; both [C].
+struct BatchNormCache {
+  Tensor mean;    // batch mean
+  Tensor invstd;  // 1 / sqrt(biased batch var + eps)
+};
+
+// Training-mode forward: normalises with the batch statistics and, when
+// running_mean / running_var are non-null ([C], updated in place), folds the
+// batch statistics into them. y (required) is resized to x's shape; cache
+// (required) is resized to [C] each. Returns InvalidArgument for a rank other
+// than 2 or 4, mismatched [C] tensors, an empty batch, or a single value per
+// channel when unbiased_running_var needs n/(n-1). y must not alias x.
+Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                             const BatchNormSpec& spec, const ReduceSpec& reduce, Tensor* y,
+                             Tensor* running_mean, Tensor* running_var, BatchNormCache* cache);
+
+// Eval-mode forward: normalises with running_mean / running_var (spec.eps
+// applies; momentum is unused). y is resized to x's shape and may alias x.
+Status BatchNormForwardEval(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                            const Tensor& running_mean, const Tensor& running_var,
+                            const BatchNormSpec& spec, Tensor* y);
+
+// Backward of BatchNormForwardTrain given the input x, gamma, the upstream
+// gradient dy (x's shape) and the cache of that forward call. Each of dx
+// (x's shape), dgamma and dbeta ([C]) is resized and written when non-null.
+// Outputs must not alias inputs.
+Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
+                         const BatchNormCache& cache, const ReduceSpec& reduce, Tensor* dx,
+                         Tensor* dgamma, Tensor* dbeta);
+
+}  // namespace xw
+
+#endif  // XWIRES_CORE_BATCHNORM_H_
