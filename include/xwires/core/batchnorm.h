@@ -41,8 +41,9 @@ struct BatchNormSpec {
   // Weight of the NEW batch statistic (PyTorch convention). Keras'
   // momentum=0.99 is 0.01 here.
   float momentum = 0.1f;
-  // PyTorch stores the unbiased n/(n-1) * var in running_var; Keras stores
-  // the biased var. Normalisation always uses the biased batch variance.
+  // PyTorch stores the unbiased variance (sum of squared deviations divided
+  // by count - 1) in running_var; Keras stores the biased one (divided by
+  // count). Normalisation always uses the biased batch variance.
   bool unbiased_running_var = true;
   RunningUpdate update = RunningUpdate::kLerp;
 };
