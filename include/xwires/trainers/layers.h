@@ -1,0 +1,165 @@
+// Leaf modules (see module.h for the Forward/Backward contract): each wraps
+// one core kernel and holds its parameters under PyTorch's names (weight,
+// bias, running_mean, running_var, num_batches_tracked).
+//
+// Shapes: activations NCHW, conv weights OIHW, linear weights [out, in].
+// Parameters are allocated (zero) at construction; Model::Initialize or
+// Model::LoadState fills them.
+#ifndef XWIRES_TRAINERS_LAYERS_H_
+#define XWIRES_TRAINERS_LAYERS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+// module.h (and through it trainers/profile.h) must come before
+// core/pooling.h: pooling.h's function xw::SamePadding hides profile.h's enum
+// xw::SamePadding, which profile.h names without the `enum` keyword.
+#include "xwires/trainers/module.h"
+// (keep the order)
+#include "xwires/core/batchnorm.h"
+#include "xwires/core/conv.h"
+#include "xwires/core/pooling.h"
+
+namespace xw {
+
+// 2-D convolution. A 'same' conv (pad < 0) pads as the profile's
+// same_padding says: symmetric (k-1)/2 (PyTorch padding=(k-1)/2) or TF SAME
+// (extra row/column at the bottom/right when the stride leaves one over).
+// pad >= 0 is an explicit symmetric pad under every profile.
+class Conv2d : public Module {
+ public:
+  static constexpr int kSame = -1;
+  Conv2d(int64_t in_channels, int64_t out_channels, int kernel, int stride, int pad, bool bias);
+
+  Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
+  Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
+  void Register(const std::string& prefix, std::vector<StateEntry>* out) override;
+
+  // The kernel spec this conv uses under `ctx` (exposed for tests).
+  Conv2dSpec Spec(const RunContext& ctx) const;
+
+ private:
+  int kernel_, stride_, pad_;
+  bool has_bias_;
+  Tensor weight_, bias_, dweight_, dbias_;
+  Tensor y_, dx_;
+  const Tensor* x_ = nullptr;
+};
+
+// y = x w^T + b; x [N, in] (or any [N, ...] flattening to in).
+class Linear : public Module {
+ public:
+  Linear(int64_t in_features, int64_t out_features, bool bias = true);
+
+  Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
+  Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
+  void Register(const std::string& prefix, std::vector<StateEntry>* out) override;
+
+ private:
+  int64_t in_, out_;
+  bool has_bias_;
+  Tensor weight_, bias_, dweight_, dbias_;
+  Tensor y_, dx_;
+  const Tensor* x_ = nullptr;
+};
+
+// Batch norm over NCHW channels (or [N, C]). Training: batch statistics,
+// running statistics updated per the profile's BatchNormSpec and
+// num_batches_tracked incremented (as torch does); eval: running statistics.
+class BatchNorm2d : public Module {
+ public:
+  explicit BatchNorm2d(int64_t channels);
+
+  Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
+  Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
+  void Register(const std::string& prefix, std::vector<StateEntry>* out) override;
+
+ private:
+  int64_t channels_;
+  Tensor weight_, bias_, running_mean_, running_var_, num_batches_tracked_;
+  Tensor dweight_, dbias_;
+  BatchNormCache cache_;
+  Tensor y_, dx_;
+  const Tensor* x_ = nullptr;
+};
+
+// max(x, 0). Backward is in place on dy.
+class ReLU : public Module {
+ public:
+  Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
+  Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
+
+ private:
+  Tensor y_;
+};
+
+// Max pooling, kernel k, stride s, no padding (torch MaxPool2d(k, s)).
+class MaxPool2d : public Module {
+ public:
+  MaxPool2d(int kernel, int stride);
+  Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
+  Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
+
+ private:
+  Pool2dSpec spec_;
+  std::vector<int32_t> argmax_;
+  Shape x_shape_;
+  Tensor y_, dx_;
+};
+
+// Average pooling, kernel k, stride s, no padding (torch AvgPool2d(k, s)).
+class AvgPool2d : public Module {
+ public:
+  AvgPool2d(int kernel, int stride);
+  Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
+  Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
+
+ private:
+  Pool2dSpec spec_;
+  Shape x_shape_;
+  Tensor y_, dx_;
+};
+
+// [N, C, H, W] -> [N, C] mean over the plane (AdaptiveAvgPool2d(1) + flatten).
+class GlobalAvgPool : public Module {
+ public:
+  Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
+  Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
+
+ private:
+  Shape x_shape_;
+  Tensor y_, dx_;
+};
+
+// Inverted dropout with probability p, active only in training. The mask of
+// step t is drawn from the stream named after the layer's state_dict path
+// (set by Register), so it is the same for any thread count. Backward is in
+// place on dy.
+class Dropout : public Module {
+ public:
+  explicit Dropout(double p);
+  Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
+  Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
+  void Register(const std::string& prefix, std::vector<StateEntry>* out) override;
+
+ private:
+  float p_;
+  std::string name_ = "dropout";
+  Tensor y_, mask_;
+};
+
+// [N, ...] -> [N, rest] in NCHW (c, h, w) order, torch.flatten(x, 1).
+class Flatten : public Module {
+ public:
+  Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
+  Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
+
+ private:
+  Shape x_shape_;
+  Tensor y_, dx_;
+};
+
+}  // namespace xw
+
+#endif  // XWIRES_TRAINERS_LAYERS_H_

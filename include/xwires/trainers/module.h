@@ -1,0 +1,103 @@
+// The module system: a network is a tree of modules, each with its forward
+// and backward pass side by side, holding its parameters and buffers under
+// their PyTorch state_dict names.
+//
+// Contract of every module:
+//  - Forward(x, ctx) reads x, which the caller keeps alive and unchanged until
+//    the matching Backward, and returns a pointer to the output, owned by the
+//    module and valid until its next Forward. Buffers are reused across calls
+//    (Tensor::Resize keeps them when the shape repeats), so a training step
+//    allocates nothing once shapes have settled.
+//  - Backward(dy, ctx, need_dx) takes the gradient of the loss with respect
+//    to the last output (same shape) and writes, overwriting, the gradients
+//    of the module's parameters. It returns the gradient with respect to the
+//    input x, owned by the module or equal to &dy (modules documented as "in
+//    place" may overwrite *dy and return it), or nullptr when !need_dx (the
+//    network input needs no gradient). After Backward the caller may
+//    overwrite *dy.
+//  - Register(prefix, out) appends the module's state_dict entries in
+//    PyTorch's order: own parameters, own buffers, then children in
+//    registration order, each child under prefix + child name + ".".
+// Modules are not thread-safe; the kernels they call parallelise internally
+// through xw::ParallelFor and are bitwise reproducible for any thread count.
+#ifndef XWIRES_TRAINERS_MODULE_H_
+#define XWIRES_TRAINERS_MODULE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "xwires/core/batchnorm.h"
+#include "xwires/core/numerics.h"
+#include "xwires/core/status.h"
+#include "xwires/core/tensor.h"
+#include "xwires/trainers/init.h"
+#include "xwires/trainers/profile.h"
+
+namespace xw {
+
+// Everything a forward/backward pass needs besides the data. The numerics
+// come from the profile; the graph never depends on them.
+struct RunContext {
+  KernelNumerics kernels;
+  BatchNormSpec bn;
+  SamePadding same_padding = SamePadding::kSymmetric;
+  bool training = false;
+  // Dropout draws from Philox(seed, MixStream(StreamId(rng_stream +
+  // "/dropout/" + layer name), step)).
+  uint64_t seed = 0;
+  std::string rng_stream;
+  int64_t step = 0;
+
+  // Numerics of `profile`, in eval mode.
+  static RunContext ForProfile(const Profile& profile);
+};
+
+// One state_dict entry: a parameter (grad != nullptr) or a buffer.
+struct StateEntry {
+  ParamInfo info;         // name, kind, fans (family set by the Model)
+  Tensor* value = nullptr;
+  Tensor* grad = nullptr;  // same shape as value; nullptr for buffers
+  bool is_int64 = false;   // num_batches_tracked
+};
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  virtual Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) = 0;
+  virtual Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) = 0;
+  virtual void Register(const std::string& prefix, std::vector<StateEntry>* out) {}
+};
+
+using ModulePtr = std::unique_ptr<Module>;
+
+// Children run in order; names are the state_dict path components ("0",
+// "1", ... for torch's nn.Sequential, or "conv1", "layer1", ...). A child
+// named "" has no state and no path component (a functional op such as
+// torchvision's F.relu inside forward()).
+class Sequential : public Module {
+ public:
+  Sequential() = default;
+  // Appends a child; returns it for convenience.
+  Module* Add(std::string name, ModulePtr m);
+  // Appends with the next numeric name ("0", "1", ...), counting every child.
+  Module* Add(ModulePtr m);
+  size_t size() const { return children_.size(); }
+
+  Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
+  Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
+  void Register(const std::string& prefix, std::vector<StateEntry>* out) override;
+
+ private:
+  std::vector<std::pair<std::string, ModulePtr>> children_;
+};
+
+// Channel count under a width multiplier: c * width rounded half to even
+// (Python's round, as tests/fixtures/torch_models/xw_models.py), at least 1.
+int64_t ScaledChannels(int64_t channels, double width);
+
+}  // namespace xw
+
+#endif  // XWIRES_TRAINERS_MODULE_H_

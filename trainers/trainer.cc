@@ -1,0 +1,288 @@
+// The training loop (see trainer.h): data -> forward -> loss -> backward ->
+// Adam step -> metrics, one batch at a time.
+#include "xwires/trainers/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <utility>
+
+#include "xwires/core/build_info.h"
+#include "xwires/core/loss.h"
+#include "xwires/core/parallel.h"
+#include "xwires/core/rng.h"
+#include "xwires/trainers/metrics.h"
+
+namespace xw {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+// Images [start, start + n) of a [N, C, H, W] tensor into *out.
+void CopySamples(const Tensor& images, int64_t start, int64_t n, Tensor* out) {
+  const int64_t per = images.dim(1) * images.dim(2) * images.dim(3);
+  out->Resize({n, images.dim(1), images.dim(2), images.dim(3)});
+  std::memcpy(out->data(), images.data() + start * per, sizeof(float) * n * per);
+}
+
+int64_t CountCorrect(const Tensor& logits, const int32_t* labels) {
+  const int64_t n = logits.dim(0);
+  const int k = static_cast<int>(logits.dim(1));
+  int64_t correct = 0;
+  for (int64_t i = 0; i < n; ++i) correct += ArgMax(logits.data() + i * k, k) == labels[i];
+  return correct;
+}
+
+// The order in which an epoch visits the training set: file order, or a
+// Fisher-Yates permutation drawn from the profile's "shuffle" stream.
+void EpochOrder(const Profile& profile, uint64_t seed, int64_t epoch, std::vector<int64_t>* order) {
+  std::iota(order->begin(), order->end(), int64_t{0});
+  if (!profile.shuffle) return;
+  const Philox rng(seed, MixStream(StreamId(profile.rng_stream + "/shuffle"),
+                                   static_cast<uint64_t>(epoch)));
+  for (int64_t i = static_cast<int64_t>(order->size()) - 1; i > 0; --i) {
+    const uint64_t j = (static_cast<uint64_t>(rng.U32(2 * i)) << 32 | rng.U32(2 * i + 1)) %
+                       static_cast<uint64_t>(i + 1);
+    std::swap((*order)[i], (*order)[j]);
+  }
+}
+
+InputSpec InputOf(const ImageDataset& ds) {
+  InputSpec in;
+  in.channels = ds.channels();
+  in.height = ds.height();
+  in.width = ds.width();
+  in.num_classes = ds.num_classes;
+  return in;
+}
+
+Status CheckData(const DataSplits& data) {
+  if (data.train.size() == 0 || data.train.images.rank() != 4) {
+    return Status::InvalidArgument("the training set is empty");
+  }
+  if (data.test.size() == 0 || data.test.images.rank() != 4) {
+    return Status::InvalidArgument("the test set is empty");
+  }
+  for (int d = 1; d < 4; ++d) {
+    if (data.train.images.dim(d) != data.test.images.dim(d)) {
+      return Status::InvalidArgument("train images " + ShapeToString(data.train.images.shape()) +
+                                     " and test images " +
+                                     ShapeToString(data.test.images.shape()) + " differ in shape");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+int ArgMax(const float* v, int k) {
+  int best = 0;
+  for (int j = 0; j < k; ++j) {
+    if (std::isnan(v[j])) return j;
+    if (v[j] > v[best]) best = j;
+  }
+  return best;
+}
+
+Status ValidateTrainOptions(const TrainOptions& o) {
+  if (o.epochs < 1) return Status::InvalidArgument("epochs must be >= 1, got " + std::to_string(o.epochs));
+  if (o.batch_size < 1) {
+    return Status::InvalidArgument("batch_size must be >= 1, got " + std::to_string(o.batch_size));
+  }
+  if (o.eval_batch_size < 1) return Status::InvalidArgument("eval_batch_size must be >= 1");
+  if (o.threads < 0) return Status::InvalidArgument("threads must be >= 0 (0 = all)");
+  return ValidateAdamOptions(o.adam);
+}
+
+Result<EvalResult> Evaluate(Model& model, const Profile& profile, const ImageDataset& data,
+                            int64_t batch_size) {
+  RunContext ctx = RunContext::ForProfile(profile);
+  EvalResult r;
+  double loss_sum = 0;
+  Tensor x;
+  std::vector<float> per_sample;
+  for (int64_t start = 0; start < data.size(); start += batch_size) {
+    const int64_t n = std::min(batch_size, data.size() - start);
+    CopySamples(data.images, start, n, &x);
+    XW_ASSIGN_OR_RETURN(const Tensor* logits, model.Forward(x, ctx));
+    const int32_t* labels = data.labels.data() + start;
+    auto loss = SoftmaxCrossEntropy(*logits, labels, profile.loss, profile.kernels.reduce,
+                                    nullptr, &per_sample);
+    if (!loss.ok()) return loss.status();
+    for (float l : per_sample) loss_sum += l;
+    r.correct += CountCorrect(*logits, labels);
+  }
+  r.total = data.size();
+  r.accuracy = r.total ? static_cast<double>(r.correct) / r.total : 0.0;
+  r.loss = r.total ? loss_sum / r.total : 0.0;
+  return r;
+}
+
+Result<Tensor> Predict(Model& model, const Profile& profile, const Tensor& x, int64_t batch_size) {
+  if (x.rank() != 4) {
+    return Status::InvalidArgument("input must be [N, C, H, W], got " + ShapeToString(x.shape()));
+  }
+  RunContext ctx = RunContext::ForProfile(profile);
+  Tensor out({x.dim(0), model.num_classes()});
+  Tensor batch;
+  for (int64_t start = 0; start < x.dim(0); start += batch_size) {
+    const int64_t n = std::min(batch_size, x.dim(0) - start);
+    CopySamples(x, start, n, &batch);
+    XW_ASSIGN_OR_RETURN(const Tensor* logits, model.Forward(batch, ctx));
+    std::memcpy(out.data() + start * model.num_classes(), logits->data(),
+                sizeof(float) * logits->size());
+  }
+  return out;
+}
+
+Result<TrainResult> TrainProfile(const Profile& profile, const DataSplits& data,
+                                 const TrainOptions& options) {
+  XW_RETURN_IF_ERROR(ValidateTrainOptions(options));
+  XW_RETURN_IF_ERROR(CheckData(data));
+  const auto start_time = Clock::now();
+  ThreadScope threads(options.threads);
+
+  // Model and its starting point.
+  XW_ASSIGN_OR_RETURN(auto model, BuildModel(options.arch, InputOf(data.train), options.arch_options));
+  if (options.init_weights != nullptr) {
+    XW_RETURN_IF_ERROR(model->LoadState(*options.init_weights, options.init_weights_source));
+  } else {
+    XW_RETURN_IF_ERROR(model->Initialize(profile, options.seed));
+  }
+  Adam adam(options.adam, profile);
+  RunContext ctx = RunContext::ForProfile(profile);
+  ctx.seed = options.seed;
+
+  TrainResult result;
+  ModelRecord& rec = result.record;
+  rec.profile = profile.name;
+  rec.profile_json = profile.json;
+  rec.param_count = model->ParameterCount();
+  rec.threads = options.threads == 0 ? HardwareThreads() : options.threads;
+
+  const ImageDataset& train = data.train;
+  const int64_t n = train.size(), bs = std::min(options.batch_size, n);
+  const int64_t batches = (n + bs - 1) / bs;
+  std::vector<int64_t> order(n);
+  Tensor xb, dlogits;
+  std::vector<int32_t> yb;
+  TrainProgress progress;
+  progress.profile = profile.name;
+  progress.epochs = options.epochs;
+  progress.batches = batches;
+  progress.images_total = n * options.epochs;
+
+  for (int64_t epoch = 1; epoch <= options.epochs && rec.status == "ok"; ++epoch) {
+    EpochOrder(profile, options.seed, epoch, &order);
+    EpochMetrics em;
+    em.epoch = static_cast<int>(epoch);
+    double loss_sum = 0;
+    int64_t correct = 0, seen = 0, done_batches = 0;
+    for (int64_t b = 0; b < batches; ++b) {
+      // data
+      const int64_t first = b * bs, count = std::min(bs, n - first);
+      GatherBatch(train, order.data() + first, count, &xb, &yb);
+      // forward
+      ctx.training = true;
+      ctx.step = result.steps + 1;
+      XW_ASSIGN_OR_RETURN(const Tensor* logits, model->Forward(xb, ctx));
+      // loss
+      XW_ASSIGN_OR_RETURN(float loss, SoftmaxCrossEntropy(*logits, yb.data(), profile.loss,
+                                                          profile.kernels.reduce, &dlogits));
+      correct += CountCorrect(*logits, yb.data());
+      seen += count;
+      loss_sum += loss;
+      ++done_batches;
+      em.train_loss_last = loss;
+      if (!std::isfinite(loss)) {
+        rec.status = "diverged";
+        result.diverged_step = ctx.step;
+        break;
+      }
+      // backward and Adam step
+      XW_RETURN_IF_ERROR(model->Backward(dlogits, ctx));
+      XW_RETURN_IF_ERROR(adam.Step(model->parameters(), model->gradients()));
+      ++result.steps;
+      // progress
+      if (options.on_progress) {
+        progress.epoch = epoch;
+        progress.batch = b + 1;
+        progress.images_done += count;
+        progress.elapsed_s = Seconds(start_time);
+        progress.images_per_s = progress.images_done / std::max(progress.elapsed_s, 1e-9);
+        progress.eta_s = (progress.images_total - progress.images_done) /
+                         std::max(progress.images_per_s, 1e-9);
+        progress.loss = loss;
+        options.on_progress(progress);
+      }
+    }
+    em.train_loss_mean = loss_sum / std::max<int64_t>(done_batches, 1);
+    em.train_acc = seen ? static_cast<double>(correct) / seen : kUnknown;
+    // metrics: the whole test set in eval mode
+    XW_ASSIGN_OR_RETURN(EvalResult test,
+                        Evaluate(*model, profile, data.test, options.eval_batch_size));
+    em.test_loss = test.loss;
+    em.test_acc = test.accuracy;
+    rec.curves.push_back(em);
+    if (options.on_progress) {
+      progress.epoch_end = true;
+      progress.metrics = em;
+      options.on_progress(progress);
+      progress.epoch_end = false;
+    }
+  }
+
+  const EpochMetrics& last = rec.curves.back();
+  rec.train_acc = last.train_acc;
+  rec.train_loss = last.train_loss_mean;
+  rec.test_acc = last.test_acc;
+  rec.test_loss = last.test_loss;
+  rec.weights = model->ExportState();
+  rec.weights_sha256 = WeightsSha256(rec.weights);
+  rec.wall_time_s = Seconds(start_time);
+  rec.fingerprint_json = MachineFingerprintJson(rec.threads);
+  return result;
+}
+
+}  // namespace xw
+
+namespace xw {
+
+Result<TrialRecord> TrainTrial(const std::vector<Profile>& profiles, const DataSplits& data,
+                               const TrainOptions& options) {
+  if (profiles.empty()) return Status::InvalidArgument("no profiles to train");
+  TrialRecord trial;
+  trial.arch = options.arch;
+  trial.data_spec = options.data_spec;
+  trial.hparams_json = HparamsJson(options);
+  trial.lr = options.adam.lr;
+  trial.adam_eps = options.adam.eps;
+  trial.beta1 = options.adam.beta1;
+  trial.beta2 = options.adam.beta2;
+  trial.weight_decay = options.adam.weight_decay;
+  trial.batch_size = options.batch_size;
+  trial.epochs = options.epochs;
+  trial.seed = static_cast<int64_t>(options.seed);
+  trial.provenance = "xwires train";
+  for (const Profile& p : profiles) {
+    auto r = TrainProfile(p, data, options);
+    if (!r.ok()) return r.status().WithContext("profile " + p.name);
+    trial.models.push_back(std::move(r->record));
+  }
+  double div = 0;
+  for (size_t i = 0; i < trial.models.size(); ++i) {
+    for (size_t j = i + 1; j < trial.models.size(); ++j) {
+      div = std::max(div, std::fabs(trial.models[i].test_acc - trial.models[j].test_acc));
+    }
+  }
+  trial.divergence = trial.models.size() > 1 ? div : kUnknown;
+  return trial;
+}
+
+}  // namespace xw
