@@ -1,1 +1,8 @@
 # Sources of the kernels group, added to xwires_core (see src/CMakeLists.txt).
+# Internal headers are included as "src/kernels/...".
+target_sources(xwires_core PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/ordered_gemm.cc
+  ${CMAKE_CURRENT_LIST_DIR}/matmul.cc
+  ${CMAKE_CURRENT_LIST_DIR}/dense.cc
+)
+target_include_directories(xwires_core PRIVATE ${PROJECT_SOURCE_DIR})

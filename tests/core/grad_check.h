@@ -1,6 +1,6 @@
 // Finite-difference gradient checks shared by the kernel and layer tests.
 //
-// Usage: pick a scalar loss of the op's output, usually
+// Include as "grad_check.h" from tests/core. Usage: pick a scalar loss of the op's output, usually
 //   L = WeightedSum(y, r) = sum_i y[i] * r[i]   (r random, fixed),
 // so dL/dy = r is what the backward pass receives. Then compare the analytic
 // gradient with central differences of L with respect to each parameter:

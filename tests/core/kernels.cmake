@@ -1,1 +1,5 @@
 # Tests of the kernels group (see tests/core/CMakeLists.txt).
+xwires_add_test(kernels_tests
+  SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/matmul_test.cc
+  LIBS xwires_core)

@@ -1,0 +1,128 @@
+#include "xwires/core/matmul.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+
+#include "src/kernels/gemm_internal.h"
+#include "src/kernels/ordered_gemm.h"
+#include "xwires/core/parallel.h"
+
+namespace xw {
+namespace kernels {
+
+void EigenGemm(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+               int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, bool accumulate) {
+  using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using Stride = Eigen::OuterStride<>;
+  using ConstMap = Eigen::Map<const RowMat, Eigen::Unaligned, Stride>;
+  if (m <= 0 || n <= 0) return;
+  Eigen::Map<RowMat, Eigen::Unaligned, Stride> cm(c, m, n, Stride(ldc));
+  if (k <= 0) {
+    if (!accumulate) cm.setZero();
+    return;
+  }
+  ConstMap am(a, trans_a ? k : m, trans_a ? m : k, Stride(lda));
+  ConstMap bm(b, trans_b ? n : k, trans_b ? k : n, Stride(ldb));
+  auto product = [&](const auto& lhs, const auto& rhs) {
+    if (accumulate) {
+      cm.noalias() += lhs * rhs;
+    } else {
+      cm.noalias() = lhs * rhs;
+    }
+  };
+  if (trans_a && trans_b) {
+    product(am.transpose(), bm.transpose());
+  } else if (trans_a) {
+    product(am.transpose(), bm);
+  } else if (trans_b) {
+    product(am, bm.transpose());
+  } else {
+    product(am, bm);
+  }
+}
+
+}  // namespace kernels
+
+namespace {
+
+void OwnedMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
+                 bool trans_a, bool trans_b, bool accumulate, const ReduceSpec& spec) {
+  kernels::OrderedGemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.t = k;
+  p.a = [=](int64_t i0, int64_t i1, int64_t t0, int64_t t1, float* scratch,
+            int64_t* ld) -> const float* {
+    if (!trans_a) {
+      *ld = k;
+      return a + i0 * k + t0;
+    }
+    // A is stored [k, m]: gather rows of op(A) = A^T for this chunk.
+    const int64_t w = t1 - t0;
+    for (int64_t t = t0; t < t1; ++t) {
+      const float* src = a + t * m;
+      for (int64_t i = i0; i < i1; ++i) scratch[(i - i0) * w + (t - t0)] = src[i];
+    }
+    *ld = w;
+    return scratch;
+  };
+  p.pack_b = [=](int64_t j0, int64_t t0, int64_t t1, float* dst) {
+    const int64_t cols = std::min<int64_t>(kernels::kPanel, n - j0);
+    if (!trans_b) {
+      for (int64_t t = t0; t < t1; ++t) {
+        float* d = dst + (t - t0) * kernels::kPanel;
+        std::copy(b + t * n + j0, b + t * n + j0 + cols, d);
+        std::fill(d + cols, d + kernels::kPanel, 0.0f);
+      }
+      return;
+    }
+    // B is stored [n, k]: column j of op(B) is row j of B.
+    for (int64_t jj = 0; jj < kernels::kPanel; ++jj) {
+      const float* src = jj < cols ? b + (j0 + jj) * k : nullptr;
+      for (int64_t t = t0; t < t1; ++t) {
+        dst[(t - t0) * kernels::kPanel + jj] = src ? src[t] : 0.0f;
+      }
+    }
+  };
+  p.store = [=](int64_t i0, int64_t i1, int64_t j0, const float* blk) {
+    const int64_t cols = std::min<int64_t>(kernels::kPanel, n - j0);
+    for (int64_t i = i0; i < i1; ++i) {
+      const float* src = blk + (i - i0) * kernels::kPanel;
+      float* dst = c + i * n + j0;
+      for (int64_t jj = 0; jj < cols; ++jj) dst[jj] = accumulate ? dst[jj] + src[jj] : src[jj];
+    }
+  };
+  kernels::RunOrderedGemm(p, spec);
+}
+
+void ParallelEigenMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
+                         int64_t k, bool trans_a, bool trans_b, bool accumulate) {
+  const int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n;
+  // Row bands fixed by the problem size (each band is its own sgemm), so the
+  // bits never depend on the thread count. Small products stay in one band.
+  const int64_t work = m * n * k;
+  const int64_t band = work < (int64_t{1} << 21) ? m : GrainFor(m, 64, 8);
+  ParallelFor(m, band, [&](int64_t i0, int64_t i1) {
+    const float* ab = trans_a ? a + i0 : a + i0 * lda;
+    kernels::EigenGemm(ab, lda, b, ldb, c + i0 * n, n, i1 - i0, n, k, trans_a, trans_b,
+                       accumulate);
+  });
+}
+
+}  // namespace
+
+void Matmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
+            bool trans_a, bool trans_b, bool accumulate, const KernelNumerics& num) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    if (!accumulate) std::fill(c, c + m * n, 0.0f);
+    return;
+  }
+  if (num.gemm == GemmKind::kEigen) {
+    ParallelEigenMatmul(a, b, c, m, n, k, trans_a, trans_b, accumulate);
+  } else {
+    OwnedMatmul(a, b, c, m, n, k, trans_a, trans_b, accumulate, num.reduce);
+  }
+}
+
+}  // namespace xw

@@ -1,0 +1,52 @@
+// Internal: a matrix product whose every output follows a ReduceSpec order.
+//
+// out(i, j) = R_t A(i, t) * B(t, j) for i < m, j < n, where R is the
+// reduction xw::Dot performs for `spec` over t = 0, 1, ..., t-1 (sequential,
+// pairwise tree, Kahan-Babuska, or K lanes by t mod K then folded; FMA per
+// spec.fma). The result is bit-identical to calling xw::Dot per output, but
+// the kernel vectorises across 32 columns and several rows at once and keeps
+// each output's accumulation chain intact.
+//
+// Operands come from callbacks so one engine serves the owned matmul, the
+// direct convolution (B = implicit im2col of x) and its backward passes:
+//  * a(i0, i1, t0, t1, scratch, &ld) returns p with A(i, t) = p[(i-i0)*ld + (t-t0)]
+//    for i in [i0, i1), t in [t0, t1); it may fill and return `scratch`
+//    (room for (i1-i0)*(t1-t0) floats) or point into existing memory.
+//  * pack_b(j0, t0, t1, dst) writes B(t, j) to dst[(t-t0)*kPanel + (j-j0)]
+//    for t in [t0, t1), j in [j0, j0+kPanel), zeros for j >= n.
+//  * store(i0, i1, j0, blk) receives out(i, j) at blk[(i-i0)*kPanel + (j-j0)]
+//    for rows [i0, i1) and columns [j0, min(j0+kPanel, n)).
+// Callbacks run concurrently from xw::ParallelFor tasks (a fixed grid of
+// column panels x row groups, a function of m, n, target_tasks only) and must only write
+// their own outputs.
+#ifndef XWIRES_SRC_KERNELS_ORDERED_GEMM_H_
+#define XWIRES_SRC_KERNELS_ORDERED_GEMM_H_
+
+#include <cstdint>
+#include <functional>
+
+#include "xwires/core/reduce.h"
+
+namespace xw {
+namespace kernels {
+
+inline constexpr int kPanel = 32;
+
+struct OrderedGemmProblem {
+  int64_t m = 0, n = 0, t = 0;
+  std::function<const float*(int64_t i0, int64_t i1, int64_t t0, int64_t t1, float* scratch,
+                             int64_t* ld)>
+      a;
+  std::function<void(int64_t j0, int64_t t0, int64_t t1, float* dst)> pack_b;
+  std::function<void(int64_t i0, int64_t i1, int64_t j0, const float* blk)> store;
+  // Rows are split into groups (each repacking B) only while there are fewer
+  // than this many column panels; lower it when packing B is expensive.
+  int64_t target_tasks = 8;
+};
+
+void RunOrderedGemm(const OrderedGemmProblem& p, const ReduceSpec& spec);
+
+}  // namespace kernels
+}  // namespace xw
+
+#endif  // XWIRES_SRC_KERNELS_ORDERED_GEMM_H_
