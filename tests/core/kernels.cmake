@@ -2,4 +2,6 @@
 xwires_add_test(kernels_tests
   SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/matmul_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/conv_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/conv_grad_test.cc
   LIBS xwires_core)

@@ -1,0 +1,224 @@
+// kIm2colGemm convolution (TensorFlow's SpatialConvolution scheme): patch
+// matrices times weight matrices on Eigen's sgemm, forward and backward.
+// Work is split into image groups whose size depends only on the output
+// plane, so results do not depend on the thread count.
+#include <algorithm>
+#include <vector>
+
+#include "src/kernels/conv_internal.h"
+#include "src/kernels/gemm_internal.h"
+#include "xwires/core/parallel.h"
+#include "xwires/core/tensor.h"
+
+namespace xw {
+namespace kernels {
+
+void GatherTapRun(const TapSource& s, const float* plane, int a, int b, int64_t p, int64_t q0,
+                  int64_t len, float* dst, int64_t ds) {
+  const int64_t u = p * s.stride + a - s.pad_top;
+  if (u < 0 || u % s.dil != 0 || u / s.dil >= s.h) {
+    for (int64_t k = 0; k < len; ++k) dst[k * ds] = 0.0f;
+    return;
+  }
+  const float* row = plane + (u / s.dil) * s.w;
+  const int64_t v0 = q0 * s.stride + b - s.pad_left;
+  if (s.dil != 1) {
+    for (int64_t k = 0; k < len; ++k) {
+      const int64_t v = v0 + k * s.stride;
+      const bool hit = v >= 0 && v % s.dil == 0 && v / s.dil < s.w;
+      dst[k * ds] = hit ? row[v / s.dil] : 0.0f;
+    }
+    return;
+  }
+  // Outputs k in [lo, hi) read inside the row; the rest are padding.
+  int64_t lo = v0 >= 0 ? 0 : (-v0 + s.stride - 1) / s.stride;
+  int64_t hi = v0 >= s.w ? 0 : (s.w - 1 - v0) / s.stride + 1;
+  lo = std::min(lo, len);
+  hi = std::clamp(hi, lo, len);
+  for (int64_t k = 0; k < lo; ++k) dst[k * ds] = 0.0f;
+  if (s.stride == 1 && ds == 1) {
+    std::copy(row + v0 + lo, row + v0 + hi, dst + lo);
+  } else {
+    for (int64_t k = lo; k < hi; ++k) dst[k * ds] = row[v0 + k * s.stride];
+  }
+  for (int64_t k = hi; k < len; ++k) dst[k * ds] = 0.0f;
+}
+
+TapSource ForwardSource(const ConvGeometry& g, const float* x) {
+  return TapSource{x, g.c, g.h, g.w, 1, g.kh, g.kw, g.stride, g.pad_top, g.pad_left, g.oh, g.ow};
+}
+
+namespace {
+
+// Patch matrix of image n into cols[t * ld + p * ow + q].
+void Im2colInto(const TapSource& s, int64_t n, float* cols, int64_t ld) {
+  const int64_t khw = int64_t{s.kh} * s.kw;
+  for (int64_t t = 0; t < s.channels * khw; ++t) {
+    const float* plane = s.Plane(n, t / khw);
+    const int a = static_cast<int>((t % khw) / s.kw), b = static_cast<int>(t % s.kw);
+    for (int64_t p = 0; p < s.oh; ++p) {
+      GatherTapRun(s, plane, a, b, p, 0, s.ow, cols + t * ld + p * s.ow, 1);
+    }
+  }
+}
+
+// The inverse scatter: dx[n] += each patch entry at the pixel it came from,
+// taps in index order, outputs in raster order within a tap.
+void Col2imAdd(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_img) {
+  const int64_t khw = int64_t{g.kh} * g.kw;
+  for (int64_t t = 0; t < g.c * khw; ++t) {
+    float* plane = dx_img + (t / khw) * g.h * g.w;
+    const int a = static_cast<int>((t % khw) / g.kw), b = static_cast<int>(t % g.kw);
+    for (int64_t p = 0; p < g.oh; ++p) {
+      const int64_t u = p * g.stride + a - g.pad_top;
+      if (u < 0 || u >= g.h) continue;
+      const float* src = cols + t * ld + p * g.ow;
+      for (int64_t q = 0; q < g.ow; ++q) {
+        const int64_t v = q * g.stride + b - g.pad_left;
+        if (v >= 0 && v < g.w) plane[u * g.w + v] += src[q];
+      }
+    }
+  }
+}
+
+bool IsPointwise(const ConvGeometry& g) {
+  return g.kh == 1 && g.kw == 1 && g.stride == 1 && g.pad_top == 0 && g.pad_left == 0;
+}
+
+// Images per GEMM: enough columns (~512) to keep Eigen's kernel busy on small
+// planes. A function of the geometry only.
+int64_t ImagesPerGemm(const ConvGeometry& g) {
+  return std::clamp<int64_t>(512 / (g.oh * g.ow), 1, g.n);
+}
+
+struct Buffers {
+  AlignedFloats cols, mat, act;
+};
+Buffers& ThreadBuffers() {
+  thread_local Buffers b;
+  return b;
+}
+float* Grow(AlignedFloats& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
+  return v.data();
+}
+
+// Images [n0, n0+k) of an NCHW tensor with `ch` channels of `plane` pixels
+// as one [ch, k*plane] matrix (GEMM columns = pixels of all k images).
+void ImagesToMatrix(const float* nchw, int64_t n0, int64_t k, int64_t ch, int64_t plane,
+                    float* mat) {
+  for (int64_t i = 0; i < k; ++i) {
+    for (int64_t c = 0; c < ch; ++c) {
+      const float* t = nchw + ((n0 + i) * ch + c) * plane;
+      std::copy(t, t + plane, mat + c * k * plane + i * plane);
+    }
+  }
+}
+void MatrixToImages(const float* mat, int64_t n0, int64_t k, int64_t ch, int64_t plane,
+                    float* nchw) {
+  for (int64_t i = 0; i < k; ++i) {
+    for (int64_t c = 0; c < ch; ++c) {
+      const float* m = mat + c * k * plane + i * plane;
+      std::copy(m, m + plane, nchw + ((n0 + i) * ch + c) * plane);
+    }
+  }
+}
+
+// Patch matrix [T, k*P] of images [n0, n0+k): x itself for a single image of
+// a pointwise convolution, else gathered into `buf`.
+const float* Patches(const ConvGeometry& g, const float* x, int64_t n0, int64_t k,
+                     AlignedFloats& buf) {
+  const int64_t plane = g.oh * g.ow, taps = g.c * g.kh * g.kw;
+  if (IsPointwise(g) && k == 1) return x + n0 * g.c * plane;
+  float* cols = Grow(buf, taps * k * plane);
+  if (IsPointwise(g)) {
+    ImagesToMatrix(x, n0, k, g.c, plane, cols);
+    return cols;
+  }
+  const TapSource s = ForwardSource(g, x);
+  for (int64_t i = 0; i < k; ++i) Im2colInto(s, n0 + i, cols + i * plane, k * plane);
+  return cols;
+}
+
+}  // namespace
+
+void Im2colForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
+                   float* y) {
+  const int64_t plane = g.oh * g.ow, taps = g.c * g.kh * g.kw, per = ImagesPerGemm(g);
+  ParallelFor(g.n, per, [&](int64_t n0, int64_t n1) {
+    Buffers& buf = ThreadBuffers();
+    const int64_t k = n1 - n0, cols = k * plane;
+    const float* patches = Patches(g, x, n0, k, buf.cols);
+    float* out = k == 1 ? y + n0 * g.o * plane : Grow(buf.mat, g.o * cols);
+    EigenGemm(w, taps, patches, cols, out, cols, g.o, cols, taps, false, false, false);
+    if (bias != nullptr) {
+      for (int64_t o = 0; o < g.o; ++o) {
+        for (int64_t j = 0; j < cols; ++j) out[o * cols + j] += bias[o];
+      }
+    }
+    if (k > 1) MatrixToImages(out, n0, k, g.o, plane, y);
+  });
+}
+
+void Im2colBackwardData(const ConvGeometry& g, const float* w, const float* dy, float* dx) {
+  const int64_t plane = g.oh * g.ow, taps = g.c * g.kh * g.kw, per = ImagesPerGemm(g);
+  const int64_t in_plane = g.h * g.w;
+  ParallelFor(g.n, per, [&](int64_t n0, int64_t n1) {
+    Buffers& buf = ThreadBuffers();
+    const int64_t k = n1 - n0, cols = k * plane;
+    const float* dym = dy + n0 * g.o * plane;
+    if (k > 1) {
+      float* m = Grow(buf.act, g.o * cols);
+      ImagesToMatrix(dy, n0, k, g.o, plane, m);
+      dym = m;
+    }
+    // Patch gradient [T, k*P] = W^T dY.
+    float* grad = (IsPointwise(g) && k == 1) ? dx + n0 * g.c * in_plane
+                                             : Grow(buf.cols, taps * cols);
+    EigenGemm(w, taps, dym, cols, grad, cols, taps, cols, g.o, true, false, false);
+    if (IsPointwise(g)) {
+      if (k > 1) MatrixToImages(grad, n0, k, g.c, plane, dx);
+      return;
+    }
+    for (int64_t i = 0; i < k; ++i) {
+      float* img = dx + (n0 + i) * g.c * in_plane;
+      std::fill(img, img + g.c * in_plane, 0.0f);
+      Col2imAdd(g, grad + i * plane, cols, img);
+    }
+  });
+}
+
+void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw) {
+  const int64_t plane = g.oh * g.ow, taps = g.c * g.kh * g.kw, per = ImagesPerGemm(g);
+  // Fixed image groups, each accumulating its own partial dW over its GEMM
+  // batches in order; the partials are then added in group order.
+  const int64_t batches = (g.n + per - 1) / per;
+  const int64_t groups = std::min<int64_t>(batches, 4);
+  std::vector<AlignedFloats> partial(groups);
+  ParallelFor(groups, 1, [&](int64_t g0, int64_t g1) {
+    Buffers& buf = ThreadBuffers();
+    for (int64_t gi = g0; gi < g1; ++gi) {
+      float* acc = Grow(partial[gi], g.o * taps);
+      const int64_t b0 = gi * batches / groups, b1 = (gi + 1) * batches / groups;
+      for (int64_t bi = b0; bi < b1; ++bi) {
+        const int64_t n0 = bi * per, k = std::min(per, g.n - n0), cols = k * plane;
+        const float* patches = Patches(g, x, n0, k, buf.cols);
+        const float* dym = dy + n0 * g.o * plane;
+        if (k > 1) {
+          float* m = Grow(buf.act, g.o * cols);
+          ImagesToMatrix(dy, n0, k, g.o, plane, m);
+          dym = m;
+        }
+        // dW [O, T] (+)= dY [O, kP] x patches^T.
+        EigenGemm(dym, cols, patches, cols, acc, taps, g.o, taps, cols, false, true, bi > b0);
+      }
+    }
+  });
+  std::copy(partial[0].begin(), partial[0].begin() + g.o * taps, dw);
+  for (int64_t gi = 1; gi < groups; ++gi) {
+    for (int64_t i = 0; i < g.o * taps; ++i) dw[i] += partial[gi][i];
+  }
+}
+
+}  // namespace kernels
+}  // namespace xw

@@ -1,0 +1,250 @@
+#include "xwires/core/conv.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "conv_test_util.h"
+#include "grad_check.h"
+#include "xwires/core/reduce.h"
+
+namespace xw {
+namespace {
+
+using convtest::Case;
+using convtest::Spec;
+using gradcheck::RandomTensor;
+
+TEST(ConvGeometryTest, TensorFlowSamePadding) {
+  auto g = MakeConvGeometry({1, 1, 32, 32}, {1, 1, 3, 3}, Spec(3, 2, 0, PadMode::kSame));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->oh, 16);
+  EXPECT_EQ(g->ow, 16);
+  EXPECT_EQ(g->pad_top, 0);  // TF puts the odd pixel at the bottom/right
+  EXPECT_EQ(g->pad_bottom, 1);
+  EXPECT_EQ(g->pad_left, 0);
+  EXPECT_EQ(g->pad_right, 1);
+  g = MakeConvGeometry({1, 1, 7, 8}, {1, 1, 3, 3}, Spec(3, 2, 0, PadMode::kSame));
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->oh, 4);  // ceil(7/2); total pad 2 -> (1, 1)
+  EXPECT_EQ(g->pad_top, 1);
+  EXPECT_EQ(g->pad_bottom, 1);
+  EXPECT_EQ(g->ow, 4);  // ceil(8/2); total pad 1 -> (0, 1)
+  EXPECT_EQ(g->pad_left, 0);
+  EXPECT_EQ(g->pad_right, 1);
+  g = MakeConvGeometry({1, 1, 9, 9}, {1, 1, 3, 3}, Spec(3, 1, 0, PadMode::kSame));
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->oh, 9);
+  EXPECT_EQ(g->pad_top, 1);
+  EXPECT_EQ(g->pad_bottom, 1);
+  g = MakeConvGeometry({1, 1, 32, 32}, {1, 1, 1, 1}, Spec(1, 2, 0, PadMode::kSame));
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->oh, 16);
+  EXPECT_EQ(g->pad_top + g->pad_bottom, 0);
+}
+
+TEST(ConvGeometryTest, ExplicitPaddingSameShapeDifferentValues) {
+  auto g = MakeConvGeometry({1, 1, 32, 32}, {1, 1, 3, 3}, Spec(3, 2, 1, PadMode::kExplicit));
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->oh, 16);
+  EXPECT_EQ(g->pad_top, 1);
+  EXPECT_EQ(g->pad_bottom, 1);
+  // Same output shape as TF SAME, but the window is shifted by one pixel.
+  Tensor x = RandomTensor({2, 3, 32, 32}, 1), w = RandomTensor({4, 3, 3, 3}, 2);
+  Tensor y_same, y_pad;
+  KernelNumerics num;
+  Conv2dForward(x, w, nullptr, Spec(3, 2, 0, PadMode::kSame), num, &y_same);
+  Conv2dForward(x, w, nullptr, Spec(3, 2, 1, PadMode::kExplicit), num, &y_pad);
+  ASSERT_EQ(y_same.shape(), y_pad.shape());
+  EXPECT_EQ(y_same.shape(), (Shape{2, 4, 16, 16}));
+  int64_t differ = 0;
+  for (int64_t i = 0; i < y_same.size(); ++i) differ += y_same[i] != y_pad[i];
+  EXPECT_GT(differ, y_same.size() / 2);
+  // SAME output (p, q) is explicit output (p, q) shifted by one input pixel:
+  // SAME reads rows 2p .. 2p+2, explicit pad 1 reads 2p-1 .. 2p+1.
+  Tensor y_shift;
+  Conv2dForward(x, w, nullptr, Spec(3, 1, 1, PadMode::kExplicit), num, &y_shift);
+  EXPECT_EQ(y_same.at(1, 2, 3, 4), y_shift.at(1, 2, 7, 9));
+}
+
+TEST(ConvGeometryTest, BadShapesNameTheProblem) {
+  auto expect_error = [](const Shape& x, const Shape& w, const Conv2dSpec& s, const char* part) {
+    auto g = MakeConvGeometry(x, w, s);
+    ASSERT_FALSE(g.ok());
+    EXPECT_EQ(g.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(g.status().message().find(part), std::string::npos) << g.status().message();
+  };
+  expect_error({1, 3, 8}, {4, 3, 3, 3}, Spec(3, 1, 1, PadMode::kExplicit), "rank 4");
+  expect_error({1, 3, 8, 8}, {4, 2, 3, 3}, Spec(3, 1, 1, PadMode::kExplicit), "input channels");
+  expect_error({1, 3, 8, 8}, {4, 3, 5, 5}, Spec(3, 1, 1, PadMode::kExplicit), "kernel 3x3");
+  expect_error({1, 3, 8, 8}, {4, 3, 3, 3}, Spec(3, 0, 1, PadMode::kExplicit), "stride 0");
+  expect_error({1, 3, 8, 8}, {4, 3, 3, 3}, Spec(3, 1, -1, PadMode::kExplicit), "pad -1");
+  expect_error({1, 3, 2, 8}, {4, 3, 3, 3}, Spec(3, 1, 0, PadMode::kExplicit), "empty output");
+}
+
+TEST(ConvDeathTest, MismatchedShapesAbortWithMessage) {
+  Tensor x({1, 3, 8, 8}), w({4, 2, 3, 3}), y;
+  EXPECT_DEATH(Conv2dForward(x, w, nullptr, Spec(3, 1, 1, PadMode::kExplicit), {}, &y),
+               "input channels");
+}
+
+TEST(ConvTest, WinogradFallsBackOutsideThreeByThreeStrideOne) {
+  auto g1 = *MakeConvGeometry({1, 2, 8, 8}, {2, 2, 3, 3}, Spec(3, 1, 1, PadMode::kExplicit));
+  auto g2 = *MakeConvGeometry({1, 2, 8, 8}, {2, 2, 3, 3}, Spec(3, 2, 1, PadMode::kExplicit));
+  auto g3 = *MakeConvGeometry({1, 2, 8, 8}, {2, 2, 1, 1}, Spec(1, 1, 0, PadMode::kExplicit));
+  EXPECT_EQ(EffectiveConvAlgo(g1, ConvAlgo::kWinograd), ConvAlgo::kWinograd);
+  EXPECT_EQ(EffectiveConvAlgo(g2, ConvAlgo::kWinograd), ConvAlgo::kIm2colGemm);
+  EXPECT_EQ(EffectiveConvAlgo(g3, ConvAlgo::kWinograd), ConvAlgo::kIm2colGemm);
+  EXPECT_EQ(EffectiveConvAlgo(g3, ConvAlgo::kDirect), ConvAlgo::kDirect);
+}
+
+// Direct convolution is exactly xw::Dot over the zero-padded patch (forward),
+// over the flipped taps of dy (dx), and over (n, oh, ow) (dw), for every order.
+TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
+  const Case cs[] = {{2, 5, 7, 6, 7, Spec(3, 2, 1, PadMode::kExplicit)},
+                     {1, 33, 5, 5, 3, Spec(3, 1, 0, PadMode::kSame)}};  // 297 terms: 2 chunks
+  for (const Case& k : cs) {
+    const ConvGeometry g =
+        *MakeConvGeometry({k.n, k.c, k.h, k.w}, {k.o, k.c, k.spec.kernel_h, k.spec.kernel_w},
+                          k.spec);
+    Tensor x = RandomTensor({k.n, k.c, k.h, k.w}, 3);
+    Tensor w = RandomTensor({k.o, k.c, g.kh, g.kw}, 4);
+    Tensor dy = RandomTensor({k.n, k.o, g.oh, g.ow}, 5);
+    for (const convtest::Config& cfg : convtest::AllConfigs()) {
+      if (cfg.num.conv_algo != ConvAlgo::kDirect) continue;
+      const ReduceSpec& s = cfg.num.reduce;
+      Tensor y, dx, dw;
+      Conv2dForward(x, w, nullptr, k.spec, cfg.num, &y);
+      Conv2dBackward(x, w, dy, k.spec, cfg.num, &dx, &dw, nullptr);
+      const int64_t taps = g.c * g.kh * g.kw;
+      std::vector<float> patch(taps), wrow(taps);
+      int bad_y = 0, bad_dx = 0, bad_dw = 0;
+      // Forward: patch of output (n, o, p, q) in (c, a, b) order.
+      for (int64_t n = 0; n < g.n; ++n)
+        for (int64_t o = 0; o < g.o; ++o)
+          for (int64_t p = 0; p < g.oh; ++p)
+            for (int64_t q = 0; q < g.ow; ++q) {
+              for (int64_t t = 0; t < taps; ++t) {
+                const int64_t c = t / (g.kh * g.kw), a = t / g.kw % g.kh, b = t % g.kw;
+                const int64_t u = p * g.stride + a - g.pad_top, v = q * g.stride + b - g.pad_left;
+                const bool in = u >= 0 && u < g.h && v >= 0 && v < g.w;
+                patch[t] = in ? x.at(n, c, u, v) : 0.0f;
+                wrow[t] = w[o * taps + t];
+              }
+              const float ref = Dot(patch.data(), wrow.data(), taps, s);
+              bad_y += std::memcmp(&ref, &y.at(n, o, p, q), 4) != 0;
+            }
+      // dx: terms (o, a', b') with a' = KH-1-a, reading dy where the tap lands.
+      const int64_t dterms = g.o * g.kh * g.kw;
+      std::vector<float> dyv(dterms), wv(dterms);
+      for (int64_t n = 0; n < g.n; ++n)
+        for (int64_t c = 0; c < g.c; ++c)
+          for (int64_t h = 0; h < g.h; ++h)
+            for (int64_t ww = 0; ww < g.w; ++ww) {
+              for (int64_t t = 0; t < dterms; ++t) {
+                const int64_t o = t / (g.kh * g.kw), a = g.kh - 1 - t / g.kw % g.kh,
+                              b = g.kw - 1 - t % g.kw;
+                const int64_t up = h + g.pad_top - a, vp = ww + g.pad_left - b;
+                const bool in = up >= 0 && vp >= 0 && up % g.stride == 0 && vp % g.stride == 0 &&
+                                up / g.stride < g.oh && vp / g.stride < g.ow;
+                dyv[t] = in ? dy.at(n, o, up / g.stride, vp / g.stride) : 0.0f;
+                wv[t] = w[((o * g.c + c) * g.kh + a) * g.kw + b];
+              }
+              const float ref = Dot(dyv.data(), wv.data(), dterms, s);
+              bad_dx += std::memcmp(&ref, &dx.at(n, c, h, ww), 4) != 0;
+            }
+      // dw: terms (n, p, q).
+      const int64_t q_terms = g.n * g.oh * g.ow;
+      std::vector<float> dys(q_terms), xs(q_terms);
+      for (int64_t o = 0; o < g.o; ++o)
+        for (int64_t t = 0; t < taps; ++t) {
+          const int64_t c = t / (g.kh * g.kw), a = t / g.kw % g.kh, b = t % g.kw;
+          int64_t i = 0;
+          for (int64_t n = 0; n < g.n; ++n)
+            for (int64_t p = 0; p < g.oh; ++p)
+              for (int64_t q = 0; q < g.ow; ++q, ++i) {
+                const int64_t u = p * g.stride + a - g.pad_top, v = q * g.stride + b - g.pad_left;
+                const bool in = u >= 0 && u < g.h && v >= 0 && v < g.w;
+                xs[i] = in ? x.at(n, c, u, v) : 0.0f;
+                dys[i] = dy.at(n, o, p, q);
+              }
+          const float ref = Dot(dys.data(), xs.data(), q_terms, s);
+          bad_dw += std::memcmp(&ref, &dw[o * taps + t], 4) != 0;
+        }
+      EXPECT_EQ(bad_y, 0) << cfg.name << " " << k.Name();
+      EXPECT_EQ(bad_dx, 0) << cfg.name << " " << k.Name();
+      EXPECT_EQ(bad_dw, 0) << cfg.name << " " << k.Name();
+    }
+  }
+}
+
+// Every algorithm agrees with a naive double-precision convolution, forward
+// and backward, in both padding modes, strides 1 and 2, odd sizes.
+TEST(ConvTest, AllAlgorithmsMatchDoubleReference) {
+  const Case cs[] = {
+      {2, 3, 9, 7, 5, Spec(3, 1, 1, PadMode::kExplicit)},
+      {2, 3, 9, 7, 5, Spec(3, 1, 0, PadMode::kSame)},
+      {2, 4, 11, 8, 3, Spec(3, 2, 1, PadMode::kExplicit)},
+      {2, 4, 11, 8, 3, Spec(3, 2, 0, PadMode::kSame)},
+      {3, 6, 5, 5, 4, Spec(1, 1, 0, PadMode::kExplicit)},  // pointwise
+      {1, 2, 10, 9, 3, Spec(5, 2, 2, PadMode::kExplicit)},
+      {1, 3, 6, 6, 2, Spec(3, 1, 3, PadMode::kExplicit)},  // pad > k-1
+      {9, 8, 8, 8, 16, Spec(3, 1, 1, PadMode::kExplicit)},  // multi-image GEMM groups
+  };
+  for (const Case& k : cs) {
+    const ConvGeometry g =
+        *MakeConvGeometry({k.n, k.c, k.h, k.w}, {k.o, k.c, k.spec.kernel_h, k.spec.kernel_w},
+                          k.spec);
+    Tensor x = RandomTensor({k.n, k.c, k.h, k.w}, 7);
+    Tensor w = RandomTensor({k.o, k.c, g.kh, g.kw}, 8);
+    Tensor b = RandomTensor({k.o}, 9);
+    Tensor dy = RandomTensor({k.n, k.o, g.oh, g.ow}, 10);
+    const convtest::Reference ref = convtest::NaiveConv(g, x, w, b, dy);
+    for (const convtest::Config& cfg : convtest::AllConfigs()) {
+      Tensor y, dx, dw, db;
+      Conv2dForward(x, w, &b, k.spec, cfg.num, &y);
+      Conv2dBackward(x, w, dy, k.spec, cfg.num, &dx, &dw, &db);
+      const std::string id = cfg.name + " " + k.Name();
+      EXPECT_TRUE(gradcheck::AllClose("y " + id, y, ref.y, 1e-4, 1e-5));
+      EXPECT_TRUE(gradcheck::AllClose("dx " + id, dx, ref.dx, 1e-4, 1e-5));
+      EXPECT_TRUE(gradcheck::AllClose("dw " + id, dw, ref.dw, 1e-4, 1e-5));
+      EXPECT_TRUE(gradcheck::AllClose("db " + id, db, ref.db, 1e-4, 1e-5));
+    }
+  }
+}
+
+TEST(ConvTest, BiasIsAddedOnceAfterTheReduction) {
+  Tensor x = RandomTensor({2, 3, 6, 6}, 1), w = RandomTensor({4, 3, 3, 3}, 2);
+  Tensor b = RandomTensor({4}, 3);
+  for (const convtest::Config& cfg : convtest::AlgoConfigs()) {
+    Tensor with, without;
+    Conv2dForward(x, w, &b, Spec(3, 1, 1, PadMode::kExplicit), cfg.num, &with);
+    Conv2dForward(x, w, nullptr, Spec(3, 1, 1, PadMode::kExplicit), cfg.num, &without);
+    for (int64_t i = 0; i < with.size(); ++i) {
+      ASSERT_EQ(with[i], without[i] + b[(i / 36) % 4]) << cfg.name << " " << i;
+    }
+  }
+}
+
+TEST(ConvTest, OutputsAreResizedAndOverwritten) {
+  Tensor x = RandomTensor({1, 2, 5, 5}, 1), w = RandomTensor({3, 2, 3, 3}, 2);
+  Tensor dy = RandomTensor({1, 3, 5, 5}, 3);
+  for (const convtest::Config& cfg : convtest::AlgoConfigs()) {
+    Tensor y({7}, 5.0f), dx({1, 2, 5, 5}, 9.0f), dw({3, 2, 3, 3}, 9.0f), db({3}, 9.0f);
+    Tensor fy, fdx, fdw, fdb;
+    Conv2dForward(x, w, nullptr, Spec(3, 1, 1, PadMode::kExplicit), cfg.num, &y);
+    Conv2dForward(x, w, nullptr, Spec(3, 1, 1, PadMode::kExplicit), cfg.num, &fy);
+    Conv2dBackward(x, w, dy, Spec(3, 1, 1, PadMode::kExplicit), cfg.num, &dx, &dw, &db);
+    Conv2dBackward(x, w, dy, Spec(3, 1, 1, PadMode::kExplicit), cfg.num, &fdx, &fdw, &fdb);
+    EXPECT_TRUE(y.BitwiseEqual(fy)) << cfg.name;
+    EXPECT_TRUE(dx.BitwiseEqual(fdx)) << cfg.name;
+    EXPECT_TRUE(dw.BitwiseEqual(fdw)) << cfg.name;
+    EXPECT_TRUE(db.BitwiseEqual(fdb)) << cfg.name;
+  }
+}
+
+}  // namespace
+}  // namespace xw

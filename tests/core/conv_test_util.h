@@ -1,0 +1,118 @@
+// Shared by the conv tests: a naive double-precision convolution (forward and
+// all gradients) and the list of numerics configurations to sweep.
+#ifndef XWIRES_TESTS_CORE_CONV_TEST_UTIL_H_
+#define XWIRES_TESTS_CORE_CONV_TEST_UTIL_H_
+
+#include <string>
+#include <vector>
+
+#include "xwires/core/conv.h"
+#include "xwires/core/numerics.h"
+#include "xwires/core/tensor.h"
+
+namespace xw {
+namespace convtest {
+
+struct Reference {
+  std::vector<double> y, dx, dw, db;
+};
+
+// y = conv(x, w) + b and, for the given dy, dx, dw, db; all in double.
+inline Reference NaiveConv(const ConvGeometry& g, const Tensor& x, const Tensor& w,
+                           const Tensor& b, const Tensor& dy) {
+  Reference r;
+  r.y.assign(g.n * g.o * g.oh * g.ow, 0.0);
+  r.dx.assign(x.size(), 0.0);
+  r.dw.assign(w.size(), 0.0);
+  r.db.assign(g.o, 0.0);
+  for (int64_t n = 0; n < g.n; ++n) {
+    for (int64_t o = 0; o < g.o; ++o) {
+      for (int64_t p = 0; p < g.oh; ++p) {
+        for (int64_t q = 0; q < g.ow; ++q) {
+          const int64_t yi = ((n * g.o + o) * g.oh + p) * g.ow + q;
+          double acc = b[o];
+          const double d = dy[yi];
+          r.db[o] += d;
+          for (int64_t c = 0; c < g.c; ++c) {
+            for (int a = 0; a < g.kh; ++a) {
+              for (int bb = 0; bb < g.kw; ++bb) {
+                const int64_t u = p * g.stride + a - g.pad_top;
+                const int64_t v = q * g.stride + bb - g.pad_left;
+                if (u < 0 || u >= g.h || v < 0 || v >= g.w) continue;
+                const int64_t xi = ((n * g.c + c) * g.h + u) * g.w + v;
+                const int64_t wi = ((o * g.c + c) * g.kh + a) * g.kw + bb;
+                acc += static_cast<double>(x[xi]) * w[wi];
+                r.dx[xi] += d * w[wi];
+                r.dw[wi] += d * x[xi];
+              }
+            }
+          }
+          r.y[yi] = acc;
+        }
+      }
+    }
+  }
+  return r;
+}
+
+struct Config {
+  std::string name;
+  KernelNumerics num;
+};
+
+// Every algorithm; direct with each reduction order (with and without FMA).
+inline std::vector<Config> AllConfigs() {
+  std::vector<Config> out;
+  for (const char* order : {"sequential", "pairwise", "kahan", "lanes4", "lanes8", "lanes16"}) {
+    for (bool fma : {false, true}) {
+      KernelNumerics num;
+      num.conv_algo = ConvAlgo::kDirect;
+      num.reduce = *ParseReduceOrder(order, fma);
+      out.push_back({std::string("direct/") + order + (fma ? "+fma" : ""), num});
+    }
+  }
+  for (ConvAlgo a : {ConvAlgo::kIm2colGemm, ConvAlgo::kWinograd}) {
+    KernelNumerics num;
+    num.conv_algo = a;
+    num.gemm = GemmKind::kEigen;
+    out.push_back({ConvAlgoName(a), num});
+  }
+  return out;
+}
+
+// One algorithm each (direct with the torch-like lanes8+FMA order).
+inline std::vector<Config> AlgoConfigs() {
+  std::vector<Config> out;
+  for (const Config& c : AllConfigs()) {
+    if (c.name == "direct/lanes8+fma" || c.name == "direct/sequential" ||
+        c.name.rfind("direct", 0) != 0) {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+struct Case {
+  int64_t n, c, h, w, o;
+  Conv2dSpec spec;
+  std::string Name() const {
+    return "n" + std::to_string(n) + "c" + std::to_string(c) + "h" + std::to_string(h) + "w" +
+           std::to_string(w) + "o" + std::to_string(o) + "k" + std::to_string(spec.kernel_h) +
+           "x" + std::to_string(spec.kernel_w) + "s" + std::to_string(spec.stride) +
+           (spec.pad_mode == PadMode::kSame ? "same" : "p" + std::to_string(spec.pad));
+  }
+};
+
+inline Conv2dSpec Spec(int k, int stride, int pad, PadMode mode) {
+  Conv2dSpec s;
+  s.kernel_h = s.kernel_w = k;
+  s.stride = stride;
+  s.pad = pad;
+  s.pad_mode = mode;
+  return s;
+}
+
+}  // namespace convtest
+}  // namespace xw
+
+#endif  // XWIRES_TESTS_CORE_CONV_TEST_UTIL_H_
