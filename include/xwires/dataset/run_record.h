@@ -65,6 +65,8 @@ struct TrialRecord {
   std::optional<int64_t> search_id;  // searches.id when produced by a search
   std::string provenance;            // who/what produced or imported it
   std::string external_id;           // e.g. the CrossedWires trial name
+  std::string extra_json;            // JSON object of other facts about the run
+                                     // (e.g. an import's original state and times)
 };
 
 }  // namespace xw

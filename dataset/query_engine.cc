@@ -1,0 +1,278 @@
+// Dataset::Query / Count / Near and the query builder: a TrialQuery becomes
+// one parameterized SELECT. When the filter's top-level conjunction bounds any
+// of the R*Tree dimensions (lr, adam_eps, batch_size, epochs, divergence) the
+// scan starts from the R*Tree box (a superset: float32 boxes rounded outward)
+// and the exact SQL predicate keeps the matching rows.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "dataset_impl.h"
+#include "filter_parser.h"
+#include "sqlite_adapter.h"
+#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/query.h"
+
+namespace xw {
+
+namespace {
+
+struct Compiled {
+  std::string from;   // "FROM ..." with the WHERE clause
+  std::vector<sql::Param> params;
+  std::string order;  // " ORDER BY ..." (may be empty)
+};
+
+std::string InList(size_t n) {
+  std::string s = "(";
+  for (size_t i = 0; i < n; ++i) s += i ? ", ?" : "?";
+  return s + ")";
+}
+
+Result<Compiled> Compile(const TrialQuery& q) {
+  XW_ASSIGN_OR_RETURN(filter::Condition cond, filter::Parse(q.where));
+  for (const auto& [field, range] : q.ranges) {
+    XW_ASSIGN_OR_RETURN(filter::Condition r, filter::Range(field, range.first, range.second));
+    cond.And(r);
+  }
+  Compiled c;
+  std::vector<sql::Param> box_params;
+  if (cond.Bounded()) {
+    // CROSS JOIN pins the join order: R*Tree box first, then rowid lookups.
+    c.from = "FROM trials_rtree r CROSS JOIN trials t ON t.id = r.id WHERE ";
+    for (int d = 0; d < filter::kNumDims; ++d) {
+      std::string col = filter::kRtreeColumns[d];
+      if (std::isfinite(cond.lo[d])) {
+        c.from += "r." + col + "_hi >= ? AND ";
+        box_params.push_back(cond.lo[d]);
+      }
+      if (std::isfinite(cond.hi[d])) {
+        c.from += "r." + col + "_lo <= ? AND ";
+        box_params.push_back(cond.hi[d]);
+      }
+    }
+  } else {
+    c.from = "FROM trials t WHERE ";
+  }
+  c.params = std::move(box_params);
+  c.from += cond.sql;
+  c.params.insert(c.params.end(), cond.params.begin(), cond.params.end());
+  if (!q.archs.empty()) {
+    c.from += " AND t.arch IN " + InList(q.archs.size());
+    for (const auto& a : q.archs) c.params.push_back(a);
+  }
+  if (!q.statuses.empty()) {
+    c.from += " AND t.status IN " + InList(q.statuses.size());
+    for (const auto& s : q.statuses) c.params.push_back(s);
+  }
+  for (const auto& p : q.profiles) {
+    c.from += " AND EXISTS (SELECT 1 FROM models m WHERE m.trial_id = t.id AND m.profile = ?)";
+    c.params.push_back(p);
+  }
+  std::vector<sql::Param> order_params;
+  for (const std::string& spec : q.order_by) {
+    bool desc = !spec.empty() && spec[0] == '-';
+    std::string name = (!spec.empty() && (spec[0] == '-' || spec[0] == '+')) ? spec.substr(1) : spec;
+    Result<filter::Field> f = filter::ResolveField(name);
+    if (!f.ok()) return Status::InvalidArgument("sort: " + f.status().message());
+    c.order += (c.order.empty() ? " ORDER BY " : ", ") + f->sql + (desc ? " DESC" : " ASC") +
+               " NULLS LAST";
+    order_params.insert(order_params.end(), f->params.begin(), f->params.end());
+  }
+  c.order += c.order.empty() ? " ORDER BY t.id" : ", t.id";
+  c.params.insert(c.params.end(), order_params.begin(), order_params.end());
+  return c;
+}
+
+}  // namespace
+
+Result<std::vector<TrialRow>> Dataset::Query(const TrialQuery& q) const {
+  XW_ASSIGN_OR_RETURN(Compiled c, Compile(q));
+  std::string text = std::string("SELECT ") + kTrialColumns + " " + c.from + c.order;
+  if (q.limit >= 0 || q.offset > 0) {
+    text += " LIMIT ? OFFSET ?";
+    c.params.push_back(q.limit >= 0 ? q.limit : int64_t{-1});
+    c.params.push_back(q.offset);
+  }
+  std::vector<TrialRow> rows;
+  XW_RETURN_IF_ERROR(sql::Guarded(impl_->DbPath(), [&]() -> Status {
+    SQLite::Statement st(*impl_->db, text);
+    sql::BindAll(st, c.params);
+    while (st.executeStep()) rows.push_back(ReadTrialColumns(st));
+    AttachModels(*impl_->db, rows);
+    return Status::OK();
+  }));
+  return rows;
+}
+
+Result<int64_t> Dataset::Count(const TrialQuery& q) const {
+  XW_ASSIGN_OR_RETURN(Compiled c, Compile(q));
+  int64_t n = 0;
+  XW_RETURN_IF_ERROR(sql::Guarded(impl_->DbPath(), [&]() -> Status {
+    SQLite::Statement st(*impl_->db, "SELECT count(*) " + c.from);
+    sql::BindAll(st, c.params);
+    st.executeStep();
+    n = st.getColumn(0).getInt64();
+    return Status::OK();
+  }));
+  return n;
+}
+
+Result<std::vector<NearRow>> Dataset::Near(const NearTarget& target, const TrialQuery& q) const {
+  if (target.values.empty()) return Status::InvalidArgument("near: no hyperparameters given");
+  TrialQuery base = q;
+  base.order_by.clear();
+  base.limit = -1;
+  base.offset = 0;
+  XW_ASSIGN_OR_RETURN(Compiled c, Compile(base));
+  const size_t n = target.values.size();
+  std::vector<bool> logscale(n);
+  std::string cols = "t.id";
+  for (size_t k = 0; k < n; ++k) {
+    XW_ASSIGN_OR_RETURN(filter::Field f, filter::ResolveField(target.values[k].first));
+    logscale[k] = f.name == "lr" || f.name == "learning_rate" || f.name.find("eps") != std::string::npos;
+    cols += ", " + f.sql;
+    // Field params (none for hyperparameters) would precede the WHERE ones.
+    if (!f.params.empty()) return Status::InvalidArgument("near: '" + f.name + "' is not a hyperparameter");
+  }
+  auto transform = [&](size_t k, double v) {
+    if (!logscale[k]) return v;
+    return v > 0 ? std::log10(v) : std::numeric_limits<double>::quiet_NaN();
+  };
+  std::vector<int64_t> ids;
+  std::vector<double> vals;  // row-major, n per trial
+  XW_RETURN_IF_ERROR(sql::Guarded(impl_->DbPath(), [&]() -> Status {
+    SQLite::Statement st(*impl_->db, "SELECT " + cols + " " + c.from);
+    sql::BindAll(st, c.params);
+    while (st.executeStep()) {
+      bool complete = true;
+      size_t base_index = vals.size();
+      for (size_t k = 0; k < n; ++k) {
+        double v = transform(k, sql::GetReal(st.getColumn(static_cast<int>(k + 1))));
+        complete = complete && std::isfinite(v);
+        vals.push_back(v);
+      }
+      if (complete) {
+        ids.push_back(st.getColumn(0).getInt64());
+      } else {
+        vals.resize(base_index);
+      }
+    }
+    return Status::OK();
+  }));
+  // Normalise each dimension by the range of the stored values.
+  std::vector<double> lo(n, INFINITY), hi(n, -INFINITY), tgt(n);
+  for (size_t r = 0; r < ids.size(); ++r) {
+    for (size_t k = 0; k < n; ++k) {
+      lo[k] = std::min(lo[k], vals[r * n + k]);
+      hi[k] = std::max(hi[k], vals[r * n + k]);
+    }
+  }
+  for (size_t k = 0; k < n; ++k) {
+    tgt[k] = transform(k, target.values[k].second);
+    if (!std::isfinite(tgt[k])) {
+      return Status::InvalidArgument("near: " + target.values[k].first +
+                                     " must be a finite (and, on log scale, positive) number");
+    }
+  }
+  std::vector<std::pair<double, int64_t>> dist(ids.size());
+  for (size_t r = 0; r < ids.size(); ++r) {
+    double d2 = 0;
+    for (size_t k = 0; k < n; ++k) {
+      double span = hi[k] > lo[k] ? hi[k] - lo[k] : 1.0;
+      double d = (vals[r * n + k] - tgt[k]) / span;
+      d2 += d * d;
+    }
+    dist[r] = {std::sqrt(d2), ids[r]};
+  }
+  size_t k = std::min<size_t>(dist.size(), q.limit >= 0 ? q.limit : 10);
+  std::partial_sort(dist.begin(), dist.begin() + k, dist.end());
+  std::vector<NearRow> out;
+  for (size_t i = 0; i < k; ++i) {
+    XW_ASSIGN_OR_RETURN(TrialRow t, GetTrial(dist[i].second));
+    out.push_back({dist[i].first, std::move(t)});
+  }
+  return out;
+}
+
+QueryBuilder& QueryBuilder::Where(std::string expr) {
+  q_.where = q_.where.empty() ? std::move(expr) : "(" + q_.where + ") and (" + expr + ")";
+  return *this;
+}
+QueryBuilder& QueryBuilder::Arch(std::string arch) {
+  q_.archs.push_back(std::move(arch));
+  return *this;
+}
+QueryBuilder& QueryBuilder::Profile(std::string profile) {
+  q_.profiles.push_back(std::move(profile));
+  return *this;
+}
+QueryBuilder& QueryBuilder::Status(std::string status) {
+  q_.statuses.push_back(std::move(status));
+  return *this;
+}
+QueryBuilder& QueryBuilder::Range(const std::string& field, double lo, double hi) {
+  q_.ranges[field] = {lo, hi};
+  return *this;
+}
+QueryBuilder& QueryBuilder::MinDivergence(double lo) {
+  auto it = q_.ranges.find("diff");
+  q_.ranges["diff"] = {lo, it == q_.ranges.end() ? INFINITY : it->second.second};
+  return *this;
+}
+QueryBuilder& QueryBuilder::MaxDivergence(double hi) {
+  auto it = q_.ranges.find("diff");
+  q_.ranges["diff"] = {it == q_.ranges.end() ? -INFINITY : it->second.first, hi};
+  return *this;
+}
+QueryBuilder& QueryBuilder::OrderBy(std::string field) {
+  q_.order_by.push_back(std::move(field));
+  return *this;
+}
+QueryBuilder& QueryBuilder::Limit(int64_t n) {
+  q_.limit = n;
+  return *this;
+}
+QueryBuilder& QueryBuilder::Offset(int64_t n) {
+  q_.offset = n;
+  return *this;
+}
+
+bool IsKnownField(const std::string& field) {
+  std::string name = (!field.empty() && (field[0] == '-' || field[0] == '+')) ? field.substr(1) : field;
+  return filter::ResolveField(name).ok();
+}
+
+Result<NearTarget> ParseNearTarget(const std::string& text) {
+  NearTarget t;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    size_t eq = item.find('=');
+    auto trim = [](std::string s) {
+      size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
+      return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+    };
+    if (eq == std::string::npos) {
+      return Status::InvalidArgument("near: expected name=value, got '" + item + "'");
+    }
+    std::string name = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
+    XW_ASSIGN_OR_RETURN(filter::Field f, filter::ResolveField(name));
+    if (!f.numeric || !f.params.empty() || f.rtree_dim == filter::kDivergence || f.name == "id" ||
+        f.name == "search_id") {
+      return Status::InvalidArgument("near: '" + name + "' is not a hyperparameter");
+    }
+    char* stop = nullptr;
+    double v = std::strtod(value.c_str(), &stop);
+    if (value.empty() || *stop != '\0') {
+      return Status::InvalidArgument("near: value of '" + name + "' is not a number: '" + value + "'");
+    }
+    t.values.emplace_back(f.name, v);
+    start = end + 1;
+  }
+  return t;
+}
+
+}  // namespace xw

@@ -1,0 +1,149 @@
+#include "schema.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <vector>
+
+#include "sqlite_adapter.h"
+#include "xwires/core/build_info.h"
+#include "xwires/dataset/dataset.h"
+
+namespace xw::schema {
+
+namespace {
+
+// Statements of migration v (index v-1). Never edit a released migration:
+// append a new one and bump kDatasetSchemaVersion.
+const std::vector<std::vector<const char*>>& Migrations() {
+  static const std::vector<std::vector<const char*>> m = {
+      {
+          R"sql(CREATE TABLE provenance (
+                  id INTEGER PRIMARY KEY,
+                  description TEXT NOT NULL UNIQUE,
+                  created_at TEXT NOT NULL))sql",
+          R"sql(CREATE TABLE searches (
+                  id INTEGER PRIMARY KEY,
+                  created_at TEXT NOT NULL,
+                  config_json TEXT NOT NULL,
+                  space_json TEXT NOT NULL,
+                  objective TEXT NOT NULL,
+                  status TEXT NOT NULL))sql",
+          R"sql(CREATE TABLE profiles (
+                  id INTEGER PRIMARY KEY,
+                  name TEXT NOT NULL,
+                  json TEXT NOT NULL,
+                  external INTEGER NOT NULL,
+                  UNIQUE (name, json, external)))sql",
+          R"sql(CREATE TABLE trials (
+                  id INTEGER PRIMARY KEY,
+                  created_at TEXT NOT NULL,
+                  arch TEXT NOT NULL,
+                  data_spec TEXT NOT NULL,
+                  status TEXT NOT NULL,
+                  lr REAL, adam_eps REAL, beta1 REAL, beta2 REAL, weight_decay REAL,
+                  batch_size INTEGER, epochs INTEGER, seed INTEGER,
+                  divergence REAL,
+                  hparams_json TEXT NOT NULL,
+                  extra_json TEXT NOT NULL,
+                  search_id INTEGER REFERENCES searches(id),
+                  provenance_id INTEGER NOT NULL REFERENCES provenance(id),
+                  external_id TEXT NOT NULL))sql",
+          R"sql(CREATE TABLE models (
+                  id INTEGER PRIMARY KEY,
+                  trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+                  idx INTEGER NOT NULL,
+                  profile TEXT NOT NULL,
+                  profile_id INTEGER NOT NULL REFERENCES profiles(id),
+                  status TEXT NOT NULL,
+                  train_acc REAL, test_acc REAL, train_loss REAL, test_loss REAL,
+                  n_epochs INTEGER NOT NULL,
+                  has_weights INTEGER NOT NULL,
+                  h5_file TEXT, h5_group TEXT,
+                  weights_sha256 TEXT NOT NULL,
+                  param_count INTEGER NOT NULL,
+                  wall_time_s REAL,
+                  fingerprint_json TEXT NOT NULL,
+                  isa TEXT NOT NULL, compiler TEXT NOT NULL, threads INTEGER NOT NULL,
+                  UNIQUE (trial_id, profile)))sql",
+          // Multi-dimensional range index over the searched hyperparameters
+          // and the divergence: a query on two ranges plus a divergence
+          // threshold is one R*Tree box search instead of a scan of the
+          // rows matching its most selective single-column index.
+          R"sql(CREATE VIRTUAL TABLE trials_rtree USING rtree(
+                  id, lr_lo, lr_hi, eps_lo, eps_hi, bs_lo, bs_hi, ep_lo, ep_hi,
+                  div_lo, div_hi))sql",
+          R"sql(CREATE TRIGGER trials_rtree_delete AFTER DELETE ON trials BEGIN
+                  DELETE FROM trials_rtree WHERE id = old.id; END)sql",
+          "CREATE INDEX trials_divergence ON trials (divergence)",
+          "CREATE INDEX trials_arch ON trials (arch, divergence)",
+          "CREATE INDEX trials_search ON trials (search_id) WHERE search_id IS NOT NULL",
+          "CREATE INDEX trials_external ON trials (external_id) WHERE external_id != ''",
+          "CREATE INDEX models_file ON models (h5_file) WHERE h5_file IS NOT NULL",
+          "CREATE INDEX models_profile ON models (profile, test_acc)",
+      },
+  };
+  return m;
+}
+
+}  // namespace
+
+Result<int> ReadVersion(SQLite::Database& db, const std::string& what) {
+  int version = 0;
+  Status s = sql::Guarded(what, [&]() -> Status {
+    int tables = db.execAndGet("SELECT count(*) FROM sqlite_master").getInt();
+    if (tables == 0) return Status::OK();
+    if (!db.tableExists("schema_version")) {
+      return Status::Corruption(what + ": not an xwires dataset (no schema_version table)");
+    }
+    SQLite::Statement st(db, "SELECT max(version) FROM schema_version");
+    if (!st.executeStep() || st.getColumn(0).isNull()) {
+      return Status::Corruption(what + ": schema_version table is empty");
+    }
+    version = st.getColumn(0).getInt();
+    return Status::OK();
+  });
+  if (!s.ok()) return s;
+  return version;
+}
+
+Status CheckReadable(int version, const std::string& what) {
+  if (version > kDatasetSchemaVersion) {
+    return Status::NotSupported(what + ": dataset schema version " + std::to_string(version) +
+                                " is newer than this xwires supports (" +
+                                std::to_string(kDatasetSchemaVersion) + "); upgrade xwires");
+  }
+  if (version < 1) return Status::Corruption(what + ": dataset has no schema");
+  if (version < kDatasetSchemaVersion) {
+    return Status::FailedPrecondition(what + ": dataset schema version " + std::to_string(version) +
+                                      " needs migrating; open it read-write once");
+  }
+  return Status::OK();
+}
+
+Status Migrate(SQLite::Database& db, const std::string& what) {
+  return sql::Guarded(what, [&]() -> Status {
+    SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+    XW_ASSIGN_OR_RETURN(int version, ReadVersion(db, what));
+    if (version > kDatasetSchemaVersion) return CheckReadable(version, what);
+    if (version == kDatasetSchemaVersion) return Status::OK();  // tx rolls back: nothing to do
+    if (version == 0) {
+      db.exec(R"sql(CREATE TABLE schema_version (
+                      version INTEGER NOT NULL,
+                      applied_at TEXT NOT NULL,
+                      toolkit TEXT NOT NULL))sql");
+    }
+    const auto& migrations = Migrations();
+    for (int v = version + 1; v <= kDatasetSchemaVersion; ++v) {
+      for (const char* stmt : migrations[v - 1]) db.exec(stmt);
+      SQLite::Statement ins(db, "INSERT INTO schema_version VALUES (?, ?, ?)");
+      ins.bind(1, v);
+      ins.bind(2, sql::NowUtc());
+      ins.bind(3, "xwires " + GetBuildInfo().toolkit_version);
+      ins.exec();
+    }
+    tx.commit();
+    return Status::OK();
+  });
+}
+
+}  // namespace xw::schema

@@ -1,0 +1,110 @@
+#include "sqlite_adapter.h"
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <ctime>
+#include <limits>
+
+namespace xw::sql {
+
+Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path, bool read_only,
+                                                       bool create) {
+  std::unique_ptr<SQLite::Database> db;
+  Status s = Guarded(path, [&]() -> Status {
+    int flags = SQLite::OPEN_READWRITE;
+    if (read_only && ::access(path.c_str(), W_OK) != 0) flags = SQLite::OPEN_READONLY;
+    if (!read_only && create) flags |= SQLite::OPEN_CREATE;
+    db = std::make_unique<SQLite::Database>(path, flags, kBusyTimeoutMs);
+    if (read_only) {
+      db->exec("PRAGMA query_only = ON");
+      return Status::OK();
+    }
+    // journal_mode is persistent in the file; switching needs a write, so
+    // only do it when the file is not in WAL mode yet (i.e. when creating).
+    std::string mode = db->execAndGet("PRAGMA journal_mode").getString();
+    if (mode != "wal") db->execAndGet("PRAGMA journal_mode = WAL");
+    db->exec("PRAGMA synchronous = FULL");
+    db->exec("PRAGMA foreign_keys = ON");
+    db->exec("PRAGMA cache_size = -65536");  // 64 MiB: bulk inserts touch many index pages
+    return Status::OK();
+  });
+  if (!s.ok()) return s;
+  return db;
+}
+
+Status FromException(const std::exception& e, const std::string& what) {
+  const auto* se = dynamic_cast<const SQLite::Exception*>(&e);
+  std::string msg = what + ": " + e.what();
+  if (!se) return Status::Internal(msg);
+  switch (se->getErrorCode()) {
+    case SQLITE_NOTADB:
+      return Status::Corruption(what + ": not an SQLite database (" + e.what() + ")");
+    case SQLITE_CORRUPT:
+    case SQLITE_FORMAT:
+      return Status::Corruption(what + ": database is corrupt or truncated (" + e.what() + ")");
+    case SQLITE_CONSTRAINT:
+    case SQLITE_MISMATCH:
+    case SQLITE_RANGE:
+      return Status::InvalidArgument(msg);
+    case SQLITE_CANTOPEN:
+      return Status::IOError(what + ": cannot open (" + e.what() + ")");
+    default:
+      return Status::IOError(msg);
+  }
+}
+
+void Bind(SQLite::Statement& st, int index, const Param& p) {
+  if (std::holds_alternative<std::monostate>(p)) {
+    st.bind(index);
+  } else if (const auto* i = std::get_if<int64_t>(&p)) {
+    st.bind(index, *i);
+  } else if (const auto* d = std::get_if<double>(&p)) {
+    BindReal(st, index, *d);
+  } else {
+    st.bind(index, std::get<std::string>(p));
+  }
+}
+
+void BindAll(SQLite::Statement& st, const std::vector<Param>& params) {
+  for (size_t i = 0; i < params.size(); ++i) Bind(st, static_cast<int>(i + 1), params[i]);
+}
+
+void BindReal(SQLite::Statement& st, int index, double v) {
+  if (std::isnan(v)) {
+    st.bind(index);
+  } else {
+    st.bind(index, v);
+  }
+}
+
+void BindOptInt(SQLite::Statement& st, int index, const std::optional<int64_t>& v) {
+  if (v) {
+    st.bind(index, *v);
+  } else {
+    st.bind(index);
+  }
+}
+
+double GetReal(const SQLite::Column& c) {
+  return c.isNull() ? std::numeric_limits<double>::quiet_NaN() : c.getDouble();
+}
+
+std::optional<int64_t> GetOptInt(const SQLite::Column& c) {
+  if (c.isNull()) return std::nullopt;
+  return c.getInt64();
+}
+
+std::string GetText(const SQLite::Column& c) { return c.isNull() ? "" : c.getString(); }
+
+std::string NowUtc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm;
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace xw::sql
