@@ -84,6 +84,23 @@ void StoreNchw(const float* blk, int64_t i0, int64_t i1, int64_t j0, int64_t tot
   }
 }
 
+// Scatters blocks of a stride phase (sub-grid sub_h x sub_w at offsets
+// rh, rw with step g.stride) into dx [N, C, H, W].
+void StorePhase(const float* blk, int64_t i0, int64_t i1, int64_t j0, int64_t total,
+                const ConvGeometry& g, int64_t sub_h, int64_t sub_w, int rh, int rw,
+                float* dx) {
+  const int64_t valid = std::min<int64_t>(kPanel, total - j0);
+  std::vector<PixelRun>& runs = ThreadRuns();
+  RowRuns(j0, j0 + valid, sub_h, sub_w, &runs);
+  for (int64_t i = i0; i < i1; ++i) {
+    const float* src = blk + (i - i0) * kPanel;
+    for (const PixelRun& r : runs) {
+      float* d = dx + ((r.n * g.c + i) * g.h + rh + r.p * g.stride) * g.w + rw;
+      for (int64_t k = 0; k < r.len; ++k) d[(r.q0 + k) * g.stride] = src[r.j + k];
+    }
+  }
+}
+
 }  // namespace
 
 void DirectForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
@@ -107,37 +124,60 @@ void DirectForward(const ConvGeometry& g, const float* x, const float* w, const 
   RunOrderedGemm(p, spec);
 }
 
-// dx is the stride-1 convolution of dy, zero-dilated by the forward stride,
-// with the kernel flipped in space and transposed in channels:
-// dx[n,c,h,w] = R over (o, a, b) of dy~[n,o,h+a-(KH-1-pt), w+b-(KW-1-pl)] *
-// w[o,c,KH-1-a,KW-1-b].
+// dx by phases: the pixels h = rh (mod stride), w = rw (mod stride) are
+// reached only by the flipped-kernel taps kh' = a0 (mod stride), kw' = b0
+// (mod stride), and on that sub-grid the data gradient is a stride-1
+// convolution of dy with the sub-kernel. Each phase is one ordered product
+// whose terms are (o, kh', kw') in index order over those taps; dy positions
+// outside the output are zero terms. With stride 1 there is a single phase
+// with all O*KH*KW taps: the transposed convolution of conv.h.
 void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
                         const ReduceSpec& spec, float* dx) {
-  TapSource s{dy, g.o, g.oh, g.ow, g.stride, g.kh, g.kw, 1,
-              g.kh - 1 - g.pad_top, g.kw - 1 - g.pad_left, g.h, g.w};
-  const int64_t khw = int64_t{g.kh} * g.kw, terms = g.o * khw, total = g.n * g.h * g.w;
-  std::vector<float> wt(g.c * terms);  // [C][O*KH*KW], flipped
-  for (int64_t o = 0; o < g.o; ++o) {
-    for (int64_t c = 0; c < g.c; ++c) {
-      const float* src = w + (o * g.c + c) * khw;
-      for (int64_t k = 0; k < khw; ++k) wt[c * terms + o * khw + k] = src[khw - 1 - k];
+  const int s = g.stride;
+  const int fpt = g.kh - 1 - g.pad_top, fpl = g.kw - 1 - g.pad_left;  // flipped pads
+  const auto mod = [s](int64_t v) { return ((v % s) + s) % s; };
+  for (int rh = 0; rh < s && rh < g.h; ++rh) {
+    for (int rw = 0; rw < s && rw < g.w; ++rw) {
+      const int a0 = static_cast<int>(mod(fpt - rh)), b0 = static_cast<int>(mod(fpl - rw));
+      const int sub_kh = a0 < g.kh ? (g.kh - a0 + s - 1) / s : 0;
+      const int sub_kw = b0 < g.kw ? (g.kw - b0 + s - 1) / s : 0;
+      const int64_t sub_h = (g.h - rh + s - 1) / s, sub_w = (g.w - rw + s - 1) / s;
+      // Sub-grid pixel i, sub-tap m read dy row i + m + (rh + a0 - fpt) / s.
+      const int off_h = static_cast<int>((rh + a0 - fpt) / s);
+      const int off_w = static_cast<int>((rw + b0 - fpl) / s);
+      TapSource src{dy, g.o, g.oh, g.ow, 1, sub_kh, sub_kw, 1, -off_h, -off_w, sub_h, sub_w};
+      const int64_t sub_taps = int64_t{sub_kh} * sub_kw, terms = g.o * sub_taps;
+      const int64_t total = g.n * sub_h * sub_w;
+      // A [C][O * sub taps]: w[o, c, KH-1-(a0 + s*m), KW-1-(b0 + s*k)].
+      std::vector<float> wt(g.c * terms);
+      for (int64_t c = 0; c < g.c; ++c) {
+        for (int64_t o = 0; o < g.o; ++o) {
+          const float* src_w = w + (o * g.c + c) * g.kh * g.kw;
+          for (int m = 0; m < sub_kh; ++m) {
+            for (int k = 0; k < sub_kw; ++k) {
+              wt[c * terms + (o * sub_kh + m) * sub_kw + k] =
+                  src_w[(g.kh - 1 - a0 - s * m) * g.kw + (g.kw - 1 - b0 - s * k)];
+            }
+          }
+        }
+      }
+      OrderedGemmProblem p;
+      p.m = g.c;
+      p.n = total;
+      p.t = terms;
+      p.a = [&](int64_t i0, int64_t, int64_t t0, int64_t, float*, int64_t* ld) {
+        *ld = terms;
+        return wt.data() + i0 * terms + t0;
+      };
+      p.pack_b = [&](int64_t j0, int64_t t0, int64_t t1, float* dst) {
+        PackTapRows(src, total, j0, t0, t1, dst);
+      };
+      p.store = [&](int64_t i0, int64_t i1, int64_t j0, const float* blk) {
+        StorePhase(blk, i0, i1, j0, total, g, sub_h, sub_w, rh, rw, dx);
+      };
+      RunOrderedGemm(p, spec);  // no terms (1x1 kernel, off-phase): zeros
     }
   }
-  OrderedGemmProblem p;
-  p.m = g.c;
-  p.n = total;
-  p.t = terms;
-  p.a = [&](int64_t i0, int64_t, int64_t t0, int64_t, float*, int64_t* ld) {
-    *ld = terms;
-    return wt.data() + i0 * terms + t0;
-  };
-  p.pack_b = [&](int64_t j0, int64_t t0, int64_t t1, float* dst) {
-    PackTapRows(s, total, j0, t0, t1, dst);
-  };
-  p.store = [&](int64_t i0, int64_t i1, int64_t j0, const float* blk) {
-    StoreNchw(blk, i0, i1, j0, total, g.c, g.h, g.w, nullptr, dx);
-  };
-  RunOrderedGemm(p, spec);
 }
 
 // dw[o, t] = R over q = (n, p, q) of dy[n, o, p, q] * patch(t, q): the

@@ -105,7 +105,9 @@ TEST(ConvTest, WinogradFallsBackOutsideThreeByThreeStrideOne) {
 // over the flipped taps of dy (dx), and over (n, oh, ow) (dw), for every order.
 TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
   const Case cs[] = {{2, 5, 7, 6, 7, Spec(3, 2, 1, PadMode::kExplicit)},
-                     {1, 33, 5, 5, 3, Spec(3, 1, 0, PadMode::kSame)}};  // 297 terms: 2 chunks
+                     {1, 33, 5, 5, 3, Spec(3, 1, 0, PadMode::kSame)},  // 297 terms: 2 chunks
+                     {2, 3, 7, 8, 2, Spec(1, 2, 0, PadMode::kSame)},   // taps-free phases
+                     {1, 2, 9, 10, 3, Spec(4, 3, 1, PadMode::kExplicit)}};
   for (const Case& k : cs) {
     const ConvGeometry g =
         *MakeConvGeometry({k.n, k.c, k.h, k.w}, {k.o, k.c, k.spec.kernel_h, k.spec.kernel_w},
@@ -137,23 +139,26 @@ TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
               const float ref = Dot(patch.data(), wrow.data(), taps, s);
               bad_y += std::memcmp(&ref, &y.at(n, o, p, q), 4) != 0;
             }
-      // dx: terms (o, a', b') with a' = KH-1-a, reading dy where the tap lands.
-      const int64_t dterms = g.o * g.kh * g.kw;
-      std::vector<float> dyv(dterms), wv(dterms);
+      // dx: terms (o, a', b') with a' = KH-1-a over the taps of the pixel's
+      // stride phase, reading dy where the tap lands (zero outside dy).
+      auto phase_ok = [&](int64_t v) { return ((v % g.stride) + g.stride) % g.stride == 0; };
+      std::vector<float> dyv, wv;
       for (int64_t n = 0; n < g.n; ++n)
         for (int64_t c = 0; c < g.c; ++c)
           for (int64_t h = 0; h < g.h; ++h)
             for (int64_t ww = 0; ww < g.w; ++ww) {
-              for (int64_t t = 0; t < dterms; ++t) {
+              dyv.clear();
+              wv.clear();
+              for (int64_t t = 0; t < g.o * g.kh * g.kw; ++t) {
                 const int64_t o = t / (g.kh * g.kw), a = g.kh - 1 - t / g.kw % g.kh,
                               b = g.kw - 1 - t % g.kw;
                 const int64_t up = h + g.pad_top - a, vp = ww + g.pad_left - b;
-                const bool in = up >= 0 && vp >= 0 && up % g.stride == 0 && vp % g.stride == 0 &&
-                                up / g.stride < g.oh && vp / g.stride < g.ow;
-                dyv[t] = in ? dy.at(n, o, up / g.stride, vp / g.stride) : 0.0f;
-                wv[t] = w[((o * g.c + c) * g.kh + a) * g.kw + b];
+                if (!phase_ok(up) || !phase_ok(vp)) continue;
+                const bool in = up >= 0 && vp >= 0 && up / g.stride < g.oh && vp / g.stride < g.ow;
+                dyv.push_back(in ? dy.at(n, o, up / g.stride, vp / g.stride) : 0.0f);
+                wv.push_back(w[((o * g.c + c) * g.kh + a) * g.kw + b]);
               }
-              const float ref = Dot(dyv.data(), wv.data(), dterms, s);
+              const float ref = Dot(dyv.data(), wv.data(), dyv.size(), s);
               bad_dx += std::memcmp(&ref, &dx.at(n, c, h, ww), 4) != 0;
             }
       // dw: terms (n, p, q).
@@ -192,6 +197,7 @@ TEST(ConvTest, AllAlgorithmsMatchDoubleReference) {
       {3, 6, 5, 5, 4, Spec(1, 1, 0, PadMode::kExplicit)},  // pointwise
       {1, 2, 10, 9, 3, Spec(5, 2, 2, PadMode::kExplicit)},
       {1, 3, 6, 6, 2, Spec(3, 1, 3, PadMode::kExplicit)},  // pad > k-1
+      {2, 3, 10, 11, 4, Spec(3, 3, 1, PadMode::kExplicit)},
       {9, 8, 8, 8, 16, Spec(3, 1, 1, PadMode::kExplicit)},  // multi-image GEMM groups
   };
   for (const Case& k : cs) {

@@ -15,11 +15,16 @@
 //    (so K-lane assignment is t mod K, as over a zero-padded patch) and leave
 //    the accumulator unchanged. The result equals xw::Dot over the
 //    zero-padded im2col patch, bias added once after the reduction.
-//    dx is the direct forward convolution of dy (zero-dilated by the stride)
-//    with the spatially flipped, channel-transposed kernel: each dx element
-//    reduces its O*KH*KW terms in index order (o*KH + kh')*KW + kw' with
-//    kh' = KH-1-kh. dw[o,c,kh,kw] reduces its N*OH*OW terms
-//    dy[n,o,oh,ow] * x[n,c,ih,iw] in (n, oh, ow) order, per num.reduce.
+//    dx is the transposed convolution: dy correlated with the spatially
+//    flipped, channel-transposed kernel. dx[n,c,h,w] reduces the terms
+//    dy[n,o,oh,ow] * w[o,c,kh,kw] over (o, kh', kw') in index order, with
+//    kh' = KH-1-kh, kw' = KW-1-kw, restricted to the taps whose phase can
+//    reach (h, w) ((h + pad_top - kh) divisible by the stride, likewise for
+//    w; with stride 1 all O*KH*KW taps); dy positions outside the output are
+//    zero terms. Each stride phase runs as its own stride-1 convolution, so
+//    no work is spent on the zeros a dilated dy would contain.
+//    dw[o,c,kh,kw] reduces its N*OH*OW terms dy[n,o,oh,ow] * x[n,c,ih,iw] in
+//    (n, oh, ow) order, per num.reduce.
 //  * kIm2colGemm: patch matrix [C*KH*KW, OH*OW] per image times the weight
 //    matrix on Eigen's blocked sgemm (TensorFlow's SpatialConvolution scheme);
 //    1x1 stride-1 unpadded convolutions use x directly. dx = col2im(W^T dY),

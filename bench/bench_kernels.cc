@@ -1,0 +1,165 @@
+// Kernel throughput: GEMM (Eigen vs our ordered kernel) and convolution
+// forward / backward for every algorithm on ResNet-20- and VGG-sized layers.
+//
+// Counters: GFLOPs = 2 * multiply-adds / second (backward counts dx + dw,
+// i.e. twice the forward work); eigen_frac = that rate over Eigen's sgemm
+// rate, measured in this run, for the equivalent GEMM
+// (M = out channels, N = batch * output pixels, K = in channels * KH * KW).
+//
+//   build-*/bench/bench_kernels --benchmark_filter=conv
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "xwires/core/conv.h"
+#include "xwires/core/matmul.h"
+#include "xwires/core/rng.h"
+#include "xwires/core/tensor.h"
+
+namespace xw {
+namespace {
+
+Tensor Random(const Shape& s, uint64_t seed) {
+  Tensor t(s);
+  Philox(seed, StreamId("bench")).FillUniform(t.data(), t.size(), -1.0f, 1.0f);
+  return t;
+}
+
+KernelNumerics Eigen() {
+  KernelNumerics n;
+  n.gemm = GemmKind::kEigen;
+  n.conv_algo = ConvAlgo::kIm2colGemm;
+  return n;
+}
+
+// Eigen sgemm GFLOP/s for C[m,n] = A[m,k] B[k,n], timed once per shape.
+double EigenGflops(int64_t m, int64_t n, int64_t k) {
+  static std::map<std::tuple<int64_t, int64_t, int64_t>, double> cache;
+  auto key = std::make_tuple(m, n, k);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  Tensor a = Random({m, k}, 1), b = Random({k, n}, 2), c({m, n});
+  const KernelNumerics num = Eigen();
+  Matmul(a.data(), b.data(), c.data(), m, n, k, false, false, false, num);  // warm up
+  int reps = 0;
+  const auto start = std::chrono::steady_clock::now();
+  double secs = 0;
+  while (secs < 0.2 || reps < 3) {
+    Matmul(a.data(), b.data(), c.data(), m, n, k, false, false, false, num);
+    ++reps;
+    secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  return cache[key] = 2.0 * m * n * k * reps / secs / 1e9;
+}
+
+void SetCounters(benchmark::State& state, double flops_per_iter, int64_t m, int64_t n,
+                 int64_t k) {
+  const double eigen = EigenGflops(m, n, k);
+  state.counters["GFLOPs"] = benchmark::Counter(flops_per_iter / 1e9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["eigen_GFLOPs"] = eigen;
+  // Rate / eigen rate, reported as an iteration-invariant rate scaled by 1/eigen.
+  state.counters["eigen_frac"] = benchmark::Counter(
+      flops_per_iter / 1e9 / eigen, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+struct GemmCase {
+  std::string name;
+  KernelNumerics num;
+};
+
+void BM_Gemm(benchmark::State& state, KernelNumerics num) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  Tensor a = Random({m, k}, 3), b = Random({k, n}, 4), c({m, n});
+  for (auto _ : state) {
+    Matmul(a.data(), b.data(), c.data(), m, n, k, false, false, false, num);
+    benchmark::DoNotOptimize(c.data());
+  }
+  SetCounters(state, 2.0 * m * n * k, m, n, k);
+}
+
+struct Layer {
+  const char* name;
+  int64_t n, c, hw, o;
+  int k, stride;
+};
+
+struct Algo {
+  const char* name;
+  KernelNumerics num;
+};
+
+void BM_Conv(benchmark::State& state, Layer l, KernelNumerics num, bool backward) {
+  Conv2dSpec spec;
+  spec.kernel_h = spec.kernel_w = l.k;
+  spec.stride = l.stride;
+  spec.pad = l.k / 2;
+  Tensor x = Random({l.n, l.c, l.hw, l.hw}, 5), w = Random({l.o, l.c, l.k, l.k}, 6);
+  const ConvGeometry g = *MakeConvGeometry(x.shape(), w.shape(), spec);
+  Tensor y, dx, dw;
+  Conv2dForward(x, w, nullptr, spec, num, &y);
+  for (auto _ : state) {
+    if (backward) {
+      Conv2dBackward(x, w, y, spec, num, &dx, &dw, nullptr);
+    } else {
+      Conv2dForward(x, w, nullptr, spec, num, &y);
+    }
+    benchmark::ClobberMemory();
+  }
+  SetCounters(state, 2.0 * g.Macs() * (backward ? 2 : 1), g.o, g.n * g.oh * g.ow,
+              g.c * g.kh * g.kw);
+}
+
+void Register() {
+  KernelNumerics lanes8;
+  lanes8.gemm = GemmKind::kOwned;
+  lanes8.conv_algo = ConvAlgo::kDirect;
+  lanes8.reduce = *ParseReduceOrder("lanes8", /*fma=*/true);
+  KernelNumerics sequential;  // the reference profile: direct, sequential, no FMA
+  KernelNumerics winograd = Eigen();
+  winograd.conv_algo = ConvAlgo::kWinograd;
+
+  const GemmCase gemms[] = {{"eigen", Eigen()}, {"owned_lanes8_fma", lanes8},
+                            {"owned_sequential", sequential}};
+  for (const GemmCase& gc : gemms) {
+    auto* b = benchmark::RegisterBenchmark(("gemm/" + gc.name).c_str(), BM_Gemm, gc.num);
+    b->Args({64, 1024, 576})->Args({256, 256, 256})->Args({512, 512, 512})->Args({128, 10, 64});
+    b->MinTime(0.1)->Unit(benchmark::kMillisecond);
+  }
+
+  const Layer layers[] = {
+      {"resnet_16c_32px", 32, 16, 32, 16, 3, 1}, {"resnet_16to32_s2", 32, 16, 32, 32, 3, 2},
+      {"resnet_32c_16px", 32, 32, 16, 32, 3, 1}, {"resnet_64c_8px", 32, 64, 8, 64, 3, 1},
+      {"vgg_64c_32px", 32, 64, 32, 64, 3, 1},    {"vgg_256c_8px", 32, 256, 8, 256, 3, 1},
+      {"vgg_512c_4px", 32, 512, 4, 512, 3, 1},
+  };
+  const Algo algos[] = {{"direct_lanes8_fma", lanes8},
+                        {"direct_sequential", sequential},
+                        {"im2col", Eigen()},
+                        {"winograd", winograd}};
+  for (const Layer& l : layers) {
+    for (const Algo& a : algos) {
+      for (bool backward : {false, true}) {
+        const std::string name = std::string("conv/") + l.name + "/" + a.name +
+                                 (backward ? "/backward" : "/forward");
+        benchmark::RegisterBenchmark(name.c_str(), BM_Conv, l, a.num, backward)
+            ->MinTime(0.1)
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace xw
+
+int main(int argc, char** argv) {
+  xw::Register();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
