@@ -1,15 +1,18 @@
 // Kernel throughput: GEMM (Eigen vs our ordered kernel) and convolution
 // forward / backward for every algorithm on ResNet-20- and VGG-sized layers.
 //
-// Counters: GFLOPs = 2 * multiply-adds / second (backward counts dx + dw,
-// i.e. twice the forward work); eigen_frac = that rate over Eigen's sgemm
-// rate, measured in this run, for the equivalent GEMM
+// Counters: GFLOPs = 2 * multiply-adds per process CPU-second (backward
+// counts dx + dw, i.e. twice the forward work); eigen_frac = that rate over
+// Eigen's sgemm rate, measured in this run, for the equivalent GEMM
 // (M = out channels, N = batch * output pixels, K = in channels * KH * KW).
 //
-//   build-*/bench/bench_kernels --benchmark_filter=conv
+//   build-*/bench/bench_kernels [--threads=1] --benchmark_filter=conv
 #include <benchmark/benchmark.h>
 
-#include <chrono>
+#include <time.h>
+
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 #include <tuple>
@@ -17,6 +20,7 @@
 
 #include "xwires/core/conv.h"
 #include "xwires/core/matmul.h"
+#include "xwires/core/parallel.h"
 #include "xwires/core/rng.h"
 #include "xwires/core/tensor.h"
 
@@ -36,6 +40,15 @@ KernelNumerics Eigen() {
   return n;
 }
 
+// CPU seconds used by the whole process (all threads). The kernels are
+// multi-threaded and the machine may be shared, so rates are per CPU-second:
+// GFLOPs = work / process CPU time (for one thread, the usual GFLOP/s).
+double ProcessCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 // Eigen sgemm GFLOP/s for C[m,n] = A[m,k] B[k,n], timed once per shape.
 double EigenGflops(int64_t m, int64_t n, int64_t k) {
   static std::map<std::tuple<int64_t, int64_t, int64_t>, double> cache;
@@ -45,25 +58,29 @@ double EigenGflops(int64_t m, int64_t n, int64_t k) {
   const KernelNumerics num = Eigen();
   Matmul(a.data(), b.data(), c.data(), m, n, k, false, false, false, num);  // warm up
   int reps = 0;
-  const auto start = std::chrono::steady_clock::now();
+  const double start = ProcessCpuSeconds();
   double secs = 0;
   while (secs < 0.2 || reps < 3) {
     Matmul(a.data(), b.data(), c.data(), m, n, k, false, false, false, num);
     ++reps;
-    secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    secs = ProcessCpuSeconds() - start;
   }
   return cache[key] = 2.0 * m * n * k * reps / secs / 1e9;
 }
 
-void SetCounters(benchmark::State& state, double flops_per_iter, int64_t m, int64_t n,
-                 int64_t k) {
+// Runs body until the state stops and sets the counters: GFLOPs (per
+// process CPU-second), eigen_GFLOPs for the equivalent GEMM, and their ratio.
+template <typename Body>
+void Measure(benchmark::State& state, double flops_per_iter, int64_t m, int64_t n, int64_t k,
+             Body&& body) {
+  const double start = ProcessCpuSeconds();
+  for (auto _ : state) body();
+  const double secs = ProcessCpuSeconds() - start;
+  const double gflops = flops_per_iter * state.iterations() / secs / 1e9;
   const double eigen = EigenGflops(m, n, k);
-  state.counters["GFLOPs"] = benchmark::Counter(flops_per_iter / 1e9,
-                                                benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOPs"] = gflops;
   state.counters["eigen_GFLOPs"] = eigen;
-  // Rate / eigen rate, reported as an iteration-invariant rate scaled by 1/eigen.
-  state.counters["eigen_frac"] = benchmark::Counter(
-      flops_per_iter / 1e9 / eigen, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["eigen_frac"] = gflops / eigen;
 }
 
 struct GemmCase {
@@ -74,11 +91,10 @@ struct GemmCase {
 void BM_Gemm(benchmark::State& state, KernelNumerics num) {
   const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
   Tensor a = Random({m, k}, 3), b = Random({k, n}, 4), c({m, n});
-  for (auto _ : state) {
+  Measure(state, 2.0 * m * n * k, m, n, k, [&] {
     Matmul(a.data(), b.data(), c.data(), m, n, k, false, false, false, num);
     benchmark::DoNotOptimize(c.data());
-  }
-  SetCounters(state, 2.0 * m * n * k, m, n, k);
+  });
 }
 
 struct Layer {
@@ -101,16 +117,15 @@ void BM_Conv(benchmark::State& state, Layer l, KernelNumerics num, bool backward
   const ConvGeometry g = *MakeConvGeometry(x.shape(), w.shape(), spec);
   Tensor y, dx, dw;
   Conv2dForward(x, w, nullptr, spec, num, &y);
-  for (auto _ : state) {
-    if (backward) {
-      Conv2dBackward(x, w, y, spec, num, &dx, &dw, nullptr);
-    } else {
-      Conv2dForward(x, w, nullptr, spec, num, &y);
-    }
-    benchmark::ClobberMemory();
-  }
-  SetCounters(state, 2.0 * g.Macs() * (backward ? 2 : 1), g.o, g.n * g.oh * g.ow,
-              g.c * g.kh * g.kw);
+  Measure(state, 2.0 * g.Macs() * (backward ? 2 : 1), g.o, g.n * g.oh * g.ow, g.c * g.kh * g.kw,
+          [&] {
+            if (backward) {
+              Conv2dBackward(x, w, y, spec, num, &dx, &dw, nullptr);
+            } else {
+              Conv2dForward(x, w, nullptr, spec, num, &y);
+            }
+            benchmark::ClobberMemory();
+          });
 }
 
 void Register() {
@@ -127,7 +142,7 @@ void Register() {
   for (const GemmCase& gc : gemms) {
     auto* b = benchmark::RegisterBenchmark(("gemm/" + gc.name).c_str(), BM_Gemm, gc.num);
     b->Args({64, 1024, 576})->Args({256, 256, 256})->Args({512, 512, 512})->Args({128, 10, 64});
-    b->MinTime(0.1)->Unit(benchmark::kMillisecond);
+    b->MinTime(0.1)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
   }
 
   const Layer layers[] = {
@@ -147,6 +162,7 @@ void Register() {
                                  (backward ? "/backward" : "/forward");
         benchmark::RegisterBenchmark(name.c_str(), BM_Conv, l, a.num, backward)
             ->MinTime(0.1)
+            ->MeasureProcessCPUTime()
             ->Unit(benchmark::kMillisecond);
       }
     }
@@ -156,7 +172,15 @@ void Register() {
 }  // namespace
 }  // namespace xw
 
+// --threads=N (before the benchmark flags) sets xw::SetNumThreads; default:
+// all hardware threads.
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strncmp(argv[1], "--threads=", 10) == 0) {
+    xw::SetNumThreads(std::atoi(argv[1] + 10));
+    argv[1] = argv[0];
+    ++argv;
+    --argc;
+  }
   xw::Register();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -37,14 +37,9 @@ std::vector<PixelRun>& ThreadRuns() {
   return runs;
 }
 
-// Tap t = (c*kh + a)*kw + b.
-struct Tap {
-  int64_t c;
-  int a, b;
-};
-inline Tap DecodeTap(const TapSource& s, int64_t t) {
-  const int64_t khw = int64_t{s.kh} * s.kw;
-  return {t / khw, static_cast<int>((t % khw) / s.kw), static_cast<int>(t % s.kw)};
+TapGather& ThreadGather() {
+  thread_local TapGather gather;
+  return gather;
 }
 
 // B(t, j) = tap t of output column j (flattened (n, p, q) over `total`
@@ -52,15 +47,13 @@ inline Tap DecodeTap(const TapSource& s, int64_t t) {
 void PackTapRows(const TapSource& s, int64_t total, int64_t j0, int64_t t0, int64_t t1,
                  float* dst) {
   const int64_t valid = std::min<int64_t>(kPanel, total - j0);
-  std::vector<PixelRun>& runs = ThreadRuns();
-  RowRuns(j0, j0 + valid, s.oh, s.ow, &runs);
-  for (int64_t t = t0; t < t1; ++t) {
-    const Tap tap = DecodeTap(s, t);
-    float* d = dst + (t - t0) * kPanel;
-    for (const PixelRun& r : runs) {
-      GatherTapRun(s, s.Plane(r.n, tap.c), tap.a, tap.b, r.p, r.q0, r.len, d + r.j, 1);
+  TapGather& gather = ThreadGather();
+  gather.Reset(s, j0, j0 + valid);
+  gather.TapRows(t0, t1, dst, kPanel);
+  if (valid < kPanel) {
+    for (int64_t t = t0; t < t1; ++t) {
+      std::fill(dst + (t - t0) * kPanel + valid, dst + (t - t0 + 1) * kPanel, 0.0f);
     }
-    std::fill(d + valid, d + kPanel, 0.0f);
   }
 }
 
@@ -145,7 +138,7 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
       // Sub-grid pixel i, sub-tap m read dy row i + m + (rh + a0 - fpt) / s.
       const int off_h = static_cast<int>((rh + a0 - fpt) / s);
       const int off_w = static_cast<int>((rw + b0 - fpl) / s);
-      TapSource src{dy, g.o, g.oh, g.ow, 1, sub_kh, sub_kw, 1, -off_h, -off_w, sub_h, sub_w};
+      TapSource src{dy, g.o, g.oh, g.ow, sub_kh, sub_kw, 1, -off_h, -off_w, sub_h, sub_w};
       const int64_t sub_taps = int64_t{sub_kh} * sub_kw, terms = g.o * sub_taps;
       const int64_t total = g.n * sub_h * sub_w;
       // A [C][O * sub taps]: w[o, c, KH-1-(a0 + s*m), KW-1-(b0 + s*k)].
@@ -205,19 +198,17 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
     return static_cast<const float*>(scratch);
   };
   p.pack_b = [&](int64_t j0, int64_t q0, int64_t q1, float* dst) {
-    const int64_t valid = std::min<int64_t>(kPanel, taps - j0);
-    std::vector<PixelRun>& runs = ThreadRuns();
-    RowRuns(q0, q1, g.oh, g.ow, &runs);
+    const int64_t valid = std::min<int64_t>(kPanel, taps - j0), khw = int64_t{g.kh} * g.kw;
+    TapGather& gather = ThreadGather();
+    gather.Reset(s, q0, q1);
     for (int64_t jj = 0; jj < kPanel; ++jj) {
       if (jj >= valid) {
         for (int64_t q = 0; q < q1 - q0; ++q) dst[q * kPanel + jj] = 0.0f;
         continue;
       }
-      const Tap tap = DecodeTap(s, j0 + jj);
-      for (const PixelRun& r : runs) {
-        GatherTapRun(s, s.Plane(r.n, tap.c), tap.a, tap.b, r.p, r.q0, r.len,
-                     dst + r.j * kPanel + jj, kPanel);
-      }
+      const int64_t t = j0 + jj;
+      gather.Tap(t / khw, static_cast<int>(t % khw / g.kw), static_cast<int>(t % g.kw), dst + jj,
+                 kPanel);
     }
   };
   p.store = [&](int64_t i0, int64_t i1, int64_t j0, const float* blk) {

@@ -13,54 +13,11 @@
 namespace xw {
 namespace kernels {
 
-void GatherTapRun(const TapSource& s, const float* plane, int a, int b, int64_t p, int64_t q0,
-                  int64_t len, float* dst, int64_t ds) {
-  const int64_t u = p * s.stride + a - s.pad_top;
-  if (u < 0 || u % s.dil != 0 || u / s.dil >= s.h) {
-    for (int64_t k = 0; k < len; ++k) dst[k * ds] = 0.0f;
-    return;
-  }
-  const float* row = plane + (u / s.dil) * s.w;
-  const int64_t v0 = q0 * s.stride + b - s.pad_left;
-  if (s.dil != 1) {
-    for (int64_t k = 0; k < len; ++k) {
-      const int64_t v = v0 + k * s.stride;
-      const bool hit = v >= 0 && v % s.dil == 0 && v / s.dil < s.w;
-      dst[k * ds] = hit ? row[v / s.dil] : 0.0f;
-    }
-    return;
-  }
-  // Outputs k in [lo, hi) read inside the row; the rest are padding.
-  int64_t lo = v0 >= 0 ? 0 : (-v0 + s.stride - 1) / s.stride;
-  int64_t hi = v0 >= s.w ? 0 : (s.w - 1 - v0) / s.stride + 1;
-  lo = std::min(lo, len);
-  hi = std::clamp(hi, lo, len);
-  for (int64_t k = 0; k < lo; ++k) dst[k * ds] = 0.0f;
-  if (s.stride == 1 && ds == 1) {
-    std::copy(row + v0 + lo, row + v0 + hi, dst + lo);
-  } else {
-    for (int64_t k = lo; k < hi; ++k) dst[k * ds] = row[v0 + k * s.stride];
-  }
-  for (int64_t k = hi; k < len; ++k) dst[k * ds] = 0.0f;
-}
-
 TapSource ForwardSource(const ConvGeometry& g, const float* x) {
-  return TapSource{x, g.c, g.h, g.w, 1, g.kh, g.kw, g.stride, g.pad_top, g.pad_left, g.oh, g.ow};
+  return TapSource{x, g.c, g.h, g.w, g.kh, g.kw, g.stride, g.pad_top, g.pad_left, g.oh, g.ow};
 }
 
 namespace {
-
-// Patch matrix of image n into cols[t * ld + p * ow + q].
-void Im2colInto(const TapSource& s, int64_t n, float* cols, int64_t ld) {
-  const int64_t khw = int64_t{s.kh} * s.kw;
-  for (int64_t t = 0; t < s.channels * khw; ++t) {
-    const float* plane = s.Plane(n, t / khw);
-    const int a = static_cast<int>((t % khw) / s.kw), b = static_cast<int>(t % s.kw);
-    for (int64_t p = 0; p < s.oh; ++p) {
-      GatherTapRun(s, plane, a, b, p, 0, s.ow, cols + t * ld + p * s.ow, 1);
-    }
-  }
-}
 
 // The inverse scatter: dx[n] += each patch entry at the pixel it came from,
 // taps in index order, outputs in raster order within a tap.
@@ -136,7 +93,7 @@ const float* Patches(const ConvGeometry& g, const float* x, int64_t n0, int64_t 
     return cols;
   }
   const TapSource s = ForwardSource(g, x);
-  for (int64_t i = 0; i < k; ++i) Im2colInto(s, n0 + i, cols + i * plane, k * plane);
+  for (int64_t i = 0; i < k; ++i) Im2colImage(s, n0 + i, cols + i * plane, k * plane);
   return cols;
 }
 

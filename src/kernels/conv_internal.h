@@ -5,6 +5,7 @@
 #define XWIRES_SRC_KERNELS_CONV_INTERNAL_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "xwires/core/conv.h"
 #include "xwires/core/reduce.h"
@@ -12,30 +13,43 @@
 namespace xw {
 namespace kernels {
 
-// Where the taps of a convolution read from. Tap (a, b) of output (p, q)
-// reads virtual coordinate (u, v) = (p*stride + a - pad_top,
-// q*stride + b - pad_left); the virtual grid is the source dilated by `dil`
-// (u maps to source row u / dil when u % dil == 0), and everything outside the
-// source is zero padding. The forward pass reads x with dil = 1; the data
-// gradient reads dy dilated by the forward stride with stride 1.
+// Where the taps of a convolution read from. Tap (c, a, b) of output
+// (n, p, q) reads source pixel (n, c, p*stride + a - pad_top,
+// q*stride + b - pad_left), zero outside the source (padding). Pads may be
+// negative (a shifted window), as the data gradient's phases need.
 struct TapSource {
   const float* data;       // [images, channels, h, w]
   int64_t channels, h, w;  // source extents
-  int dil;
   int kh, kw, stride, pad_top, pad_left;
   int64_t oh, ow;  // output grid the taps are evaluated on
-
-  const float* Plane(int64_t n, int64_t c) const { return data + (n * channels + c) * h * w; }
 };
 
-// dst[k * ds] = tap (a, b) of plane `plane` at outputs (p, q0 + k), k < len,
-// zero where the tap falls in the padding (or between dilated samples).
-void GatherTapRun(const TapSource& s, const float* plane, int a, int b, int64_t p, int64_t q0,
-                  int64_t len, float* dst, int64_t ds);
+// Gathers taps for a fixed range of flattened outputs (n, p, q) of a
+// TapSource, with the per-row/column bounds precomputed once so that each tap
+// costs a few vector copies. Reset() reuses the buffers (keep one per thread).
+class TapGather {
+ public:
+  // Outputs [begin, end) of the images x s.oh x s.ow grid.
+  void Reset(const TapSource& s, int64_t begin, int64_t end);
+  // dst[j * ds] = tap (c, a, b) of output begin + j, for j < end - begin.
+  void Tap(int64_t c, int a, int b, float* dst, int64_t ds) const;
+  // Taps t0 .. t1-1 in index order t = (c*kh + a)*kw + b: dst[(t-t0)*ld + j].
+  void TapRows(int64_t t0, int64_t t1, float* dst, int64_t ld) const;
 
-// cols[t * OH*OW + p * OW + q] for t = (c*KH + a)*KW + b: the zero-padded
-// patch matrix of one image of s (im2col).
-void Im2colImage(const TapSource& s, int64_t n, float* cols);
+ private:
+  struct Run {
+    int64_t j, len, n, p, q0;
+  };
+  TapSource s_{};
+  std::vector<Run> runs_;
+  std::vector<int64_t> row_;     // [run][a]: offset of the source row, -1 if padding
+  std::vector<int64_t> col_;     // [run][b]: source column of the run's first valid output
+  std::vector<int64_t> lo_, hi_;  // [run][b]: outputs [lo, hi) of the run are in range
+};
+
+// cols[t * ld + p * OW + q] for t = (c*KH + a)*KW + b: the zero-padded patch
+// matrix of image n of s (im2col).
+void Im2colImage(const TapSource& s, int64_t n, float* cols, int64_t ld);
 
 TapSource ForwardSource(const ConvGeometry& g, const float* x);
 

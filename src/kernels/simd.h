@@ -28,7 +28,8 @@ inline V16 LoadV(const float* p) {
   return v;
 }
 inline void StoreV(float* p, V16 v) { std::memcpy(p, &v, sizeof(v)); }
-inline V16 SplatV(float x) { return V16{} + x; }
+// A broadcast (not V16{} + x, which is an add and turns -0 into +0).
+inline V16 SplatV(float x) { return V16{x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}; }
 inline V16 ZeroV() { return V16{}; }
 
 // a * b + c with a single rounding.

@@ -1,0 +1,131 @@
+// Tap gathering shared by the direct and im2col convolutions (conv_internal.h).
+#include <algorithm>
+
+#include "src/kernels/conv_internal.h"
+#include "src/kernels/simd.h"
+
+namespace xw {
+namespace kernels {
+
+void TapGather::Reset(const TapSource& s, int64_t begin, int64_t end) {
+  s_ = s;
+  runs_.clear();
+  const int64_t plane = s.oh * s.ow;
+  for (int64_t i = begin; i < end;) {
+    const int64_t n = i / plane, rem = i % plane;
+    const int64_t p = rem / s.ow, q = rem % s.ow;
+    const int64_t len = std::min(s.ow - q, end - i);
+    runs_.push_back({i - begin, len, n, p, q});
+    i += len;
+  }
+  const size_t nr = runs_.size();
+  row_.resize(nr * s.kh);
+  col_.resize(nr * s.kw);
+  lo_.resize(nr * s.kw);
+  hi_.resize(nr * s.kw);
+  for (size_t r = 0; r < nr; ++r) {
+    const Run& run = runs_[r];
+    for (int a = 0; a < s.kh; ++a) {
+      const int64_t u = run.p * s.stride + a - s.pad_top;
+      row_[r * s.kh + a] = (u >= 0 && u < s.h) ? u * s.w : -1;
+    }
+    for (int b = 0; b < s.kw; ++b) {
+      // Output k of the run reads column v0 + k*stride; keep those in [0, w).
+      const int64_t v0 = run.q0 * s.stride + b - s.pad_left;
+      int64_t lo = v0 >= 0 ? 0 : (-v0 + s.stride - 1) / s.stride;
+      int64_t hi = v0 >= s.w ? 0 : (s.w - 1 - v0) / s.stride + 1;
+      lo = std::min(lo, run.len);
+      hi = std::clamp(hi, lo, run.len);
+      lo_[r * s.kw + b] = lo;
+      hi_[r * s.kw + b] = hi;
+      col_[r * s.kw + b] = v0 + lo * s.stride;
+    }
+  }
+}
+
+namespace {
+
+// dst[k * ds] for k < len: zeros outside [lo, hi), src[(k - lo) * stride]
+// inside. The common interior case (ds = stride = 1, no padding, a full
+// 16-multiple) is plain vector copies.
+inline void CopyRun(const float* src, int64_t lo, int64_t hi, int64_t len, int stride,
+                    float* d, int64_t ds) {
+  if (ds == 1) {
+    if (stride == 1 && lo == 0 && hi == len && (len & 15) == 0) {
+      for (int64_t k = 0; k < len; k += 16) StoreV(d + k, LoadV(src + k));
+      return;
+    }
+#if defined(__AVX512F__)
+    if (stride == 1) {
+      // Masked loads zero the padding lanes (and never touch their memory).
+      const float* base = src - lo;
+      for (int64_t k0 = 0; k0 < len; k0 += 16) {
+        const int64_t n = std::min<int64_t>(16, len - k0);
+        const int64_t b = std::clamp<int64_t>(lo - k0, 0, 16), e = std::clamp<int64_t>(hi - k0, 0, 16);
+        const __mmask16 keep = static_cast<__mmask16>((uint32_t{1} << n) - 1);
+        const __mmask16 load =
+            b >= e ? 0 : static_cast<__mmask16>(((uint32_t{1} << e) - 1) & ~((uint32_t{1} << b) - 1));
+        _mm512_mask_storeu_ps(d + k0, keep, _mm512_maskz_loadu_ps(load, base + k0));
+      }
+      return;
+    }
+#endif
+    for (int64_t k = 0; k < lo; ++k) d[k] = 0.0f;
+    if (stride == 1) {
+      for (int64_t k = lo; k < hi; ++k) d[k] = src[k - lo];
+    } else {
+      for (int64_t k = lo; k < hi; ++k) d[k] = src[(k - lo) * stride];
+    }
+    for (int64_t k = hi; k < len; ++k) d[k] = 0.0f;
+    return;
+  }
+  for (int64_t k = 0; k < lo; ++k) d[k * ds] = 0.0f;
+  for (int64_t k = lo; k < hi; ++k) d[k * ds] = src[(k - lo) * stride];
+  for (int64_t k = hi; k < len; ++k) d[k * ds] = 0.0f;
+}
+
+}  // namespace
+
+void TapGather::Tap(int64_t c, int a, int b, float* dst, int64_t ds) const {
+  const int64_t plane = s_.h * s_.w;
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    const Run& run = runs_[r];
+    const int64_t row = row_[r * s_.kh + a];
+    const int64_t lo = row < 0 ? run.len : lo_[r * s_.kw + b];
+    const int64_t hi = row < 0 ? run.len : hi_[r * s_.kw + b];
+    const float* src = s_.data + (run.n * s_.channels + c) * plane + row + col_[r * s_.kw + b];
+    CopyRun(src, lo, hi, run.len, s_.stride, dst + run.j * ds, ds);
+  }
+}
+
+void TapGather::TapRows(int64_t t0, int64_t t1, float* dst, int64_t ld) const {
+  const int64_t khw = int64_t{s_.kh} * s_.kw, plane = s_.h * s_.w;
+  const int kh = s_.kh, kw = s_.kw, stride = s_.stride;
+  int64_t c = t0 / khw;
+  int a = static_cast<int>(t0 % khw / kw), b = static_cast<int>(t0 % kw);
+  for (int64_t t = t0; t < t1; ++t) {
+    float* d = dst + (t - t0) * ld;
+    for (size_t r = 0; r < runs_.size(); ++r) {
+      const Run& run = runs_[r];
+      const int64_t row = row_[r * kh + a];
+      const int64_t lo = row < 0 ? run.len : lo_[r * kw + b];
+      const int64_t hi = row < 0 ? run.len : hi_[r * kw + b];
+      const float* src = s_.data + (run.n * s_.channels + c) * plane + row + col_[r * kw + b];
+      CopyRun(src, lo, hi, run.len, stride, d + run.j, 1);
+    }
+    if (++b == kw) {
+      b = 0;
+      if (++a == kh) a = 0, ++c;
+    }
+  }
+}
+
+void Im2colImage(const TapSource& s, int64_t n, float* cols, int64_t ld) {
+  thread_local TapGather gather;
+  const int64_t plane = s.oh * s.ow;
+  gather.Reset(s, n * plane, (n + 1) * plane);
+  gather.TapRows(0, s.channels * s.kh * s.kw, cols, ld);
+}
+
+}  // namespace kernels
+}  // namespace xw
