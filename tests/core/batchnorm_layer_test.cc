@@ -53,6 +53,18 @@ TEST(BatchNormLayerTest, KerasStyleRunningStatsUpdate) {
   EXPECT_FLOAT_EQ(cache.invstd[0], 1.0f / std::sqrt(1.25f + 1e-3f));
 }
 
+TEST(BatchNormLayerTest, StatisticsFollowTheReduceSpec) {
+  // 1e8 swallows the first 1 in a sequential sum (7) but not in Kahan's (8).
+  Tensor x = FromValues({10, 1}, {1e8f, 1, -1e8f, 1, 1, 1, 1, 1, 1, 1});
+  Tensor gamma({1}, 1.0f), beta({1}, 0.0f), y;
+  BatchNormCache seq, kahan;
+  ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, {}, &y, nullptr, nullptr, &seq).ok());
+  ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, *ParseReduceOrder("kahan"), &y, nullptr,
+                                    nullptr, &kahan).ok());
+  EXPECT_EQ(seq.mean[0], 7.0f / 10.0f);
+  EXPECT_EQ(kahan.mean[0], 8.0f / 10.0f);
+}
+
 TEST(BatchNormLayerTest, Rank4ForwardMatchesDoubleReference) {
   Tensor x = RandomTensor({3, 2, 4, 5}, 1, -2.0f, 3.0f);
   Tensor gamma = FromValues({2}, {0.5f, -1.5f}), beta = FromValues({2}, {0.25f, 2.0f});

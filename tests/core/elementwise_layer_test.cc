@@ -131,13 +131,13 @@ TEST(TensorOpsTest, AddGradients) {
 }
 
 TEST(TensorOpsTest, ChannelConcatValuesAndGradient) {
-  Tensor a = RandomTensor({2, 1, 2, 3}, 30), b = RandomTensor({2, 3, 2, 3}, 31), y;
+  Tensor a = RandomTensor({2, 2, 2, 3}, 30), b = RandomTensor({2, 3, 2, 3}, 31), y;
   ASSERT_TRUE(ChannelConcat({&a, &b}, &y).ok());
-  ASSERT_EQ(y.shape(), (Shape{2, 4, 2, 3}));
-  EXPECT_EQ(y.at(1, 0, 1, 2), a.at(1, 0, 1, 2));
-  EXPECT_EQ(y.at(1, 3, 0, 1), b.at(1, 2, 0, 1));
+  ASSERT_EQ(y.shape(), (Shape{2, 5, 2, 3}));
+  EXPECT_EQ(y.at(1, 1, 1, 2), a.at(1, 1, 1, 2));
+  EXPECT_EQ(y.at(1, 4, 0, 1), b.at(1, 2, 0, 1));
   Tensor r = RandomTensor(y.shape(), 32), da, db;
-  ASSERT_TRUE(ChannelSplit(r, {1, 3}, {&da, &db}).ok());
+  ASSERT_TRUE(ChannelSplit(r, {2, 3}, {&da, &db}).ok());
   auto loss = [&] {
     Tensor out;
     EXPECT_TRUE(ChannelConcat({&a, &b}, &out).ok());
@@ -146,9 +146,9 @@ TEST(TensorOpsTest, ChannelConcatValuesAndGradient) {
   EXPECT_TRUE(CheckGradient("da", &a, da, loss));
   EXPECT_TRUE(CheckGradient("db", &b, db, loss));
   Tensor only_b;
-  ASSERT_TRUE(ChannelSplit(r, {1, 3}, {nullptr, &only_b}).ok());
+  ASSERT_TRUE(ChannelSplit(r, {2, 3}, {nullptr, &only_b}).ok());
   EXPECT_TRUE(only_b.BitwiseEqual(db));
-  Tensor wrong_hw({2, 1, 3, 3});
+  Tensor wrong_hw({2, 2, 3, 3});
   EXPECT_EQ(ChannelConcat({&a, &wrong_hw}, &y).code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(ChannelSplit(r, {1, 2}, {&da, &db}).code(), Status::Code::kInvalidArgument);
 }

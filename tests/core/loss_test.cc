@@ -118,8 +118,11 @@ TEST(LossTest, BitwiseIdenticalForOneTwoFourThreads) {
       for (int threads : {1, 2, 4}) {
         ThreadScope scope(threads);
         Tensor d;
-        losses.push_back(*SoftmaxCrossEntropy(logits, labels.data(), spec, reduce, &d));
+        std::vector<float> per;
+        losses.push_back(*SoftmaxCrossEntropy(logits, labels.data(), spec, reduce, &d, &per));
         grads.push_back(d);
+        // The batch mean is Sum(per-sample, reduce) / N.
+        EXPECT_EQ(losses.back(), Sum(per.data(), 300, reduce) / 300.0f) << order;
       }
       for (int t = 1; t < 3; ++t) {
         EXPECT_EQ(std::memcmp(&losses[0], &losses[t], sizeof(float)), 0) << order << " " << t;

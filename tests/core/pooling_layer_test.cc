@@ -176,6 +176,23 @@ TEST(PoolingLayerTest, GlobalAvgPoolValuesAndGradient) {
   EXPECT_TRUE(CheckGradient("dx", &x, dx, loss));
 }
 
+TEST(PoolingLayerTest, AveragesFollowTheReduceSpec) {
+  // A 2x5 plane whose row-major sum is 7 sequentially and 8 with Kahan.
+  Tensor x = FromValues({1, 1, 2, 5}, {1e8f, 1, -1e8f, 1, 1, 1, 1, 1, 1, 1});
+  Tensor g;
+  ASSERT_TRUE(GlobalAvgPoolForward(x, {}, &g).ok());
+  EXPECT_EQ(g[0], 7.0f / 10.0f);
+  ASSERT_TRUE(GlobalAvgPoolForward(x, *ParseReduceOrder("kahan"), &g).ok());
+  EXPECT_EQ(g[0], 8.0f / 10.0f);
+  Pool2dSpec whole;
+  whole.kernel_h = 2;
+  whole.kernel_w = 5;
+  ASSERT_TRUE(AvgPool2dForward(x, whole, {}, &g).ok());
+  EXPECT_EQ(g[0], 7.0f / 10.0f);
+  ASSERT_TRUE(AvgPool2dForward(x, whole, *ParseReduceOrder("kahan"), &g).ok());
+  EXPECT_EQ(g[0], 8.0f / 10.0f);
+}
+
 TEST(PoolingLayerTest, BitwiseIdenticalForOneTwoFourThreads) {
   Tensor x = RandomTensor({4, 8, 9, 9}, 16);
   ReduceSpec reduce = *ParseReduceOrder("lanes4");
