@@ -10,10 +10,12 @@ Status ReluForward(const Tensor& x, Tensor* y) {
   if (y != &x) y->Resize(x.shape());
   const float* in = x.data();
   float* out = y->data();
-  ParallelFor(x.size(), layers::GrainForElements(x.size()), [&](int64_t b, int64_t e) {
-    // A NaN compares false, so it passes through (NaN propagates).
-    for (int64_t i = b; i < e; ++i) out[i] = in[i] < 0.0f ? 0.0f : in[i];
-  });
+  ParallelFor(x.size(), layers::GrainForElements(x.size()),
+              [&](int64_t b, int64_t e) {
+                // A NaN compares false, so it passes through (NaN propagates).
+                for (int64_t i = b; i < e; ++i)
+                  out[i] = in[i] < 0.0f ? 0.0f : in[i];
+              });
   return Status::OK();
 }
 
@@ -24,9 +26,11 @@ Status ReluBackward(const Tensor& ref, const Tensor& dy, Tensor* dx) {
   const float* r = ref.data();
   const float* g = dy.data();
   float* out = dx->data();
-  ParallelFor(dy.size(), layers::GrainForElements(dy.size()), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) out[i] = r[i] > 0.0f ? g[i] : 0.0f;
-  });
+  ParallelFor(dy.size(), layers::GrainForElements(dy.size()),
+              [&](int64_t b, int64_t e) {
+                for (int64_t i = b; i < e; ++i)
+                  out[i] = r[i] > 0.0f ? g[i] : 0.0f;
+              });
   return Status::OK();
 }
 

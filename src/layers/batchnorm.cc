@@ -21,12 +21,14 @@ struct ChannelLayout {
 
 Result<ChannelLayout> LayoutOf(const char* op, const Tensor& x) {
   if (x.rank() != 2 && x.rank() != 4) {
-    return Status::InvalidArgument(std::string(op) + ": x must be [N, C] or [N, C, H, W], got " +
+    return Status::InvalidArgument(std::string(op) +
+                                   ": x must be [N, C] or [N, C, H, W], got " +
                                    ShapeToString(x.shape()));
   }
   ChannelLayout l{x.dim(0), x.dim(1), x.rank() == 4 ? x.dim(2) * x.dim(3) : 1};
   if (l.count() == 0 || l.c == 0) {
-    return Status::InvalidArgument(std::string(op) + ": empty input " + ShapeToString(x.shape()));
+    return Status::InvalidArgument(std::string(op) + ": empty input " +
+                                   ShapeToString(x.shape()));
   }
   return l;
 }
@@ -40,7 +42,8 @@ void Gather(const float* x, const ChannelLayout& l, int64_t c, float* buf) {
 }
 
 // y = x * a + b over channel c (two roundings; the build never contracts).
-void ScaleShift(const float* x, const ChannelLayout& l, int64_t c, float a, float b, float* y) {
+void ScaleShift(const float* x, const ChannelLayout& l, int64_t c, float a,
+                float b, float* y) {
   for (int64_t n = 0; n < l.n; ++n) {
     const int64_t base = (n * l.c + c) * l.s;
     for (int64_t s = 0; s < l.s; ++s) y[base + s] = x[base + s] * a + b;
@@ -61,20 +64,26 @@ Status CheckParams(const char* op, const ChannelLayout& l, const Tensor& gamma,
 
 }  // namespace
 
-Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                             const BatchNormSpec& spec, const ReduceSpec& reduce, Tensor* y,
-                             Tensor* running_mean, Tensor* running_var, BatchNormCache* cache) {
+Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
+                             const Tensor& beta, const BatchNormSpec& spec,
+                             const ReduceSpec& reduce, Tensor* y,
+                             Tensor* running_mean, Tensor* running_var,
+                             BatchNormCache* cache) {
   constexpr const char* kOp = "BatchNormForwardTrain";
   XW_ASSIGN_OR_RETURN(const ChannelLayout l, LayoutOf(kOp, x));
   XW_RETURN_IF_ERROR(CheckParams(kOp, l, gamma, beta));
   XW_RETURN_IF_ERROR(layers::CheckNotNull(kOp, "y", y));
   XW_RETURN_IF_ERROR(layers::CheckNotNull(kOp, "cache", cache));
-  if (running_mean) XW_RETURN_IF_ERROR(layers::CheckShape(kOp, "running_mean", *running_mean, {l.c}));
-  if (running_var) XW_RETURN_IF_ERROR(layers::CheckShape(kOp, "running_var", *running_var, {l.c}));
+  if (running_mean)
+    XW_RETURN_IF_ERROR(
+        layers::CheckShape(kOp, "running_mean", *running_mean, {l.c}));
+  if (running_var)
+    XW_RETURN_IF_ERROR(
+        layers::CheckShape(kOp, "running_var", *running_var, {l.c}));
   if (running_var && spec.unbiased_running_var && l.count() < 2) {
-    return Status::InvalidArgument(std::string(kOp) + ": the unbiased running variance needs " +
-                                   "more than one value per channel, input " +
-                                   ShapeToString(x.shape()));
+    return Status::InvalidArgument(
+        std::string(kOp) + ": the unbiased running variance needs " +
+        "more than one value per channel, input " + ShapeToString(x.shape()));
   }
   y->Resize(x.shape());
   cache->mean.Resize({l.c});
@@ -93,9 +102,11 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma, const Tensor&
       ScaleShift(x.data(), l, c, a, beta[c] - mean * a, y->data());
       cache->mean[c] = mean;
       cache->invstd[c] = invstd;
-      if (running_mean) (*running_mean)[c] = UpdateRunning((*running_mean)[c], mean, spec);
+      if (running_mean)
+        (*running_mean)[c] = UpdateRunning((*running_mean)[c], mean, spec);
       if (running_var) {
-        const float stored = spec.unbiased_running_var ? var_sum / (count - 1.0f) : var;
+        const float stored =
+            spec.unbiased_running_var ? var_sum / (count - 1.0f) : var;
         (*running_var)[c] = UpdateRunning((*running_var)[c], stored, spec);
       }
     }
@@ -103,14 +114,17 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma, const Tensor&
   return Status::OK();
 }
 
-Status BatchNormForwardEval(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                            const Tensor& running_mean, const Tensor& running_var,
+Status BatchNormForwardEval(const Tensor& x, const Tensor& gamma,
+                            const Tensor& beta, const Tensor& running_mean,
+                            const Tensor& running_var,
                             const BatchNormSpec& spec, Tensor* y) {
   constexpr const char* kOp = "BatchNormForwardEval";
   XW_ASSIGN_OR_RETURN(const ChannelLayout l, LayoutOf(kOp, x));
   XW_RETURN_IF_ERROR(CheckParams(kOp, l, gamma, beta));
-  XW_RETURN_IF_ERROR(layers::CheckShape(kOp, "running_mean", running_mean, {l.c}));
-  XW_RETURN_IF_ERROR(layers::CheckShape(kOp, "running_var", running_var, {l.c}));
+  XW_RETURN_IF_ERROR(
+      layers::CheckShape(kOp, "running_mean", running_mean, {l.c}));
+  XW_RETURN_IF_ERROR(
+      layers::CheckShape(kOp, "running_var", running_var, {l.c}));
   XW_RETURN_IF_ERROR(layers::CheckNotNull(kOp, "y", y));
   if (y != &x) y->Resize(x.shape());
   ParallelFor(l.c, 1, [&](int64_t c0, int64_t c1) {
@@ -124,14 +138,15 @@ Status BatchNormForwardEval(const Tensor& x, const Tensor& gamma, const Tensor& 
 }
 
 Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
-                         const BatchNormCache& cache, const ReduceSpec& reduce, Tensor* dx,
-                         Tensor* dgamma, Tensor* dbeta) {
+                         const BatchNormCache& cache, const ReduceSpec& reduce,
+                         Tensor* dx, Tensor* dgamma, Tensor* dbeta) {
   constexpr const char* kOp = "BatchNormBackward";
   XW_ASSIGN_OR_RETURN(const ChannelLayout l, LayoutOf(kOp, x));
   XW_RETURN_IF_ERROR(layers::CheckShape(kOp, "gamma", gamma, {l.c}));
   XW_RETURN_IF_ERROR(layers::CheckShape(kOp, "dy", dy, x.shape()));
   XW_RETURN_IF_ERROR(layers::CheckShape(kOp, "cache.mean", cache.mean, {l.c}));
-  XW_RETURN_IF_ERROR(layers::CheckShape(kOp, "cache.invstd", cache.invstd, {l.c}));
+  XW_RETURN_IF_ERROR(
+      layers::CheckShape(kOp, "cache.invstd", cache.invstd, {l.c}));
   if (dx) dx->Resize(x.shape());
   if (dgamma) dgamma->Resize({l.c});
   if (dbeta) dbeta->Resize({l.c});
@@ -148,7 +163,8 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
       if (dbeta) (*dbeta)[c] = sum_dy;
       if (dgamma) (*dgamma)[c] = dotp * invstd;
       if (!dx) continue;
-      // PyTorch's CPU form: dx = (dy - mean(dy) - (x - mean) * k) * invstd * gamma.
+      // PyTorch's CPU form: dx = (dy - mean(dy) - (x - mean) * k) * invstd *
+      // gamma.
       const float k = dotp * invstd * invstd / count;
       const float mean_dy = sum_dy / count;
       const float w = gamma[c];
@@ -156,7 +172,8 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
         float* out = dx->data() + (n * l.c + c) * l.s;
         const float* xs = xc.data() + n * l.s;
         const float* gs = g.data() + n * l.s;
-        for (int64_t s = 0; s < l.s; ++s) out[s] = (gs[s] - mean_dy - xs[s] * k) * invstd * w;
+        for (int64_t s = 0; s < l.s; ++s)
+          out[s] = (gs[s] - mean_dy - xs[s] * k) * invstd * w;
       }
     }
   });

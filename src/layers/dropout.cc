@@ -7,12 +7,12 @@
 
 namespace xw {
 
-Status DropoutForward(const Tensor& x, float p, const Philox& rng, uint64_t offset,
-                      bool training, Tensor* y, Tensor* mask) {
+Status DropoutForward(const Tensor& x, float p, const Philox& rng,
+                      uint64_t offset, bool training, Tensor* y, Tensor* mask) {
   XW_RETURN_IF_ERROR(layers::CheckNotNull("DropoutForward", "y", y));
   if (!(p >= 0.0f && p <= 1.0f)) {  // also rejects NaN
-    return Status::InvalidArgument("DropoutForward: drop probability p = " + std::to_string(p) +
-                                   " is outside [0, 1]");
+    return Status::InvalidArgument("DropoutForward: drop probability p = " +
+                                   std::to_string(p) + " is outside [0, 1]");
   }
   const int64_t n = x.size();
   if (!training || p == 0.0f) {
@@ -42,14 +42,16 @@ Status DropoutForward(const Tensor& x, float p, const Philox& rng, uint64_t offs
 
 Status DropoutBackward(const Tensor& dy, const Tensor& mask, Tensor* dx) {
   XW_RETURN_IF_ERROR(layers::CheckNotNull("DropoutBackward", "dx", dx));
-  XW_RETURN_IF_ERROR(layers::CheckShape("DropoutBackward", "mask", mask, dy.shape()));
+  XW_RETURN_IF_ERROR(
+      layers::CheckShape("DropoutBackward", "mask", mask, dy.shape()));
   if (dx != &dy) dx->Resize(dy.shape());
   const float* g = dy.data();
   const float* m = mask.data();
   float* out = dx->data();
-  ParallelFor(dy.size(), layers::GrainForElements(dy.size()), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) out[i] = g[i] * m[i];
-  });
+  ParallelFor(dy.size(), layers::GrainForElements(dy.size()),
+              [&](int64_t b, int64_t e) {
+                for (int64_t i = b; i < e; ++i) out[i] = g[i] * m[i];
+              });
   return Status::OK();
 }
 

@@ -12,12 +12,14 @@ namespace xw {
 namespace layers {
 
 // Elements per parallel chunk for elementwise loops: large enough that task
-// overhead is negligible; fixed by n only, so chunking never depends on threads.
+// overhead is negligible; fixed by n only, so chunking never depends on
+// threads.
 int64_t GrainForElements(int64_t n);
 
 // OK if `t` has exactly `shape`, else InvalidArgument "<op>: <what> has shape
 // [..], expected [..]".
-Status CheckShape(const char* op, const char* what, const Tensor& t, const Shape& shape);
+Status CheckShape(const char* op, const char* what, const Tensor& t,
+                  const Shape& shape);
 // OK if `t` is non-null.
 Status CheckNotNull(const char* op, const char* what, const void* p);
 

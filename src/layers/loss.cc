@@ -51,8 +51,8 @@ float FusedRow(const Row& r, const ReduceSpec& reduce, float* buf, float* dx) {
 // TF's autodiff: Neg, Log (g * 1/c), clip (pass iff eps <= p <= 1 - eps),
 // RealDiv (to q and to Sum(q)), Sum's broadcast, then SoftmaxGrad
 // (g_q - Dot(g_q, q)) * q.
-float ClippedRow(const Row& r, float eps, const ReduceSpec& reduce, float* q, float* g,
-                 float* dx) {
+float ClippedRow(const Row& r, float eps, const ReduceSpec& reduce, float* q,
+                 float* g, float* dx) {
   const float m = RowMax(r.x, r.k);
   for (int64_t j = 0; j < r.k; ++j) q[j] = std::exp(r.x[j] - m);
   const float inv = 1.0f / Sum(q, r.k, reduce);
@@ -68,7 +68,8 @@ float ClippedRow(const Row& r, float eps, const ReduceSpec& reduce, float* q, fl
     const float g_p = passes ? g_c : 0.0f;
     // d(q_l / s)/dq_j = [j == l] / s;  d(q_l / s)/ds = (-q_l / s) / s.
     const float g_s = g_p * ((-q[r.label] / s) / s);
-    for (int64_t j = 0; j < r.k; ++j) g[j] = (j == r.label ? g_p / s : 0.0f) + g_s;
+    for (int64_t j = 0; j < r.k; ++j)
+      g[j] = (j == r.label ? g_p / s : 0.0f) + g_s;
     const float dot = Dot(g, q, r.k, reduce);
     for (int64_t j = 0; j < r.k; ++j) dx[j] = (g[j] - dot) * q[j];
   }
@@ -78,23 +79,29 @@ float ClippedRow(const Row& r, float eps, const ReduceSpec& reduce, float* q, fl
 }  // namespace
 
 Result<float> SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
-                                  const LossSpec& spec, const ReduceSpec& reduce,
-                                  Tensor* dlogits, std::vector<float>* per_sample) {
+                                  const LossSpec& spec,
+                                  const ReduceSpec& reduce, Tensor* dlogits,
+                                  std::vector<float>* per_sample) {
   if (logits.rank() != 2 || logits.dim(0) < 1 || logits.dim(1) < 1) {
-    return Status::InvalidArgument("SoftmaxCrossEntropy: logits must be [N, K] with N, K >= 1, got " +
-                                   ShapeToString(logits.shape()));
+    return Status::InvalidArgument(
+        "SoftmaxCrossEntropy: logits must be [N, K] with N, K >= 1, got " +
+        ShapeToString(logits.shape()));
   }
-  if (labels == nullptr) return Status::InvalidArgument("SoftmaxCrossEntropy: labels is null");
+  if (labels == nullptr)
+    return Status::InvalidArgument("SoftmaxCrossEntropy: labels is null");
   const int64_t n = logits.dim(0), k = logits.dim(1);
   for (int64_t i = 0; i < n; ++i) {
     if (labels[i] < 0 || labels[i] >= k) {
-      return Status::InvalidArgument("SoftmaxCrossEntropy: label " + std::to_string(labels[i]) +
-                                     " of sample " + std::to_string(i) + " is outside [0, " +
+      return Status::InvalidArgument("SoftmaxCrossEntropy: label " +
+                                     std::to_string(labels[i]) + " of sample " +
+                                     std::to_string(i) + " is outside [0, " +
                                      std::to_string(k) + ")");
     }
   }
-  if (spec.numerics == LossNumerics::kClippedSoftmax && !(spec.clip_eps > 0.0f && spec.clip_eps < 0.5f)) {
-    return Status::InvalidArgument("SoftmaxCrossEntropy: clip_eps " + std::to_string(spec.clip_eps) +
+  if (spec.numerics == LossNumerics::kClippedSoftmax &&
+      !(spec.clip_eps > 0.0f && spec.clip_eps < 0.5f)) {
+    return Status::InvalidArgument("SoftmaxCrossEntropy: clip_eps " +
+                                   std::to_string(spec.clip_eps) +
                                    " is outside (0, 0.5)");
   }
   if (dlogits) dlogits->Resize(logits.shape());
@@ -105,9 +112,10 @@ Result<float> SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
     for (int64_t i = b; i < e; ++i) {
       const Row row{logits.data() + i * k, labels[i], k, inv_n};
       float* dx = dlogits ? dlogits->data() + i * k : nullptr;
-      losses[i] = spec.numerics == LossNumerics::kFusedLogSoftmax
-                      ? FusedRow(row, reduce, q.data(), dx)
-                      : ClippedRow(row, spec.clip_eps, reduce, q.data(), g.data(), dx);
+      losses[i] =
+          spec.numerics == LossNumerics::kFusedLogSoftmax
+              ? FusedRow(row, reduce, q.data(), dx)
+              : ClippedRow(row, spec.clip_eps, reduce, q.data(), g.data(), dx);
     }
   });
   const float mean = Sum(losses.data(), n, reduce) / static_cast<float>(n);

@@ -19,7 +19,8 @@ Pool2dSpec Pool2dSpec::Square(int k, int s, int p, bool count_include_pad) {
   return spec;
 }
 
-void SamePadding(int64_t in, int k, int stride, int* pad_before, int* pad_after) {
+void SamePadding(int64_t in, int k, int stride, int* pad_before,
+                 int* pad_after) {
   const int64_t out = (in + stride - 1) / stride;
   const int64_t total = std::max<int64_t>((out - 1) * stride + k - in, 0);
   *pad_before = static_cast<int>(total / 2);
@@ -29,10 +30,12 @@ void SamePadding(int64_t in, int k, int stride, int* pad_before, int* pad_after)
 namespace {
 
 std::string SpecString(const Pool2dSpec& s) {
-  return "kernel " + std::to_string(s.kernel_h) + "x" + std::to_string(s.kernel_w) + ", stride " +
-         std::to_string(s.stride_h) + "x" + std::to_string(s.stride_w) + ", pad (top " +
-         std::to_string(s.pad_top) + ", bottom " + std::to_string(s.pad_bottom) + ", left " +
-         std::to_string(s.pad_left) + ", right " + std::to_string(s.pad_right) + ")";
+  return "kernel " + std::to_string(s.kernel_h) + "x" +
+         std::to_string(s.kernel_w) + ", stride " + std::to_string(s.stride_h) +
+         "x" + std::to_string(s.stride_w) + ", pad (top " +
+         std::to_string(s.pad_top) + ", bottom " +
+         std::to_string(s.pad_bottom) + ", left " + std::to_string(s.pad_left) +
+         ", right " + std::to_string(s.pad_right) + ")";
 }
 
 // Input and output geometry of one pooling call.
@@ -40,7 +43,8 @@ struct Geometry {
   int64_t planes, h, w, oh, ow;
 };
 
-Result<Geometry> GeometryOf(const char* op, const Shape& x, const Pool2dSpec& spec) {
+Result<Geometry> GeometryOf(const char* op, const Shape& x,
+                            const Pool2dSpec& spec) {
   auto out = Pool2dOutputShape(x, spec);
   if (!out.ok()) return out.status().WithContext(op);
   return Geometry{x[0] * x[1], x[2], x[3], (*out)[2], (*out)[3]};
@@ -52,7 +56,8 @@ struct Window {
   int64_t h0, h1, w0, w1;
 };
 
-Window WindowAt(const Geometry& g, const Pool2dSpec& s, int64_t oh, int64_t ow) {
+Window WindowAt(const Geometry& g, const Pool2dSpec& s, int64_t oh,
+                int64_t ow) {
   const int64_t hs = oh * s.stride_h - s.pad_top;
   const int64_t ws = ow * s.stride_w - s.pad_left;
   return {std::max<int64_t>(hs, 0), std::min<int64_t>(hs + s.kernel_h, g.h),
@@ -66,7 +71,8 @@ float AvgDivisor(const Pool2dSpec& s, const Window& win) {
   return static_cast<float>((win.h1 - win.h0) * (win.w1 - win.w0));
 }
 
-Status CheckDy(const char* op, const Tensor& dy, const Shape& x_shape, const Geometry& g) {
+Status CheckDy(const char* op, const Tensor& dy, const Shape& x_shape,
+               const Geometry& g) {
   return layers::CheckShape(op, "dy", dy, {x_shape[0], x_shape[1], g.oh, g.ow});
 }
 
@@ -74,22 +80,28 @@ Status CheckDy(const char* op, const Tensor& dy, const Shape& x_shape, const Geo
 
 Result<Shape> Pool2dOutputShape(const Shape& x, const Pool2dSpec& s) {
   if (x.size() != 4) {
-    return Status::InvalidArgument("pooling input must be NCHW (rank 4), got " + ShapeToString(x));
+    return Status::InvalidArgument("pooling input must be NCHW (rank 4), got " +
+                                   ShapeToString(x));
   }
   if (s.kernel_h < 1 || s.kernel_w < 1 || s.stride_h < 1 || s.stride_w < 1) {
-    return Status::InvalidArgument("pooling kernel and stride must be >= 1: " + SpecString(s));
+    return Status::InvalidArgument("pooling kernel and stride must be >= 1: " +
+                                   SpecString(s));
   }
   if (s.pad_top < 0 || s.pad_bottom < 0 || s.pad_left < 0 || s.pad_right < 0 ||
-      s.pad_top >= s.kernel_h || s.pad_bottom >= s.kernel_h || s.pad_left >= s.kernel_w ||
-      s.pad_right >= s.kernel_w) {
-    return Status::InvalidArgument("pooling padding must be in [0, kernel): " + SpecString(s));
+      s.pad_top >= s.kernel_h || s.pad_bottom >= s.kernel_h ||
+      s.pad_left >= s.kernel_w || s.pad_right >= s.kernel_w) {
+    return Status::InvalidArgument("pooling padding must be in [0, kernel): " +
+                                   SpecString(s));
   }
-  const int64_t ph = x[2] + s.pad_top + s.pad_bottom, pw = x[3] + s.pad_left + s.pad_right;
+  const int64_t ph = x[2] + s.pad_top + s.pad_bottom,
+                pw = x[3] + s.pad_left + s.pad_right;
   if (ph < s.kernel_h || pw < s.kernel_w) {
-    return Status::InvalidArgument("pooling window larger than the padded input " +
-                                   ShapeToString(x) + ": " + SpecString(s));
+    return Status::InvalidArgument(
+        "pooling window larger than the padded input " + ShapeToString(x) +
+        ": " + SpecString(s));
   }
-  return Shape{x[0], x[1], (ph - s.kernel_h) / s.stride_h + 1, (pw - s.kernel_w) / s.stride_w + 1};
+  return Shape{x[0], x[1], (ph - s.kernel_h) / s.stride_h + 1,
+               (pw - s.kernel_w) / s.stride_w + 1};
 }
 
 Status MaxPool2dForward(const Tensor& x, const Pool2dSpec& spec, Tensor* y,
@@ -113,7 +125,8 @@ Status MaxPool2dForward(const Tensor& x, const Pool2dSpec& spec, Tensor* y,
             for (int64_t w = win.w0; w < win.w1; ++w) {
               const float v = in[h * g.w + w];
               // Strict > keeps the first of equal values; the first NaN wins.
-              if (!std::isnan(in[best]) && (v > in[best] || std::isnan(v))) best = h * g.w + w;
+              if (!std::isnan(in[best]) && (v > in[best] || std::isnan(v)))
+                best = h * g.w + w;
             }
           }
           out[oh * g.ow + ow] = in[best];
@@ -126,23 +139,25 @@ Status MaxPool2dForward(const Tensor& x, const Pool2dSpec& spec, Tensor* y,
 }
 
 Status MaxPool2dBackward(const Tensor& dy, const std::vector<int32_t>& argmax,
-                         const Shape& x_shape, const Pool2dSpec& spec, Tensor* dx) {
+                         const Shape& x_shape, const Pool2dSpec& spec,
+                         Tensor* dx) {
   constexpr const char* kOp = "MaxPool2dBackward";
   XW_RETURN_IF_ERROR(layers::CheckNotNull(kOp, "dx", dx));
   XW_ASSIGN_OR_RETURN(const Geometry g, GeometryOf(kOp, x_shape, spec));
   XW_RETURN_IF_ERROR(CheckDy(kOp, dy, x_shape, g));
   if (static_cast<int64_t>(argmax.size()) != dy.size()) {
-    return Status::InvalidArgument("MaxPool2dBackward: argmax has " +
-                                   std::to_string(argmax.size()) + " entries, dy has " +
-                                   std::to_string(dy.size()));
+    return Status::InvalidArgument(
+        "MaxPool2dBackward: argmax has " + std::to_string(argmax.size()) +
+        " entries, dy has " + std::to_string(dy.size()));
   }
   dx->Resize(x_shape);
   dx->SetZero();
   const int64_t plane = g.h * g.w;
   for (int32_t i : argmax) {
     if (i < 0 || i >= plane) {
-      return Status::InvalidArgument("MaxPool2dBackward: argmax index " + std::to_string(i) +
-                                     " outside the input plane of " + std::to_string(plane));
+      return Status::InvalidArgument(
+          "MaxPool2dBackward: argmax index " + std::to_string(i) +
+          " outside the input plane of " + std::to_string(plane));
     }
   }
   ParallelFor(g.planes, 1, [&](int64_t p0, int64_t p1) {
@@ -156,8 +171,8 @@ Status MaxPool2dBackward(const Tensor& dy, const std::vector<int32_t>& argmax,
   return Status::OK();
 }
 
-Status AvgPool2dForward(const Tensor& x, const Pool2dSpec& spec, const ReduceSpec& reduce,
-                        Tensor* y) {
+Status AvgPool2dForward(const Tensor& x, const Pool2dSpec& spec,
+                        const ReduceSpec& reduce, Tensor* y) {
   constexpr const char* kOp = "AvgPool2dForward";
   XW_RETURN_IF_ERROR(layers::CheckNotNull(kOp, "y", y));
   XW_ASSIGN_OR_RETURN(const Geometry g, GeometryOf(kOp, x.shape(), spec));
@@ -172,9 +187,11 @@ Status AvgPool2dForward(const Tensor& x, const Pool2dSpec& spec, const ReduceSpe
           const Window win = WindowAt(g, spec, oh, ow);
           int64_t k = 0;
           for (int64_t h = win.h0; h < win.h1; ++h) {
-            for (int64_t w = win.w0; w < win.w1; ++w) buf[k++] = in[h * g.w + w];
+            for (int64_t w = win.w0; w < win.w1; ++w)
+              buf[k++] = in[h * g.w + w];
           }
-          out[oh * g.ow + ow] = Sum(buf.data(), k, reduce) / AvgDivisor(spec, win);
+          out[oh * g.ow + ow] =
+              Sum(buf.data(), k, reduce) / AvgDivisor(spec, win);
         }
       }
     }
@@ -182,8 +199,8 @@ Status AvgPool2dForward(const Tensor& x, const Pool2dSpec& spec, const ReduceSpe
   return Status::OK();
 }
 
-Status AvgPool2dBackward(const Tensor& dy, const Shape& x_shape, const Pool2dSpec& spec,
-                         Tensor* dx) {
+Status AvgPool2dBackward(const Tensor& dy, const Shape& x_shape,
+                         const Pool2dSpec& spec, Tensor* dx) {
   constexpr const char* kOp = "AvgPool2dBackward";
   XW_RETURN_IF_ERROR(layers::CheckNotNull(kOp, "dx", dx));
   XW_ASSIGN_OR_RETURN(const Geometry g, GeometryOf(kOp, x_shape, spec));
@@ -208,29 +225,34 @@ Status AvgPool2dBackward(const Tensor& dy, const Shape& x_shape, const Pool2dSpe
   return Status::OK();
 }
 
-Status GlobalAvgPoolForward(const Tensor& x, const ReduceSpec& reduce, Tensor* y) {
+Status GlobalAvgPoolForward(const Tensor& x, const ReduceSpec& reduce,
+                            Tensor* y) {
   XW_RETURN_IF_ERROR(layers::CheckNotNull("GlobalAvgPoolForward", "y", y));
   if (x.rank() != 4 || x.dim(2) * x.dim(3) == 0) {
-    return Status::InvalidArgument("GlobalAvgPoolForward: x must be NCHW with H, W >= 1, got " +
-                                   ShapeToString(x.shape()));
+    return Status::InvalidArgument(
+        "GlobalAvgPoolForward: x must be NCHW with H, W >= 1, got " +
+        ShapeToString(x.shape()));
   }
   const int64_t plane = x.dim(2) * x.dim(3);
   const float count = static_cast<float>(plane);
   y->Resize({x.dim(0), x.dim(1)});
   ParallelFor(y->size(), GrainFor(y->size()), [&](int64_t b, int64_t e) {
-    for (int64_t p = b; p < e; ++p) (*y)[p] = Sum(x.data() + p * plane, plane, reduce) / count;
+    for (int64_t p = b; p < e; ++p)
+      (*y)[p] = Sum(x.data() + p * plane, plane, reduce) / count;
   });
   return Status::OK();
 }
 
-Status GlobalAvgPoolBackward(const Tensor& dy, const Shape& x_shape, Tensor* dx) {
+Status GlobalAvgPoolBackward(const Tensor& dy, const Shape& x_shape,
+                             Tensor* dx) {
   XW_RETURN_IF_ERROR(layers::CheckNotNull("GlobalAvgPoolBackward", "dx", dx));
   if (x_shape.size() != 4 || x_shape[2] * x_shape[3] == 0) {
-    return Status::InvalidArgument("GlobalAvgPoolBackward: x must be NCHW with H, W >= 1, got " +
-                                   ShapeToString(x_shape));
+    return Status::InvalidArgument(
+        "GlobalAvgPoolBackward: x must be NCHW with H, W >= 1, got " +
+        ShapeToString(x_shape));
   }
-  XW_RETURN_IF_ERROR(
-      layers::CheckShape("GlobalAvgPoolBackward", "dy", dy, {x_shape[0], x_shape[1]}));
+  XW_RETURN_IF_ERROR(layers::CheckShape("GlobalAvgPoolBackward", "dy", dy,
+                                        {x_shape[0], x_shape[1]}));
   const int64_t plane = x_shape[2] * x_shape[3];
   const float count = static_cast<float>(plane);
   dx->Resize(x_shape);

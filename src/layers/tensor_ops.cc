@@ -16,9 +16,10 @@ Status AddForward(const Tensor& a, const Tensor& b, Tensor* y) {
   const float* pa = a.data();
   const float* pb = b.data();
   float* out = y->data();
-  ParallelFor(a.size(), layers::GrainForElements(a.size()), [&](int64_t s, int64_t e) {
-    for (int64_t i = s; i < e; ++i) out[i] = pa[i] + pb[i];
-  });
+  ParallelFor(a.size(), layers::GrainForElements(a.size()),
+              [&](int64_t s, int64_t e) {
+                for (int64_t i = s; i < e; ++i) out[i] = pa[i] + pb[i];
+              });
   return Status::OK();
 }
 
@@ -33,17 +34,20 @@ namespace {
 // [N, C, H, W] with rank 4 or an error naming the op and the argument.
 Status CheckNchw(const char* op, const std::string& what, const Tensor& t) {
   if (t.rank() == 4) return Status::OK();
-  return Status::InvalidArgument(std::string(op) + ": " + what + " must be NCHW (rank 4), got " +
+  return Status::InvalidArgument(std::string(op) + ": " + what +
+                                 " must be NCHW (rank 4), got " +
                                  ShapeToString(t.shape()));
 }
 
 // Copies `channels` planes per sample between tensors with different C:
 // dst[n, dst_c0 + k] = src[n, src_c0 + k] for k < channels.
-void CopyChannels(const float* src, int64_t src_c, int64_t src_c0, float* dst, int64_t dst_c,
-                  int64_t dst_c0, int64_t n, int64_t channels, int64_t plane) {
+void CopyChannels(const float* src, int64_t src_c, int64_t src_c0, float* dst,
+                  int64_t dst_c, int64_t dst_c0, int64_t n, int64_t channels,
+                  int64_t plane) {
   ParallelFor(n, 1, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      std::memcpy(dst + (i * dst_c + dst_c0) * plane, src + (i * src_c + src_c0) * plane,
+      std::memcpy(dst + (i * dst_c + dst_c0) * plane,
+                  src + (i * src_c + src_c0) * plane,
                   sizeof(float) * channels * plane);
     }
   });
@@ -54,19 +58,22 @@ void CopyChannels(const float* src, int64_t src_c, int64_t src_c0, float* dst, i
 Status ChannelConcat(const std::vector<const Tensor*>& inputs, Tensor* y) {
   constexpr const char* kOp = "ChannelConcat";
   XW_RETURN_IF_ERROR(layers::CheckNotNull(kOp, "y", y));
-  if (inputs.empty()) return Status::InvalidArgument("ChannelConcat: no inputs");
+  if (inputs.empty())
+    return Status::InvalidArgument("ChannelConcat: no inputs");
   int64_t total_c = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::string name = "input " + std::to_string(i);
     XW_RETURN_IF_ERROR(layers::CheckNotNull(kOp, name.c_str(), inputs[i]));
-    if (inputs[i] == y) return Status::InvalidArgument("ChannelConcat: y is also " + name);
+    if (inputs[i] == y)
+      return Status::InvalidArgument("ChannelConcat: y is also " + name);
     XW_RETURN_IF_ERROR(CheckNchw(kOp, name, *inputs[i]));
     const Shape& s = inputs[i]->shape();
     const Shape& s0 = inputs[0]->shape();
     if (s[0] != s0[0] || s[2] != s0[2] || s[3] != s0[3]) {
-      return Status::InvalidArgument("ChannelConcat: " + name + " has shape " + ShapeToString(s) +
-                                     ", incompatible with input 0 " + ShapeToString(s0) +
-                                     " (N, H, W must match)");
+      return Status::InvalidArgument(
+          "ChannelConcat: " + name + " has shape " + ShapeToString(s) +
+          ", incompatible with input 0 " + ShapeToString(s0) +
+          " (N, H, W must match)");
     }
     total_c += s[1];
   }
@@ -75,7 +82,8 @@ Status ChannelConcat(const std::vector<const Tensor*>& inputs, Tensor* y) {
   const int64_t plane = s0[2] * s0[3];
   int64_t c0 = 0;
   for (const Tensor* in : inputs) {
-    CopyChannels(in->data(), in->dim(1), 0, y->data(), total_c, c0, s0[0], in->dim(1), plane);
+    CopyChannels(in->data(), in->dim(1), 0, y->data(), total_c, c0, s0[0],
+                 in->dim(1), plane);
     c0 += in->dim(1);
   }
   return Status::OK();
@@ -86,13 +94,14 @@ Status ChannelSplit(const Tensor& dy, const std::vector<int64_t>& channels,
   constexpr const char* kOp = "ChannelSplit";
   XW_RETURN_IF_ERROR(CheckNchw(kOp, "dy", dy));
   if (channels.size() != dxs.size()) {
-    return Status::InvalidArgument("ChannelSplit: " + std::to_string(channels.size()) +
-                                   " channel counts but " + std::to_string(dxs.size()) +
-                                   " outputs");
+    return Status::InvalidArgument(
+        "ChannelSplit: " + std::to_string(channels.size()) +
+        " channel counts but " + std::to_string(dxs.size()) + " outputs");
   }
   int64_t total_c = 0;
   for (int64_t c : channels) {
-    if (c < 0) return Status::InvalidArgument("ChannelSplit: negative channel count");
+    if (c < 0)
+      return Status::InvalidArgument("ChannelSplit: negative channel count");
     total_c += c;
   }
   if (total_c != dy.dim(1)) {
@@ -105,10 +114,11 @@ Status ChannelSplit(const Tensor& dy, const std::vector<int64_t>& channels,
   int64_t c0 = 0;
   for (size_t i = 0; i < dxs.size(); ++i) {
     if (dxs[i]) {
-      if (dxs[i] == &dy) return Status::InvalidArgument("ChannelSplit: an output is dy");
+      if (dxs[i] == &dy)
+        return Status::InvalidArgument("ChannelSplit: an output is dy");
       dxs[i]->Resize({dy.dim(0), channels[i], dy.dim(2), dy.dim(3)});
-      CopyChannels(dy.data(), total_c, c0, dxs[i]->data(), channels[i], 0, dy.dim(0),
-                   channels[i], plane);
+      CopyChannels(dy.data(), total_c, c0, dxs[i]->data(), channels[i], 0,
+                   dy.dim(0), channels[i], plane);
     }
     c0 += channels[i];
   }

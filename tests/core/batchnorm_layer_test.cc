@@ -1,11 +1,10 @@
-#include "xwires/core/batchnorm.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
 #include "grad_check.h"
+#include "xwires/core/batchnorm.h"
 #include "xwires/core/parallel.h"
 
 namespace xw {
@@ -28,7 +27,9 @@ TEST(BatchNormLayerTest, TorchRunningStatsUpdate) {
   Tensor gamma({1}, 1.0f), beta({1}, 0.0f), y, rm({1}, 0.0f), rv({1}, 1.0f);
   BatchNormCache cache;
   BatchNormSpec torch;  // momentum 0.1, unbiased, lerp
-  ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, torch, {}, &y, &rm, &rv, &cache).ok());
+  ASSERT_TRUE(
+      BatchNormForwardTrain(x, gamma, beta, torch, {}, &y, &rm, &rv, &cache)
+          .ok());
   EXPECT_FLOAT_EQ(rm[0], 0.25f);
   EXPECT_FLOAT_EQ(rv[0], 0.9f + 0.1f * (5.0f / 3.0f));
   EXPECT_FLOAT_EQ(cache.mean[0], 2.5f);
@@ -47,7 +48,9 @@ TEST(BatchNormLayerTest, KerasStyleRunningStatsUpdate) {
   keras.momentum = 0.01f;  // Keras momentum 0.99
   keras.unbiased_running_var = false;
   keras.update = RunningUpdate::kSubtract;
-  ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, keras, {}, &y, &rm, &rv, &cache).ok());
+  ASSERT_TRUE(
+      BatchNormForwardTrain(x, gamma, beta, keras, {}, &y, &rm, &rv, &cache)
+          .ok());
   EXPECT_FLOAT_EQ(rm[0], 0.025f);
   EXPECT_FLOAT_EQ(rv[0], 1.0025f);
   EXPECT_FLOAT_EQ(cache.invstd[0], 1.0f / std::sqrt(1.25f + 1e-3f));
@@ -58,19 +61,26 @@ TEST(BatchNormLayerTest, StatisticsFollowTheReduceSpec) {
   Tensor x = FromValues({10, 1}, {1e8f, 1, -1e8f, 1, 1, 1, 1, 1, 1, 1});
   Tensor gamma({1}, 1.0f), beta({1}, 0.0f), y;
   BatchNormCache seq, kahan;
-  ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, {}, &y, nullptr, nullptr, &seq).ok());
-  ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, *ParseReduceOrder("kahan"), &y, nullptr,
-                                    nullptr, &kahan).ok());
+  ASSERT_TRUE(
+      BatchNormForwardTrain(x, gamma, beta, {}, {}, &y, nullptr, nullptr, &seq)
+          .ok());
+  ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {},
+                                    *ParseReduceOrder("kahan"), &y, nullptr,
+                                    nullptr, &kahan)
+                  .ok());
   EXPECT_EQ(seq.mean[0], 7.0f / 10.0f);
   EXPECT_EQ(kahan.mean[0], 8.0f / 10.0f);
 }
 
 TEST(BatchNormLayerTest, Rank4ForwardMatchesDoubleReference) {
   Tensor x = RandomTensor({3, 2, 4, 5}, 1, -2.0f, 3.0f);
-  Tensor gamma = FromValues({2}, {0.5f, -1.5f}), beta = FromValues({2}, {0.25f, 2.0f});
+  Tensor gamma = FromValues({2}, {0.5f, -1.5f}),
+         beta = FromValues({2}, {0.25f, 2.0f});
   Tensor y;
   BatchNormCache cache;
-  ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, {}, &y, nullptr, nullptr, &cache).ok());
+  ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, {}, &y, nullptr,
+                                    nullptr, &cache)
+                  .ok());
   ASSERT_EQ(y.shape(), x.shape());
   for (int c = 0; c < 2; ++c) {
     double mean = 0, var = 0;
@@ -85,34 +95,43 @@ TEST(BatchNormLayerTest, Rank4ForwardMatchesDoubleReference) {
     for (int n = 0; n < 3; ++n)
       for (int h = 0; h < 4; ++h)
         for (int w = 0; w < 5; ++w) {
-          const double ref = (x.at(n, c, h, w) - mean) / std::sqrt(var + 1e-5) * gamma[c] + beta[c];
-          EXPECT_NEAR(y.at(n, c, h, w), ref, 2e-6) << c << " " << n << " " << h << " " << w;
+          const double ref =
+              (x.at(n, c, h, w) - mean) / std::sqrt(var + 1e-5) * gamma[c] +
+              beta[c];
+          EXPECT_NEAR(y.at(n, c, h, w), ref, 2e-6)
+              << c << " " << n << " " << h << " " << w;
         }
   }
 }
 
 TEST(BatchNormLayerTest, EvalUsesRunningStats) {
   Tensor x = RandomTensor({2, 3, 2, 2}, 2);
-  Tensor gamma = FromValues({3}, {1.0f, 2.0f, 0.5f}), beta = FromValues({3}, {0.0f, -1.0f, 3.0f});
-  Tensor rm = FromValues({3}, {0.5f, -0.25f, 1.0f}), rv = FromValues({3}, {4.0f, 0.25f, 1.0f});
+  Tensor gamma = FromValues({3}, {1.0f, 2.0f, 0.5f}),
+         beta = FromValues({3}, {0.0f, -1.0f, 3.0f});
+  Tensor rm = FromValues({3}, {0.5f, -0.25f, 1.0f}),
+         rv = FromValues({3}, {4.0f, 0.25f, 1.0f});
   BatchNormSpec spec;
   Tensor y;
   ASSERT_TRUE(BatchNormForwardEval(x, gamma, beta, rm, rv, spec, &y).ok());
   for (int n = 0; n < 2; ++n)
     for (int c = 0; c < 3; ++c)
       for (int i = 0; i < 4; ++i) {
-        const double ref =
-            (x.at(n, c, i / 2, i % 2) - rm[c]) / std::sqrt(rv[c] + 1e-5) * gamma[c] + beta[c];
+        const double ref = (x.at(n, c, i / 2, i % 2) - rm[c]) /
+                               std::sqrt(rv[c] + 1e-5) * gamma[c] +
+                           beta[c];
         EXPECT_NEAR(y.at(n, c, i / 2, i % 2), ref, 1e-5);
       }
   // Batch statistics would give a different output.
   Tensor y_train;
   BatchNormCache cache;
-  ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, spec, {}, &y_train, nullptr, nullptr, &cache).ok());
+  ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, spec, {}, &y_train, nullptr,
+                                    nullptr, &cache)
+                  .ok());
   EXPECT_GT(std::fabs(y_train[0] - y[0]), 1e-2);
   // In place is allowed in eval mode.
   Tensor inplace = x;
-  ASSERT_TRUE(BatchNormForwardEval(inplace, gamma, beta, rm, rv, spec, &inplace).ok());
+  ASSERT_TRUE(
+      BatchNormForwardEval(inplace, gamma, beta, rm, rv, spec, &inplace).ok());
   EXPECT_TRUE(inplace.BitwiseEqual(y));
 }
 
@@ -124,14 +143,19 @@ void CheckBatchNormGradients(const Shape& shape) {
   ReduceSpec reduce;
   Tensor y;
   BatchNormCache cache;
-  ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, reduce, &y, nullptr, nullptr, &cache).ok());
+  ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, reduce, &y, nullptr,
+                                    nullptr, &cache)
+                  .ok());
   Tensor r = RandomTensor(y.shape(), 6);
   Tensor dx, dgamma, dbeta;
-  ASSERT_TRUE(BatchNormBackward(x, gamma, r, cache, reduce, &dx, &dgamma, &dbeta).ok());
+  ASSERT_TRUE(
+      BatchNormBackward(x, gamma, r, cache, reduce, &dx, &dgamma, &dbeta).ok());
   auto loss = [&] {
     Tensor out;
     BatchNormCache tmp;
-    EXPECT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, reduce, &out, nullptr, nullptr, &tmp).ok());
+    EXPECT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, reduce, &out, nullptr,
+                                      nullptr, &tmp)
+                    .ok());
     return WeightedSum(out, r);
   };
   GradCheckOptions opt;
@@ -142,12 +166,16 @@ void CheckBatchNormGradients(const Shape& shape) {
   EXPECT_TRUE(CheckGradient("dbeta", &beta, dbeta, loss, opt));
   // Null outputs are skipped, the others are unchanged.
   Tensor dx_only;
-  ASSERT_TRUE(BatchNormBackward(x, gamma, r, cache, reduce, &dx_only, nullptr, nullptr).ok());
+  ASSERT_TRUE(
+      BatchNormBackward(x, gamma, r, cache, reduce, &dx_only, nullptr, nullptr)
+          .ok());
   EXPECT_TRUE(dx_only.BitwiseEqual(dx));
 }
 
 TEST(BatchNormLayerTest, GradientsRank2) { CheckBatchNormGradients({6, 3}); }
-TEST(BatchNormLayerTest, GradientsRank4) { CheckBatchNormGradients({3, 2, 2, 3}); }
+TEST(BatchNormLayerTest, GradientsRank4) {
+  CheckBatchNormGradients({3, 2, 2, 3});
+}
 
 TEST(BatchNormLayerTest, BitwiseIdenticalForOneTwoFourThreads) {
   Tensor x = RandomTensor({8, 16, 6, 6}, 7, -3.0f, 5.0f);
@@ -159,13 +187,18 @@ TEST(BatchNormLayerTest, BitwiseIdenticalForOneTwoFourThreads) {
     ThreadScope scope(threads);
     Tensor y, rm({16}, 0.0f), rv({16}, 1.0f), dx, dg, db;
     BatchNormCache cache;
-    ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, reduce, &y, &rm, &rv, &cache).ok());
-    ASSERT_TRUE(BatchNormBackward(x, gamma, dy, cache, reduce, &dx, &dg, &db).ok());
+    ASSERT_TRUE(
+        BatchNormForwardTrain(x, gamma, beta, {}, reduce, &y, &rm, &rv, &cache)
+            .ok());
+    ASSERT_TRUE(
+        BatchNormBackward(x, gamma, dy, cache, reduce, &dx, &dg, &db).ok());
     for (Tensor* t : {&y, &rm, &rv, &dx, &dg, &db}) outs.push_back(*t);
   }
   for (size_t i = 0; i < 6; ++i) {
-    EXPECT_TRUE(outs[i].BitwiseEqual(outs[6 + i])) << "output " << i << ", 2 threads";
-    EXPECT_TRUE(outs[i].BitwiseEqual(outs[12 + i])) << "output " << i << ", 4 threads";
+    EXPECT_TRUE(outs[i].BitwiseEqual(outs[6 + i]))
+        << "output " << i << ", 2 threads";
+    EXPECT_TRUE(outs[i].BitwiseEqual(outs[12 + i]))
+        << "output " << i << ", 4 threads";
   }
 }
 
@@ -173,7 +206,8 @@ TEST(BatchNormLayerTest, BadInputIsRejectedAndStateKept) {
   Tensor gamma({3}, 1.0f), beta({3}, 0.0f), y, rm({3}, 0.5f), rv({3}, 2.0f);
   BatchNormCache cache;
   Tensor x3({2, 3, 4});
-  Status s = BatchNormForwardTrain(x3, gamma, beta, {}, {}, &y, &rm, &rv, &cache);
+  Status s =
+      BatchNormForwardTrain(x3, gamma, beta, {}, {}, &y, &rm, &rv, &cache);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(s.message().find("[2, 3, 4]"), std::string::npos) << s.message();
   Tensor x({2, 4, 1, 1});  // 4 channels vs gamma [3]
@@ -185,7 +219,8 @@ TEST(BatchNormLayerTest, BadInputIsRejectedAndStateKept) {
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(rm[0], 0.5f);  // running stats untouched by every failed call
   EXPECT_EQ(rv[2], 2.0f);
-  s = BatchNormBackward(Tensor({2, 3}), gamma, Tensor({3, 3}), cache, {}, &y, nullptr, nullptr);
+  s = BatchNormBackward(Tensor({2, 3}), gamma, Tensor({3, 3}), cache, {}, &y,
+                        nullptr, nullptr);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
 }
 

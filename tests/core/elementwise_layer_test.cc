@@ -35,7 +35,8 @@ TEST(ReluLayerTest, KnownValuesAndGradientAtZero) {
   Tensor inplace = x;
   ASSERT_TRUE(ReluForward(inplace, &inplace).ok());
   EXPECT_EQ(inplace[2], 3.0f);
-  EXPECT_EQ(ReluBackward(x, Tensor({4}), &dx).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(ReluBackward(x, Tensor({4}), &dx).code(),
+            Status::Code::kInvalidArgument);
 }
 
 TEST(ReluLayerTest, Gradient) {
@@ -109,11 +110,13 @@ TEST(DropoutLayerTest, GradientWithFixedMask) {
     return WeightedSum(out, r);
   };
   EXPECT_TRUE(CheckGradient("dx", &x, dx, loss));
-  EXPECT_EQ(DropoutBackward(r, Tensor({5, 4}), &dx).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(DropoutBackward(r, Tensor({5, 4}), &dx).code(),
+            Status::Code::kInvalidArgument);
 }
 
 TEST(TensorOpsTest, AddGradients) {
-  Tensor a = RandomTensor({2, 3, 2, 2}, 27), b = RandomTensor({2, 3, 2, 2}, 28), y, da, db;
+  Tensor a = RandomTensor({2, 3, 2, 2}, 27), b = RandomTensor({2, 3, 2, 2}, 28),
+         y, da, db;
   ASSERT_TRUE(AddForward(a, b, &y).ok());
   EXPECT_EQ(y[5], a[5] + b[5]);
   Tensor r = RandomTensor(y.shape(), 29);
@@ -131,7 +134,8 @@ TEST(TensorOpsTest, AddGradients) {
 }
 
 TEST(TensorOpsTest, ChannelConcatValuesAndGradient) {
-  Tensor a = RandomTensor({2, 2, 2, 3}, 30), b = RandomTensor({2, 3, 2, 3}, 31), y;
+  Tensor a = RandomTensor({2, 2, 2, 3}, 30), b = RandomTensor({2, 3, 2, 3}, 31),
+         y;
   ASSERT_TRUE(ChannelConcat({&a, &b}, &y).ok());
   ASSERT_EQ(y.shape(), (Shape{2, 5, 2, 3}));
   EXPECT_EQ(y.at(1, 1, 1, 2), a.at(1, 1, 1, 2));
@@ -149,8 +153,10 @@ TEST(TensorOpsTest, ChannelConcatValuesAndGradient) {
   ASSERT_TRUE(ChannelSplit(r, {2, 3}, {nullptr, &only_b}).ok());
   EXPECT_TRUE(only_b.BitwiseEqual(db));
   Tensor wrong_hw({2, 2, 3, 3});
-  EXPECT_EQ(ChannelConcat({&a, &wrong_hw}, &y).code(), Status::Code::kInvalidArgument);
-  EXPECT_EQ(ChannelSplit(r, {1, 2}, {&da, &db}).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(ChannelConcat({&a, &wrong_hw}, &y).code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(ChannelSplit(r, {1, 2}, {&da, &db}).code(),
+            Status::Code::kInvalidArgument);
 }
 
 TEST(TensorOpsTest, FlattenIsAReshapeInNchwOrder) {

@@ -29,13 +29,15 @@ TEST(LossTest, HandComputedValuesBothNumerics) {
   // Row 0: -log softmax([1,2,3])[2] = log(1 + e^-1 + e^-2); row 1: log 3.
   Tensor logits = FromValues({2, 3}, {1, 2, 3, 0, 0, 0});
   const int32_t labels[] = {2, 1};
-  const double l0 = std::log(1 + std::exp(-1.0) + std::exp(-2.0)), l1 = std::log(3.0);
+  const double l0 = std::log(1 + std::exp(-1.0) + std::exp(-2.0)),
+               l1 = std::log(3.0);
   const double sm[3] = {std::exp(-l0 - 2), std::exp(-l0 - 1), std::exp(-l0)};
   for (const LossSpec& spec : {kFused, kClipped}) {
     SCOPED_TRACE(static_cast<int>(spec.numerics));
     Tensor d;
     std::vector<float> per;
-    Result<float> loss = SoftmaxCrossEntropy(logits, labels, spec, {}, &d, &per);
+    Result<float> loss =
+        SoftmaxCrossEntropy(logits, labels, spec, {}, &d, &per);
     ASSERT_TRUE(loss.ok());
     EXPECT_NEAR(*loss, (l0 + l1) / 2, 1e-6);
     ASSERT_EQ(per.size(), 2u);
@@ -55,7 +57,8 @@ TEST(LossTest, ClipCapsTheLossAndZeroesTheGradient) {
   const int32_t labels[] = {0, 1};
   Tensor d;
   std::vector<float> per;
-  Result<float> loss = SoftmaxCrossEntropy(logits, labels, kClipped, {}, &d, &per);
+  Result<float> loss =
+      SoftmaxCrossEntropy(logits, labels, kClipped, {}, &d, &per);
   ASSERT_TRUE(loss.ok());
   EXPECT_NEAR(per[0], -std::log(1e-7), 1e-5);  // ~16.118
   EXPECT_NEAR(per[0], 16.118, 1e-3);
@@ -77,7 +80,8 @@ TEST(LossTest, NumericsAgreeWhenWellConditionedAndDifferWhenExtreme) {
   for (int i = 0; i < 16; ++i) labels[i] = (i * 7) % 10;
   Tensor df, dc;
   const float lf = *SoftmaxCrossEntropy(logits, labels.data(), kFused, {}, &df);
-  const float lc = *SoftmaxCrossEntropy(logits, labels.data(), kClipped, {}, &dc);
+  const float lc =
+      *SoftmaxCrossEntropy(logits, labels.data(), kClipped, {}, &dc);
   EXPECT_NEAR(lf, lc, 1e-5 * lf);
   for (int64_t i = 0; i < df.size(); ++i) ASSERT_NEAR(df[i], dc[i], 1e-7) << i;
 
@@ -97,7 +101,8 @@ TEST(LossTest, FiniteDifferenceGradientsBothNumerics) {
     Tensor d;
     ASSERT_TRUE(SoftmaxCrossEntropy(logits, labels, spec, {}, &d).ok());
     auto loss = [&] {
-      return static_cast<double>(*SoftmaxCrossEntropy(logits, labels, spec, {}, nullptr));
+      return static_cast<double>(
+          *SoftmaxCrossEntropy(logits, labels, spec, {}, nullptr));
     };
     GradCheckOptions opt;
     opt.atol = 2e-4;
@@ -119,13 +124,16 @@ TEST(LossTest, BitwiseIdenticalForOneTwoFourThreads) {
         ThreadScope scope(threads);
         Tensor d;
         std::vector<float> per;
-        losses.push_back(*SoftmaxCrossEntropy(logits, labels.data(), spec, reduce, &d, &per));
+        losses.push_back(*SoftmaxCrossEntropy(logits, labels.data(), spec,
+                                              reduce, &d, &per));
         grads.push_back(d);
         // The batch mean is Sum(per-sample, reduce) / N.
-        EXPECT_EQ(losses.back(), Sum(per.data(), 300, reduce) / 300.0f) << order;
+        EXPECT_EQ(losses.back(), Sum(per.data(), 300, reduce) / 300.0f)
+            << order;
       }
       for (int t = 1; t < 3; ++t) {
-        EXPECT_EQ(std::memcmp(&losses[0], &losses[t], sizeof(float)), 0) << order << " " << t;
+        EXPECT_EQ(std::memcmp(&losses[0], &losses[t], sizeof(float)), 0)
+            << order << " " << t;
         EXPECT_TRUE(grads[0].BitwiseEqual(grads[t])) << order << " " << t;
       }
     }
@@ -143,13 +151,16 @@ TEST(LossTest, BadInputIsRejected) {
       << r.status().message();
   EXPECT_EQ(d.shape(), (Shape{7}));  // outputs untouched on failure
   const int32_t negative[] = {0, 1, -1};
-  EXPECT_FALSE(SoftmaxCrossEntropy(logits, negative, kClipped, {}, nullptr).ok());
+  EXPECT_FALSE(
+      SoftmaxCrossEntropy(logits, negative, kClipped, {}, nullptr).ok());
   EXPECT_FALSE(SoftmaxCrossEntropy(logits, nullptr, kFused, {}, nullptr).ok());
-  EXPECT_FALSE(SoftmaxCrossEntropy(Tensor({12}), labels, kFused, {}, nullptr).ok());
+  EXPECT_FALSE(
+      SoftmaxCrossEntropy(Tensor({12}), labels, kFused, {}, nullptr).ok());
   LossSpec bad_eps = kClipped;
   bad_eps.clip_eps = 0.0f;
   const int32_t ok_labels[] = {0, 1, 2};
-  EXPECT_FALSE(SoftmaxCrossEntropy(logits, ok_labels, bad_eps, {}, nullptr).ok());
+  EXPECT_FALSE(
+      SoftmaxCrossEntropy(logits, ok_labels, bad_eps, {}, nullptr).ok());
 }
 
 }  // namespace

@@ -1,5 +1,3 @@
-#include "xwires/core/pooling.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,6 +5,7 @@
 
 #include "grad_check.h"
 #include "xwires/core/parallel.h"
+#include "xwires/core/pooling.h"
 
 namespace xw {
 namespace {
@@ -27,13 +26,14 @@ Tensor FromValues(Shape shape, const std::vector<float>& v) {
 Tensor DistinctTensor(const Shape& shape) {
   Tensor t(shape);
   const int64_t n = t.size();
-  for (int64_t i = 0; i < n; ++i) t[i] = 0.05f * static_cast<float>((i * 37) % n) - 1.0f;
+  for (int64_t i = 0; i < n; ++i)
+    t[i] = 0.05f * static_cast<float>((i * 37) % n) - 1.0f;
   return t;
 }
 
 TEST(PoolingLayerTest, MaxPoolKnownValuesTiesAndIndices) {
-  Tensor x = FromValues({1, 1, 4, 4}, {1, 3, 2, 2,   //
-                                       3, 0, 2, 2,   //
+  Tensor x = FromValues({1, 1, 4, 4}, {1, 3, 2, 2,    //
+                                       3, 0, 2, 2,    //
                                        -1, -2, 5, 6,  //
                                        -3, -4, 7, 6});
   Tensor y;
@@ -57,9 +57,11 @@ TEST(PoolingLayerTest, MaxPoolPaddingNeverWins) {
   std::vector<int32_t> idx;
   ASSERT_TRUE(MaxPool2dForward(x, Pool2dSpec::Square(3, 1, 1), &y, &idx).ok());
   ASSERT_EQ(y.shape(), (Shape{1, 1, 3, 3}));
-  for (int i = 0; i < 9; ++i) EXPECT_EQ(y[i], -1.0f) << i;  // not the 0 of padding
+  for (int i = 0; i < 9; ++i)
+    EXPECT_EQ(y[i], -1.0f) << i;  // not the 0 of padding
   Tensor one({1, 1, 3, 3}, -5.0f);
-  ASSERT_TRUE(MaxPool2dForward(one, Pool2dSpec::Square(2, 2, 1), &y, &idx).ok());
+  ASSERT_TRUE(
+      MaxPool2dForward(one, Pool2dSpec::Square(2, 2, 1), &y, &idx).ok());
   ASSERT_EQ(y.shape(), (Shape{1, 1, 2, 2}));
   for (int i = 0; i < 4; ++i) EXPECT_EQ(y[i], -5.0f) << i;
 }
@@ -76,11 +78,13 @@ TEST(PoolingLayerTest, MaxPoolNanPropagates) {
 TEST(PoolingLayerTest, AvgPoolCountIncludePadBothWays) {
   Tensor x({1, 1, 3, 3}, 1.0f);
   Tensor y;
-  ASSERT_TRUE(AvgPool2dForward(x, Pool2dSpec::Square(3, 1, 1, true), {}, &y).ok());
+  ASSERT_TRUE(
+      AvgPool2dForward(x, Pool2dSpec::Square(3, 1, 1, true), {}, &y).ok());
   EXPECT_FLOAT_EQ(y[0], 4.0f / 9.0f);  // corner: 4 real of 9
   EXPECT_FLOAT_EQ(y[1], 6.0f / 9.0f);  // edge
   EXPECT_FLOAT_EQ(y[4], 1.0f);         // centre
-  ASSERT_TRUE(AvgPool2dForward(x, Pool2dSpec::Square(3, 1, 1, false), {}, &y).ok());
+  ASSERT_TRUE(
+      AvgPool2dForward(x, Pool2dSpec::Square(3, 1, 1, false), {}, &y).ok());
   for (int i = 0; i < 9; ++i) EXPECT_FLOAT_EQ(y[i], 1.0f) << i;
   Tensor r = FromValues({1, 1, 2, 2}, {1, 2, 3, 4});
   ASSERT_TRUE(AvgPool2dForward(r, Pool2dSpec::Square(2, 2), {}, &y).ok());
@@ -113,11 +117,12 @@ std::vector<PoolCase> PoolCases() {
   Pool2dSpec asym = Pool2dSpec::Square(3, 2);
   asym.pad_bottom = 1;
   asym.pad_right = 2;
-  return {{"k2s2", {2, 2, 4, 4}, Pool2dSpec::Square(2, 2)},
-          {"k3s2p1 overlapping", {1, 2, 5, 5}, Pool2dSpec::Square(3, 2, 1)},
-          {"k3s1p1 include pad", {1, 1, 4, 3}, Pool2dSpec::Square(3, 1, 1, true)},
-          {"k3s1p1 exclude pad", {1, 1, 4, 3}, Pool2dSpec::Square(3, 1, 1, false)},
-          {"asymmetric pad", {1, 2, 5, 6}, asym}};
+  return {
+      {"k2s2", {2, 2, 4, 4}, Pool2dSpec::Square(2, 2)},
+      {"k3s2p1 overlapping", {1, 2, 5, 5}, Pool2dSpec::Square(3, 2, 1)},
+      {"k3s1p1 include pad", {1, 1, 4, 3}, Pool2dSpec::Square(3, 1, 1, true)},
+      {"k3s1p1 exclude pad", {1, 1, 4, 3}, Pool2dSpec::Square(3, 1, 1, false)},
+      {"asymmetric pad", {1, 2, 5, 6}, asym}};
 }
 
 TEST(PoolingLayerTest, MaxPoolGradients) {
@@ -226,11 +231,12 @@ TEST(PoolingLayerTest, BadInputIsRejected) {
   EXPECT_NE(s.message().find("[4, 4]"), std::string::npos) << s.message();
   s = AvgPool2dForward(x, Pool2dSpec::Square(5, 1), {}, &y);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
-  s = AvgPool2dBackward(Tensor({1, 1, 3, 3}), x.shape(), Pool2dSpec::Square(2, 2), &dx);
+  s = AvgPool2dBackward(Tensor({1, 1, 3, 3}), x.shape(),
+                        Pool2dSpec::Square(2, 2), &dx);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(s.message().find("dy"), std::string::npos) << s.message();
-  s = MaxPool2dBackward(Tensor({1, 1, 2, 2}), {0, 1, 99, 2}, x.shape(), Pool2dSpec::Square(2, 2),
-                        &dx);
+  s = MaxPool2dBackward(Tensor({1, 1, 2, 2}), {0, 1, 99, 2}, x.shape(),
+                        Pool2dSpec::Square(2, 2), &dx);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   s = GlobalAvgPoolBackward(Tensor({1, 2}), x.shape(), &dx);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);

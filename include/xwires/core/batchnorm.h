@@ -16,8 +16,8 @@
 //    roundings per element (the build never contracts to FMA).
 //  - backward: dbeta = Sum(dy_c), dotp = Dot(x_c - mean, dy_c),
 //    dgamma = dotp * invstd, and
-//    dx = (dy - dbeta / count - (x - mean) * (dotp * invstd^2 / count)) * (invstd * gamma)
-//    (PyTorch's CPU formula).
+//    dx = (dy - dbeta / count - (x - mean) * (dotp * invstd^2 / count)) *
+//    (invstd * gamma) (PyTorch's CPU formula).
 // Work is split over channels with xw::ParallelFor, so results are bitwise
 // identical for any thread count. Calls are thread-compatible: concurrent
 // calls on distinct output tensors are safe.
@@ -60,14 +60,17 @@ struct BatchNormCache {
 // (required) is resized to [C] each. Returns InvalidArgument for a rank other
 // than 2 or 4, mismatched [C] tensors, an empty batch, or a single value per
 // channel when unbiased_running_var needs n/(n-1). y must not alias x.
-Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                             const BatchNormSpec& spec, const ReduceSpec& reduce, Tensor* y,
-                             Tensor* running_mean, Tensor* running_var, BatchNormCache* cache);
+Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
+                             const Tensor& beta, const BatchNormSpec& spec,
+                             const ReduceSpec& reduce, Tensor* y,
+                             Tensor* running_mean, Tensor* running_var,
+                             BatchNormCache* cache);
 
 // Eval-mode forward: normalises with running_mean / running_var (spec.eps
 // applies; momentum is unused). y is resized to x's shape and may alias x.
-Status BatchNormForwardEval(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                            const Tensor& running_mean, const Tensor& running_var,
+Status BatchNormForwardEval(const Tensor& x, const Tensor& gamma,
+                            const Tensor& beta, const Tensor& running_mean,
+                            const Tensor& running_var,
                             const BatchNormSpec& spec, Tensor* y);
 
 // Backward of BatchNormForwardTrain given the input x, gamma, the upstream
@@ -75,8 +78,8 @@ Status BatchNormForwardEval(const Tensor& x, const Tensor& gamma, const Tensor& 
 // (x's shape), dgamma and dbeta ([C]) is resized and written when non-null.
 // Outputs must not alias inputs.
 Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
-                         const BatchNormCache& cache, const ReduceSpec& reduce, Tensor* dx,
-                         Tensor* dgamma, Tensor* dbeta);
+                         const BatchNormCache& cache, const ReduceSpec& reduce,
+                         Tensor* dx, Tensor* dgamma, Tensor* dbeta);
 
 }  // namespace xw
 

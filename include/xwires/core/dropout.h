@@ -22,10 +22,11 @@ namespace xw {
 // y is resized to x's shape and may be &x. mask, when non-null, is resized
 // to x's shape and receives the per-element multiplier (scale or 0, or 1 for
 // the identity), which is all the backward pass needs.
-Status DropoutForward(const Tensor& x, float p, const Philox& rng, uint64_t offset,
-                      bool training, Tensor* y, Tensor* mask);
+Status DropoutForward(const Tensor& x, float p, const Philox& rng,
+                      uint64_t offset, bool training, Tensor* y, Tensor* mask);
 
-// dx = dy * mask (elementwise; shapes must match). dx is resized and may be &dy.
+// dx = dy * mask (elementwise; shapes must match). dx is resized and may be
+// &dy.
 Status DropoutBackward(const Tensor& dy, const Tensor& mask, Tensor* dx);
 
 }  // namespace xw

@@ -27,7 +27,8 @@ enum class LossNumerics {
   kFusedLogSoftmax,
   // Keras probability path (softmax output + sparse_categorical_crossentropy):
   // e = exp(x - max); q = e * (1 / Sum(e)) (TF's softmax multiplies by the
-  // reciprocal); p = q / Sum(q); c = clip(p, eps, 1 - eps); loss = -log c[label].
+  // reciprocal); p = q / Sum(q); c = clip(p, eps, 1 - eps); loss = -log
+  // c[label].
   // The gradient follows TF's autodiff chain through each op: the clip passes
   // gradient only where eps <= p <= 1 - eps, so a sample whose target
   // probability was clipped gets a zero gradient (its loss is capped at
@@ -46,8 +47,9 @@ struct LossSpec {
 // logits that are not rank 2 with N, K >= 1, a null labels pointer, or a label
 // outside [0, K) (the message names the sample and the label).
 Result<float> SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
-                                  const LossSpec& spec, const ReduceSpec& reduce,
-                                  Tensor* dlogits, std::vector<float>* per_sample = nullptr);
+                                  const LossSpec& spec,
+                                  const ReduceSpec& reduce, Tensor* dlogits,
+                                  std::vector<float>* per_sample = nullptr);
 
 }  // namespace xw
 

@@ -1,7 +1,7 @@
 // 2-D pooling over NCHW activations, forward and backward.
 //
-// Output size per axis: out = floor((in + pad_before + pad_after - k) / stride) + 1
-// (no ceil mode). Padding may be asymmetric so both PyTorch's symmetric
+// Output size per axis: out = floor((in + pad_before + pad_after - k) / stride)
+// + 1 (no ceil mode). Padding may be asymmetric so both PyTorch's symmetric
 // `padding=p` and TensorFlow's "SAME" (extra pad at the bottom/right, see
 // SamePadding) are expressible. Each pad must be < the kernel size on its
 // axis, so every window holds at least one real input element.
@@ -32,13 +32,15 @@ struct Pool2dSpec {
   bool count_include_pad = true;
 
   // Square kernel k, stride s, symmetric padding p (PyTorch style).
-  static Pool2dSpec Square(int k, int s, int p = 0, bool count_include_pad = true);
+  static Pool2dSpec Square(int k, int s, int p = 0,
+                           bool count_include_pad = true);
 };
 
 // TensorFlow "SAME" padding for one axis: out = ceil(in / stride),
 // total = max((out - 1) * stride + k - in, 0), before = total / 2,
 // after = total - before.
-void SamePadding(int64_t in, int k, int stride, int* pad_before, int* pad_after);
+void SamePadding(int64_t in, int k, int stride, int* pad_before,
+                 int* pad_after);
 
 // Output shape [N, C, OH, OW] for input shape [N, C, H, W]; InvalidArgument
 // for a bad rank, non-positive kernel/stride, negative pad, pad >= kernel,
@@ -55,22 +57,25 @@ Status MaxPool2dForward(const Tensor& x, const Pool2dSpec& spec, Tensor* y,
 // dx (resized to x_shape, zero-filled) receives dy routed to the argmax
 // positions; overlapping windows accumulate in output row-major order.
 Status MaxPool2dBackward(const Tensor& dy, const std::vector<int32_t>& argmax,
-                         const Shape& x_shape, const Pool2dSpec& spec, Tensor* dx);
+                         const Shape& x_shape, const Pool2dSpec& spec,
+                         Tensor* dx);
 
 // Average pooling: each window's real elements are gathered in row-major
 // order, summed with xw::Sum(reduce) and divided by the divisor
 // (count_include_pad decides it). y is resized to the output shape.
-Status AvgPool2dForward(const Tensor& x, const Pool2dSpec& spec, const ReduceSpec& reduce,
-                        Tensor* y);
+Status AvgPool2dForward(const Tensor& x, const Pool2dSpec& spec,
+                        const ReduceSpec& reduce, Tensor* y);
 // dx (resized to x_shape, zero-filled) += dy / divisor over every window
 // covering each element, in output row-major order.
-Status AvgPool2dBackward(const Tensor& dy, const Shape& x_shape, const Pool2dSpec& spec,
-                         Tensor* dx);
+Status AvgPool2dBackward(const Tensor& dy, const Shape& x_shape,
+                         const Pool2dSpec& spec, Tensor* dx);
 
 // Global average pooling [N, C, H, W] -> [N, C]: Sum(plane, reduce) / (H*W).
-Status GlobalAvgPoolForward(const Tensor& x, const ReduceSpec& reduce, Tensor* y);
+Status GlobalAvgPoolForward(const Tensor& x, const ReduceSpec& reduce,
+                            Tensor* y);
 // dx (resized to x_shape) = dy[n, c] / (H*W) broadcast over the plane.
-Status GlobalAvgPoolBackward(const Tensor& dy, const Shape& x_shape, Tensor* dx);
+Status GlobalAvgPoolBackward(const Tensor& dy, const Shape& x_shape,
+                             Tensor* dx);
 
 }  // namespace xw
 
