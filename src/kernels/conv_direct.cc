@@ -8,6 +8,8 @@
 
 #include "src/kernels/conv_internal.h"
 #include "src/kernels/ordered_gemm.h"
+#include "src/kernels/simd.h"
+#include "xwires/core/tensor.h"
 
 namespace xw {
 namespace kernels {
@@ -54,6 +56,20 @@ void PackTapRows(const TapSource& s, int64_t total, int64_t j0, int64_t t0, int6
     for (int64_t t = t0; t < t1; ++t) {
       std::fill(dst + (t - t0) * kPanel + valid, dst + (t - t0 + 1) * kPanel, 0.0f);
     }
+  }
+}
+
+// dst[q * kPanel + j] = rows[j * ld + q] for q < width, j < kPanel (ld is a
+// multiple of 16 and rows are readable up to ld).
+void TransposeToPanel(const float* rows, int64_t ld, int64_t width, float* dst) {
+  for (int64_t q0 = 0; q0 < width; q0 += 16) {
+    const int64_t n = std::min<int64_t>(16, width - q0);
+    alignas(64) float block[16 * kPanel];
+    float* out = n == 16 ? dst + q0 * kPanel : block;
+    for (int h = 0; h < kPanel; h += 16) {
+      Transpose16x16(rows + h * ld + q0, ld, out + h, kPanel);
+    }
+    if (n < 16) std::copy(block, block + n * kPanel, dst + q0 * kPanel);
   }
 }
 
@@ -198,18 +214,24 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
     return static_cast<const float*>(scratch);
   };
   p.pack_b = [&](int64_t j0, int64_t q0, int64_t q1, float* dst) {
+    // Gather the taps as contiguous rows [kPanel][q], then transpose.
     const int64_t valid = std::min<int64_t>(kPanel, taps - j0), khw = int64_t{g.kh} * g.kw;
+    const int64_t width = q1 - q0, ld = (width + 15) / 16 * 16;
+    thread_local AlignedFloats rows;
+    if (static_cast<int64_t>(rows.size()) < kPanel * ld) rows.resize(kPanel * ld);
     TapGather& gather = ThreadGather();
     gather.Reset(s, q0, q1);
     for (int64_t jj = 0; jj < kPanel; ++jj) {
-      if (jj >= valid) {
-        for (int64_t q = 0; q < q1 - q0; ++q) dst[q * kPanel + jj] = 0.0f;
-        continue;
+      float* row = rows.data() + jj * ld;
+      if (jj < valid) {
+        const int64_t t = j0 + jj;
+        gather.Tap(t / khw, static_cast<int>(t % khw / g.kw), static_cast<int>(t % g.kw), row, 1);
+        std::fill(row + width, row + ld, 0.0f);
+      } else {
+        std::fill(row, row + ld, 0.0f);
       }
-      const int64_t t = j0 + jj;
-      gather.Tap(t / khw, static_cast<int>(t % khw / g.kw), static_cast<int>(t % g.kw), dst + jj,
-                 kPanel);
     }
+    TransposeToPanel(rows.data(), ld, width, dst);
   };
   p.store = [&](int64_t i0, int64_t i1, int64_t j0, const float* blk) {
     const int64_t valid = std::min<int64_t>(kPanel, taps - j0);

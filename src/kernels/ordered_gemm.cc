@@ -12,12 +12,15 @@ namespace kernels {
 
 namespace {
 
-// Rows per register block: 6 rows x 32 columns = 12 accumulators, which
-// leaves room for the B row and the broadcasts in 32 AVX-512 registers.
+// Rows per register block: 8 rows x 32 columns = 16 accumulators (Kahan: 4
+// rows, sum and compensation), leaving room for the B row and the broadcasts
+// in 32 AVX-512 registers; a quarter of that with 16 AVX2 registers.
 #if defined(__AVX512F__)
-constexpr int kRows = 6;
+constexpr int kRows = 8;
+constexpr int kKahanRows = 4;
 #else
-constexpr int kRows = 3;
+constexpr int kRows = 2;
+constexpr int kKahanRows = 1;
 #endif
 // Terms packed at once: 256 x 32 floats = 32 KiB of B, reused by every row
 // block while it is in L1.
@@ -112,11 +115,13 @@ void DispatchRows(int rows, F&& f) {
   switch (rows) {
     case 1: f.template operator()<1>(); break;
     case 2: f.template operator()<2>(); break;
-    case 3: f.template operator()<3>(); break;
 #if defined(__AVX512F__)
+    case 3: f.template operator()<3>(); break;
     case 4: f.template operator()<4>(); break;
     case 5: f.template operator()<5>(); break;
     case 6: f.template operator()<6>(); break;
+    case 7: f.template operator()<7>(); break;
+    case 8: f.template operator()<8>(); break;
 #endif
     default: break;
   }
@@ -216,8 +221,8 @@ class Task {
       const float* bp;
       int64_t ld;
       const float* a = Load(t0, t1, &bp, &ld);
-      for (int64_t r0 = 0; r0 < rows_; r0 += kRows) {
-        DispatchRows(static_cast<int>(std::min<int64_t>(kRows, rows_ - r0)), [&]<int R>() {
+      for (int64_t r0 = 0; r0 < rows_; r0 += kKahanRows) {
+        DispatchRows(static_cast<int>(std::min<int64_t>(kKahanRows, rows_ - r0)), [&]<int R>() {
           Acc<R> s, c;
           LoadAcc<R>(sum + r0 * kPanel, kPanel, s);
           LoadAcc<R>(comp + r0 * kPanel, kPanel, c);

@@ -58,6 +58,40 @@ inline V16 AbsV(V16 a) {
   return reinterpret_cast<V16>(reinterpret_cast<I16>(a) & 0x7fffffff);
 }
 
+// dst[i * ld_dst + j] = src[j * ld_src + i] for a 16x16 block.
+inline void Transpose16x16(const float* src, int64_t ld_src, float* dst, int64_t ld_dst) {
+#if defined(__AVX512F__)
+  // Classic 4-stage shuffle network: 32-bit pairs, 64-bit pairs, 128-bit
+  // lanes, 256-bit halves.
+  __m512 r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * ld_src);
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int i = 0; i < 12; ++i) {
+    if ((i & 4) != 0) continue;  // i in {0..3, 8..11}
+    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xDD);
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
+  }
+  for (int i = 0; i < 16; ++i) _mm512_storeu_ps(dst + i * ld_dst, r[i]);
+#else
+  for (int i = 0; i < 16; ++i) {
+    for (int j = 0; j < 16; ++j) dst[i * ld_dst + j] = src[j * ld_src + i];
+  }
+#endif
+}
+
 }  // namespace kernels
 }  // namespace xw
 
