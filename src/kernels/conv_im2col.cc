@@ -151,6 +151,8 @@ void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
   // batches in order; the partials are then added in group order.
   const int64_t batches = (g.n + per - 1) / per;
   const int64_t groups = std::min<int64_t>(batches, 4);
+  // Per call, not thread-local: this thread may run another convolution while
+  // it waits in ParallelFor (TBB work stealing), which must not share them.
   std::vector<AlignedFloats> partial(groups);
   ParallelFor(groups, 1, [&](int64_t g0, int64_t g1) {
     Buffers& buf = ThreadBuffers();
