@@ -29,11 +29,11 @@
 namespace xw::bundle {
 
 struct ArchiveLimits {
-  uint64_t max_entry_bytes = uint64_t{1} << 30;   // 1 GiB per file
-  uint64_t max_total_bytes = uint64_t{8} << 30;   // 8 GiB in all
-  size_t max_entries = 50000;                     // files + directories
-  size_t max_path_bytes = 240;                    // whole relative path
-  size_t max_path_depth = 8;                      // components
+  uint64_t max_entry_bytes = uint64_t{1} << 30;  // 1 GiB per file
+  uint64_t max_total_bytes = uint64_t{8} << 30;  // 8 GiB in all
+  size_t max_entries = 50000;                    // files + directories
+  size_t max_path_bytes = 240;                   // whole relative path
+  size_t max_path_depth = 8;                     // components
 };
 
 // A directory created with mkdtemp under `parent` (mode 0700) and removed,
@@ -88,9 +88,9 @@ struct ExtractedArchive {
 // directory under `temp_parent`. Errors name the archive, the entry and the
 // problem; kInvalidArgument for a forbidden entry or limit, kCorruption for
 // undecodable data, kIOError for local file-system failures.
-Result<ExtractedArchive> ExtractArchive(const std::filesystem::path& archive,
-                                        const std::filesystem::path& temp_parent,
-                                        const ArchiveLimits& limits = {});
+Result<ExtractedArchive> ExtractArchive(
+    const std::filesystem::path& archive,
+    const std::filesystem::path& temp_parent, const ArchiveLimits& limits = {});
 // Same, from bytes in memory (`label` names them in messages). Used by the
 // fuzzer; `data` must outlive the call only.
 Result<ExtractedArchive> ExtractArchiveFromMemory(
@@ -106,7 +106,8 @@ enum class Compression { kZstd, kGzip };
 class ArchiveWriter {
  public:
   static Result<std::unique_ptr<ArchiveWriter>> Create(
-      const std::filesystem::path& out, Compression compression = Compression::kZstd);
+      const std::filesystem::path& out,
+      Compression compression = Compression::kZstd);
   ~ArchiveWriter();
   ArchiveWriter(const ArchiveWriter&) = delete;
   ArchiveWriter& operator=(const ArchiveWriter&) = delete;

@@ -79,9 +79,9 @@ Status ValidateEntryName(std::string_view name, bool is_dir,
                          const ArchiveLimits& limits) {
   if (name.empty()) return Bad(name, "empty path");
   if (name.size() > limits.max_path_bytes) {
-    return Bad(name.substr(0, 64), "path longer than " +
-                                       std::to_string(limits.max_path_bytes) +
-                                       " bytes");
+    return Bad(
+        name.substr(0, 64),
+        "path longer than " + std::to_string(limits.max_path_bytes) + " bytes");
   }
   if (name.front() == '/') return Bad(name, "absolute path");
   std::string_view rest = name;
@@ -95,7 +95,8 @@ Status ValidateEntryName(std::string_view name, bool is_dir,
     if (comp == ".") return Bad(name, "'.' component");
     for (char c : comp) {
       if (!IsSafeChar(c)) {
-        return Bad(name, "character outside [A-Za-z0-9._-] in a path component");
+        return Bad(name,
+                   "character outside [A-Za-z0-9._-] in a path component");
       }
     }
     if (++depth > limits.max_path_depth) {

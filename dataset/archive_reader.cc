@@ -26,11 +26,17 @@ using ReadPtr = std::unique_ptr<struct archive, ReadFree>;
 class Fd {
  public:
   explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { if (fd_ >= 0) ::close(fd_); }
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
-  int Release() { int f = fd_; fd_ = -1; return f; }
+  int Release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
 
  private:
   int fd_;
@@ -54,17 +60,23 @@ std::string ForbiddenKind(struct archive_entry* e) {
       const char* target = archive_entry_symlink(e);
       return "symbolic link (to '" + PrintableName(target ? target : "") + "')";
     }
-    case AE_IFCHR: return "character device";
-    case AE_IFBLK: return "block device";
-    case AE_IFIFO: return "fifo";
-    case AE_IFSOCK: return "socket";
-    default: return "entry of unknown type";
+    case AE_IFCHR:
+      return "character device";
+    case AE_IFBLK:
+      return "block device";
+    case AE_IFIFO:
+      return "fifo";
+    case AE_IFSOCK:
+      return "socket";
+    default:
+      return "entry of unknown type";
   }
 }
 
 class Extractor {
  public:
-  Extractor(std::string label, const ArchiveLimits& limits, ExtractedArchive* out)
+  Extractor(std::string label, const ArchiveLimits& limits,
+            ExtractedArchive* out)
       : label_(std::move(label)), limits_(limits), out_(out) {}
 
   Status Run(struct archive* a) {
@@ -80,12 +92,13 @@ class Extractor {
       if (r == ARCHIVE_EOF) break;
       if (r != ARCHIVE_OK) {
         return Status::Corruption("cannot read entry header #" +
-                                  std::to_string(index + 1) + ": " + ArchiveError(a));
+                                  std::to_string(index + 1) + ": " +
+                                  ArchiveError(a));
       }
       if (index == 0) XW_RETURN_IF_ERROR(CheckCompression(a));
       if (index + 1 > limits_.max_entries) {
-        return Status::InvalidArgument("more than " + std::to_string(limits_.max_entries) +
-                                       " entries");
+        return Status::InvalidArgument(
+            "more than " + std::to_string(limits_.max_entries) + " entries");
       }
       XW_RETURN_IF_ERROR(Entry(a, e, index));
     }
@@ -107,7 +120,9 @@ class Extractor {
       return Status::InvalidArgument(
           "compression must be exactly one layer of zstd or gzip, found " +
           std::to_string(n - 1) + " layer(s), outermost '" +
-          std::string(archive_filter_name(a, 0) ? archive_filter_name(a, 0) : "?") + "'");
+          std::string(archive_filter_name(a, 0) ? archive_filter_name(a, 0)
+                                                : "?") +
+          "'");
     }
     return Status::OK();
   }
@@ -121,8 +136,8 @@ class Extractor {
     std::string name(raw);
     std::string kind = ForbiddenKind(e);
     if (!kind.empty()) {
-      return Status::InvalidArgument("entry '" + PrintableName(name) + "': " + kind +
-                                     " is not allowed in a bundle");
+      return Status::InvalidArgument("entry '" + PrintableName(name) + "': " +
+                                     kind + " is not allowed in a bundle");
     }
     const bool is_dir = archive_entry_filetype(e) == AE_IFDIR;
     XW_RETURN_IF_ERROR(ValidateEntryName(name, is_dir, limits_));
@@ -130,9 +145,10 @@ class Extractor {
     XW_RETURN_IF_ERROR(Track(name, is_dir));
     if (is_dir) return MakeDir(name);
     if (archive_entry_size_is_set(e) && archive_entry_size(e) >= 0 &&
-        static_cast<uint64_t>(archive_entry_size(e)) > limits_.max_entry_bytes) {
-      return TooBig(name, "its header declares " + std::to_string(archive_entry_size(e)) +
-                              " bytes");
+        static_cast<uint64_t>(archive_entry_size(e)) >
+            limits_.max_entry_bytes) {
+      return TooBig(name, "its header declares " +
+                              std::to_string(archive_entry_size(e)) + " bytes");
     }
     return WriteFile(a, name);
   }
@@ -142,12 +158,13 @@ class Extractor {
     if (!explicit_.insert(name).second) {
       return Status::InvalidArgument("entry '" + name + "': duplicate entry");
     }
-    for (size_t p = name.find('/'); p != std::string::npos; p = name.find('/', p + 1)) {
+    for (size_t p = name.find('/'); p != std::string::npos;
+         p = name.find('/', p + 1)) {
       std::string parent = name.substr(0, p);
       auto [it, inserted] = kinds_.emplace(parent, true);
       if (!it->second) {
-        return Status::InvalidArgument("entry '" + name + "': parent '" + parent +
-                                       "' is a file");
+        return Status::InvalidArgument("entry '" + name + "': parent '" +
+                                       parent + "' is a file");
       }
       if (inserted) XW_RETURN_IF_ERROR(MakeDir(parent));
     }
@@ -161,13 +178,15 @@ class Extractor {
   Status MakeDir(const std::string& name) {
     const std::filesystem::path p = out_->dir.path() / name;
     if (::mkdir(p.c_str(), 0700) != 0 && errno != EEXIST) {
-      return Status::IOError("cannot create '" + p.string() + "': " + std::strerror(errno));
+      return Status::IOError("cannot create '" + p.string() +
+                             "': " + std::strerror(errno));
     }
     return Status::OK();
   }
 
   Status TooBig(const std::string& name, const std::string& why) {
-    return Status::InvalidArgument("entry '" + name + "': larger than the limit of " +
+    return Status::InvalidArgument("entry '" + name +
+                                   "': larger than the limit of " +
                                    std::to_string(limits_.max_entry_bytes) +
                                    " bytes per file (" + why + ")");
   }
@@ -175,9 +194,11 @@ class Extractor {
   Status WriteFile(struct archive* a, const std::string& name) {
     const std::filesystem::path p = out_->dir.path() / name;
     // O_EXCL|O_NOFOLLOW: never reuse or follow anything already there.
-    Fd fd(::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    Fd fd(::open(p.c_str(),
+                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (fd.get() < 0) {
-      return Status::IOError("cannot create '" + p.string() + "': " + std::strerror(errno));
+      return Status::IOError("cannot create '" + p.string() +
+                             "': " + std::strerror(errno));
     }
     Sha256 hash;
     uint64_t bytes = 0;
@@ -196,14 +217,17 @@ class Extractor {
       }
       if (total_ > limits_.max_total_bytes) {
         return Status::InvalidArgument(
-            "entry '" + name + "': the archive decompresses to more than the limit of " +
+            "entry '" + name +
+            "': the archive decompresses to more than the limit of " +
             std::to_string(limits_.max_total_bytes) + " bytes in total");
       }
       hash.Update(buf.data(), static_cast<size_t>(n));
-      XW_RETURN_IF_ERROR(WriteAll(fd.get(), buf.data(), static_cast<size_t>(n), p));
+      XW_RETURN_IF_ERROR(
+          WriteAll(fd.get(), buf.data(), static_cast<size_t>(n), p));
     }
     if (::close(fd.Release()) != 0) {
-      return Status::IOError("cannot close '" + p.string() + "': " + std::strerror(errno));
+      return Status::IOError("cannot close '" + p.string() +
+                             "': " + std::strerror(errno));
     }
     out_->files.push_back({name, p, bytes, hash.Finish()});
     return Status::OK();
@@ -215,7 +239,8 @@ class Extractor {
       ssize_t w = ::write(fd, data, n);
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) {
-        return Status::IOError("cannot write '" + p.string() + "': " + std::strerror(errno));
+        return Status::IOError("cannot write '" + p.string() +
+                               "': " + std::strerror(errno));
       }
       data += w;
       n -= static_cast<size_t>(w);
@@ -226,26 +251,34 @@ class Extractor {
   std::string label_;
   ArchiveLimits limits_;
   ExtractedArchive* out_;
-  std::set<std::string> explicit_;    // names of entries seen so far
+  std::set<std::string> explicit_;     // names of entries seen so far
   std::map<std::string, bool> kinds_;  // every path so far -> is a directory
   uint64_t total_ = 0;
 };
 
-Result<ExtractedArchive> Extract(const std::string& label,
-                                 const std::filesystem::path& temp_parent,
-                                 const ArchiveLimits& limits,
-                                 const std::function<int(struct archive*)>& open) {
+Result<ExtractedArchive> Extract(
+    const std::string& label, const std::filesystem::path& temp_parent,
+    const ArchiveLimits& limits,
+    const std::function<int(struct archive*)>& open) {
   ReadPtr a(archive_read_new());
   if (!a) return Status::Internal("libarchive: cannot allocate a reader");
   // Only what a bundle may be: zstd- or gzip-compressed tar.
   archive_read_support_filter_zstd(a.get());
   archive_read_support_filter_gzip(a.get());
   archive_read_support_format_tar(a.get());
-  XW_ASSIGN_OR_RETURN(TempDir dir, TempDir::Create(temp_parent, "xwires-bundle-"));
+  XW_ASSIGN_OR_RETURN(TempDir dir,
+                      TempDir::Create(temp_parent, "xwires-bundle-"));
   ExtractedArchive out{std::move(dir), {}, ""};
   if (open(a.get()) != ARCHIVE_OK) {
-    return Status::IOError("cannot open bundle archive '" + label + "': " +
-                           ArchiveError(a.get()));
+    // Opening already sniffs the format and the first compressed block, so
+    // most failures here are about the bytes, not the file system.
+    const int err = archive_errno(a.get());
+    const std::string msg =
+        "cannot open bundle archive '" + label + "': " + ArchiveError(a.get());
+    const bool io = err == ENOENT || err == EACCES || err == EPERM ||
+                    err == EIO || err == EISDIR || err == EMFILE ||
+                    err == ENFILE || err == ENOMEM;
+    return io ? Status::IOError(msg) : Status::Corruption(msg);
   }
   XW_RETURN_IF_ERROR(Extractor(label, limits, &out).Run(a.get()));
   return out;  // on any failure above, `out` (and its directory) is destroyed
@@ -253,9 +286,9 @@ Result<ExtractedArchive> Extract(const std::string& label,
 
 }  // namespace
 
-Result<ExtractedArchive> ExtractArchive(const std::filesystem::path& archive,
-                                        const std::filesystem::path& temp_parent,
-                                        const ArchiveLimits& limits) {
+Result<ExtractedArchive> ExtractArchive(
+    const std::filesystem::path& archive,
+    const std::filesystem::path& temp_parent, const ArchiveLimits& limits) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(archive, ec)) {
     return Status::NotFound("bundle archive '" + archive.string() +
@@ -269,9 +302,10 @@ Result<ExtractedArchive> ExtractArchive(const std::filesystem::path& archive,
 Result<ExtractedArchive> ExtractArchiveFromMemory(
     const void* data, size_t size, std::string_view label,
     const std::filesystem::path& temp_parent, const ArchiveLimits& limits) {
-  return Extract(std::string(label), temp_parent, limits, [&](struct archive* a) {
-    return archive_read_open_memory(a, data, size);
-  });
+  return Extract(std::string(label), temp_parent, limits,
+                 [&](struct archive* a) {
+                   return archive_read_open_memory(a, data, size);
+                 });
 }
 
 }  // namespace xw::bundle

@@ -30,14 +30,16 @@ struct ArchiveWriter::Impl {
   bool finished = false;
 
   Status Fail(const std::string& what) {
-    return Status::IOError("writing archive '" + out.string() + "': " + what + ": " +
-                           (archive_error_string(a.get()) ? archive_error_string(a.get())
-                                                          : "unknown libarchive error"));
+    return Status::IOError(
+        "writing archive '" + out.string() + "': " + what + ": " +
+        (archive_error_string(a.get()) ? archive_error_string(a.get())
+                                       : "unknown libarchive error"));
   }
 
   // Writes one regular-file header with fixed metadata.
   Status Header(std::string_view name, uint64_t size) {
-    XW_RETURN_IF_ERROR(ValidateEntryName(name, /*is_dir=*/false, ArchiveLimits{}));
+    XW_RETURN_IF_ERROR(
+        ValidateEntryName(name, /*is_dir=*/false, ArchiveLimits{}));
     if (!names.insert(std::string(name)).second) {
       return Status::InvalidArgument("archive entry '" + std::string(name) +
                                      "' added twice");
@@ -67,7 +69,8 @@ struct ArchiveWriter::Impl {
   }
 };
 
-ArchiveWriter::ArchiveWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ArchiveWriter::ArchiveWriter(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
 
 ArchiveWriter::~ArchiveWriter() {
   if (impl_ && !impl_->finished) {
@@ -86,7 +89,7 @@ Result<std::unique_ptr<ArchiveWriter>> ArchiveWriter::Create(
   if (!impl->a) return Status::Internal("libarchive: cannot allocate a writer");
   struct archive* a = impl->a.get();
   int r = compression == Compression::kZstd ? archive_write_add_filter_zstd(a)
-                                             : archive_write_add_filter_gzip(a);
+                                            : archive_write_add_filter_gzip(a);
   if (r != ARCHIVE_OK) return impl->Fail("compression filter");
   // pax keeps long names and large sizes exact; "restricted" adds pax
   // headers only when ustar cannot represent an entry.
@@ -108,20 +111,25 @@ Status ArchiveWriter::AddBytes(std::string_view name, std::string_view bytes) {
   return impl_->Data(name, bytes.data(), bytes.size());
 }
 
-Status ArchiveWriter::AddFile(std::string_view name, const std::filesystem::path& source) {
+Status ArchiveWriter::AddFile(std::string_view name,
+                              const std::filesystem::path& source) {
   std::error_code ec;
   const uintmax_t size = std::filesystem::file_size(source, ec);
-  if (ec) return Status::IOError("cannot stat '" + source.string() + "': " + ec.message());
+  if (ec)
+    return Status::IOError("cannot stat '" + source.string() +
+                           "': " + ec.message());
   std::ifstream in(source, std::ios::binary);
   if (!in) return Status::IOError("cannot open '" + source.string() + "'");
   XW_RETURN_IF_ERROR(impl_->Header(name, size));
   std::vector<char> buf(1 << 16);
   uintmax_t left = size;
   while (left > 0) {
-    const size_t want = static_cast<size_t>(std::min<uintmax_t>(left, buf.size()));
+    const size_t want =
+        static_cast<size_t>(std::min<uintmax_t>(left, buf.size()));
     in.read(buf.data(), static_cast<std::streamsize>(want));
     if (static_cast<size_t>(in.gcount()) != want) {
-      return Status::IOError("'" + source.string() + "' changed size while archiving");
+      return Status::IOError("'" + source.string() +
+                             "' changed size while archiving");
     }
     XW_RETURN_IF_ERROR(impl_->Data(name, buf.data(), want));
     left -= want;
@@ -130,13 +138,16 @@ Status ArchiveWriter::AddFile(std::string_view name, const std::filesystem::path
 }
 
 Status ArchiveWriter::Finish() {
-  if (impl_->finished) return Status::FailedPrecondition("archive already finished");
-  if (archive_write_close(impl_->a.get()) != ARCHIVE_OK) return impl_->Fail("close");
+  if (impl_->finished)
+    return Status::FailedPrecondition("archive already finished");
+  if (archive_write_close(impl_->a.get()) != ARCHIVE_OK)
+    return impl_->Fail("close");
   std::error_code ec;
   std::filesystem::rename(impl_->partial, impl_->out, ec);
   if (ec) {
-    return Status::IOError("cannot rename '" + impl_->partial.string() + "' to '" +
-                           impl_->out.string() + "': " + ec.message());
+    return Status::IOError("cannot rename '" + impl_->partial.string() +
+                           "' to '" + impl_->out.string() +
+                           "': " + ec.message());
   }
   impl_->finished = true;
   return Status::OK();

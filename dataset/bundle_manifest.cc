@@ -31,9 +31,15 @@ class StrictSax : public nlohmann::json_sax<json> {
   bool string(string_t& s) override { return CheckString(s, "string"); }
   bool binary(binary_t&) override { return Fail("binary values are not JSON"); }
   bool start_object(std::size_t) override { return Push(); }
-  bool end_object() override { keys_.pop_back(); return true; }
+  bool end_object() override {
+    keys_.pop_back();
+    return true;
+  }
   bool start_array(std::size_t) override { return Push(); }
-  bool end_array() override { keys_.pop_back(); return true; }
+  bool end_array() override {
+    keys_.pop_back();
+    return true;
+  }
   bool key(string_t& k) override {
     if (!CheckString(k, "key")) return false;
     if (!keys_.back().insert(k).second) {
@@ -47,10 +53,14 @@ class StrictSax : public nlohmann::json_sax<json> {
   }
 
  private:
-  bool Fail(std::string e) { error_ = std::move(e); return false; }
+  bool Fail(std::string e) {
+    error_ = std::move(e);
+    return false;
+  }
   bool Push() {
     if (keys_.size() >= limits_.max_depth) {
-      return Fail("nested deeper than " + std::to_string(limits_.max_depth) + " levels");
+      return Fail("nested deeper than " + std::to_string(limits_.max_depth) +
+                  " levels");
     }
     keys_.emplace_back();
     return true;
@@ -73,23 +83,26 @@ class Fields {
  public:
   Fields(const json& j, std::string where) : j_(j), where_(std::move(where)) {}
 
-  Result<const json*> Get(const std::string& key, json::value_t type, const char* type_name) {
+  Result<const json*> Get(const std::string& key, json::value_t type,
+                          const char* type_name) {
     used_.insert(key);
     auto it = j_.find(key);
     if (it == j_.end()) return Bad("missing field '" + Name(key) + "'");
-    const bool ok = type == json::value_t::number_unsigned
-                        ? it->is_number_unsigned() ||
-                              (it->is_number_integer() && it->get<int64_t>() >= 0)
-                        : it->type() == type;
+    const bool ok =
+        type == json::value_t::number_unsigned
+            ? it->is_number_unsigned() ||
+                  (it->is_number_integer() && it->get<int64_t>() >= 0)
+            : it->type() == type;
     if (!ok) return Bad("field '" + Name(key) + "' must be " + type_name);
     return &*it;
   }
   Result<std::string> String(const std::string& key, size_t max_bytes) {
-    XW_ASSIGN_OR_RETURN(const json* v, Get(key, json::value_t::string, "a string"));
+    XW_ASSIGN_OR_RETURN(const json* v,
+                        Get(key, json::value_t::string, "a string"));
     const std::string& s = v->get_ref<const std::string&>();
     if (s.size() > max_bytes) {
-      return Bad("field '" + Name(key) + "' is longer than " + std::to_string(max_bytes) +
-                 " bytes");
+      return Bad("field '" + Name(key) + "' is longer than " +
+                 std::to_string(max_bytes) + " bytes");
     }
     for (unsigned char c : s) {
       if (c < 0x20 || c == 0x7f) {
@@ -99,13 +112,14 @@ class Fields {
     return s;
   }
   Result<uint64_t> Unsigned(const std::string& key) {
-    XW_ASSIGN_OR_RETURN(const json* v,
-                        Get(key, json::value_t::number_unsigned, "a non-negative integer"));
+    XW_ASSIGN_OR_RETURN(const json* v, Get(key, json::value_t::number_unsigned,
+                                           "a non-negative integer"));
     return v->get<uint64_t>();
   }
   Status Finish() const {
     for (const auto& [key, value] : j_.items()) {
-      if (!used_.count(key)) return Bad("unknown field '" + Name(PrintableName(key)) + "'");
+      if (!used_.count(key))
+        return Bad("unknown field '" + Name(PrintableName(key)) + "'");
     }
     return Status::OK();
   }
@@ -124,10 +138,12 @@ Status CheckCreated(const std::string& s) {
   static constexpr char kPattern[] = "dddd-dd-ddTdd:dd:ddZ";
   bool ok = s.size() == sizeof(kPattern) - 1;
   for (size_t i = 0; ok && i < s.size(); ++i) {
-    ok = kPattern[i] == 'd' ? (s[i] >= '0' && s[i] <= '9') : s[i] == kPattern[i];
+    ok =
+        kPattern[i] == 'd' ? (s[i] >= '0' && s[i] <= '9') : s[i] == kPattern[i];
   }
   return ok ? Status::OK()
-            : Bad("field 'created' must be a UTC time \"YYYY-MM-DDTHH:MM:SSZ\"");
+            : Bad("field 'created' must be a UTC time "
+                  "\"YYYY-MM-DDTHH:MM:SSZ\"");
 }
 
 Status ParseMachine(const json& j, BundleManifest* m) {
@@ -160,7 +176,8 @@ Status ParseProfiles(const json& j, BundleManifest* m) {
 Status ParseDataSpecs(const json& j, BundleManifest* m) {
   for (size_t i = 0; i < j.size(); ++i) {
     if (!j[i].is_string() || j[i].get_ref<const std::string&>().empty()) {
-      return Bad("field 'data_specs[" + std::to_string(i) + "]' must be a non-empty string");
+      return Bad("field 'data_specs[" + std::to_string(i) +
+                 "]' must be a non-empty string");
     }
     m->data_specs.push_back(j[i].get<std::string>());
   }
@@ -171,20 +188,24 @@ Status ParseFiles(const json& j, BundleManifest* m) {
   std::set<std::string> seen;
   for (size_t i = 0; i < j.size(); ++i) {
     const std::string where = "files[" + std::to_string(i) + "]";
-    if (!j[i].is_object()) return Bad("field '" + where + "' must be an object");
+    if (!j[i].is_object())
+      return Bad("field '" + where + "' must be an object");
     Fields f(j[i], where);
     BundleFile file;
     XW_ASSIGN_OR_RETURN(file.path, f.String("path", 1024));
     XW_ASSIGN_OR_RETURN(file.bytes, f.Unsigned("bytes"));
     XW_ASSIGN_OR_RETURN(file.sha256, f.String("sha256", 64));
     XW_RETURN_IF_ERROR(f.Finish());
-    XW_RETURN_IF_ERROR(ValidateEntryName(file.path, false, ArchiveLimits{})
-                           .WithContext("manifest.json: field '" + where + ".path'"));
+    XW_RETURN_IF_ERROR(
+        ValidateEntryName(file.path, false, ArchiveLimits{})
+            .WithContext("manifest.json: field '" + where + ".path'"));
     if (file.path == kBundleManifestName) {
-      return Bad("field '" + where + ".path' must not list manifest.json itself");
+      return Bad("field '" + where +
+                 ".path' must not list manifest.json itself");
     }
     if (!IsSha256Hex(file.sha256)) {
-      return Bad("field '" + where + ".sha256' must be 64 lowercase hex digits");
+      return Bad("field '" + where +
+                 ".sha256' must be 64 lowercase hex digits");
     }
     if (!seen.insert(file.path).second) {
       return Bad("file '" + file.path + "' is listed twice");
@@ -200,14 +221,15 @@ Result<BundleManifest> FromJson(const json& j) {
   // Format name and version first: a newer format may have other fields.
   XW_ASSIGN_OR_RETURN(std::string format, f.String("format", 64));
   if (format != kBundleFormatName) {
-    return Bad("field 'format' is '" + format + "', expected '" + kBundleFormatName + "'");
+    return Bad("field 'format' is '" + format + "', expected '" +
+               kBundleFormatName + "'");
   }
   XW_ASSIGN_OR_RETURN(uint64_t version, f.Unsigned("format_version"));
   if (version > static_cast<uint64_t>(kBundleFormatVersion)) {
     return Status::NotSupported(
         "manifest.json: bundle format version " + std::to_string(version) +
-        " is newer than this xwires reads (" + std::to_string(kBundleFormatVersion) +
-        "); upgrade xwires");
+        " is newer than this xwires reads (" +
+        std::to_string(kBundleFormatVersion) + "); upgrade xwires");
   }
   if (version == 0) return Bad("field 'format_version' must be at least 1");
   BundleManifest m;
@@ -216,15 +238,18 @@ Result<BundleManifest> FromJson(const json& j) {
   XW_ASSIGN_OR_RETURN(m.created, f.String("created", 64));
   XW_RETURN_IF_ERROR(CheckCreated(m.created));
   XW_ASSIGN_OR_RETURN(m.contributor, f.String("contributor", 256));
-  XW_ASSIGN_OR_RETURN(const json* machine, f.Get("machine", json::value_t::object, "an object"));
+  XW_ASSIGN_OR_RETURN(const json* machine,
+                      f.Get("machine", json::value_t::object, "an object"));
   XW_RETURN_IF_ERROR(ParseMachine(*machine, &m));
   XW_ASSIGN_OR_RETURN(const json* profiles,
                       f.Get("profiles", json::value_t::object, "an object"));
   XW_RETURN_IF_ERROR(ParseProfiles(*profiles, &m));
-  XW_ASSIGN_OR_RETURN(const json* specs, f.Get("data_specs", json::value_t::array, "an array"));
+  XW_ASSIGN_OR_RETURN(const json* specs,
+                      f.Get("data_specs", json::value_t::array, "an array"));
   XW_RETURN_IF_ERROR(ParseDataSpecs(*specs, &m));
   XW_ASSIGN_OR_RETURN(m.trial_count, f.Unsigned("trial_count"));
-  XW_ASSIGN_OR_RETURN(const json* files, f.Get("files", json::value_t::array, "an array"));
+  XW_ASSIGN_OR_RETURN(const json* files,
+                      f.Get("files", json::value_t::array, "an array"));
   XW_RETURN_IF_ERROR(ParseFiles(*files, &m));
   XW_RETURN_IF_ERROR(f.Finish());
   return m;
@@ -232,9 +257,11 @@ Result<BundleManifest> FromJson(const json& j) {
 
 }  // namespace
 
-Result<BundleManifest> ParseManifest(std::string_view text, const ManifestLimits& limits) {
+Result<BundleManifest> ParseManifest(std::string_view text,
+                                     const ManifestLimits& limits) {
   if (text.size() > limits.max_bytes) {
-    return Bad("larger than the limit of " + std::to_string(limits.max_bytes) + " bytes");
+    return Bad("larger than the limit of " + std::to_string(limits.max_bytes) +
+               " bytes");
   }
   StrictSax sax(limits);
   if (!json::sax_parse(text, &sax) || !sax.error().empty()) {
@@ -253,12 +280,14 @@ Result<std::string> ManifestToJson(const BundleManifest& m) {
   j["created"] = m.created;
   j["contributor"] = m.contributor;
   j["machine"] = json::parse(m.machine_json, nullptr, false);
-  if (j["machine"].is_discarded()) return Status::InvalidArgument("machine fingerprint is not JSON");
+  if (j["machine"].is_discarded())
+    return Status::InvalidArgument("machine fingerprint is not JSON");
   j["profiles"] = json::object();
   for (const auto& [name, def] : m.profiles) {
     json d = json::parse(def, nullptr, false);
     if (d.is_discarded()) {
-      return Status::InvalidArgument("profile '" + name + "' definition is not JSON");
+      return Status::InvalidArgument("profile '" + name +
+                                     "' definition is not JSON");
     }
     j["profiles"][name] = std::move(d);
   }
@@ -266,12 +295,14 @@ Result<std::string> ManifestToJson(const BundleManifest& m) {
   j["trial_count"] = m.trial_count;
   j["files"] = json::array();
   for (const BundleFile& f : m.files) {
-    j["files"].push_back({{"path", f.path}, {"bytes", f.bytes}, {"sha256", f.sha256}});
+    j["files"].push_back(
+        {{"path", f.path}, {"bytes", f.bytes}, {"sha256", f.sha256}});
   }
   return j.dump(1);
 }
 
-Status CheckFilesAgainstManifest(const BundleManifest& m, const ExtractedArchive& archive) {
+Status CheckFilesAgainstManifest(const BundleManifest& m,
+                                 const ExtractedArchive& archive) {
   std::map<std::string, const BundleFile*> listed;
   for (const BundleFile& f : m.files) listed[f.path] = &f;
   bool has_manifest = false;
@@ -282,25 +313,30 @@ Status CheckFilesAgainstManifest(const BundleManifest& m, const ExtractedArchive
     }
     auto it = listed.find(x.name);
     if (it == listed.end()) {
-      return Status::InvalidArgument("file '" + x.name +
-                                     "' is in the archive but not listed in manifest.json");
+      return Status::InvalidArgument(
+          "file '" + x.name +
+          "' is in the archive but not listed in manifest.json");
     }
     const BundleFile& f = *it->second;
     if (x.bytes != f.bytes) {
-      return Status::Corruption("file '" + x.name + "': size mismatch (manifest " +
+      return Status::Corruption("file '" + x.name +
+                                "': size mismatch (manifest " +
                                 std::to_string(f.bytes) + " bytes, archive " +
                                 std::to_string(x.bytes) + ")");
     }
     if (x.sha256 != f.sha256) {
-      return Status::Corruption("file '" + x.name + "': checksum mismatch (manifest sha256 " +
+      return Status::Corruption("file '" + x.name +
+                                "': checksum mismatch (manifest sha256 " +
                                 f.sha256 + ", archive " + x.sha256 + ")");
     }
     listed.erase(it);
   }
-  if (!has_manifest) return Status::InvalidArgument("the archive has no manifest.json");
+  if (!has_manifest)
+    return Status::InvalidArgument("the archive has no manifest.json");
   if (!listed.empty()) {
-    return Status::InvalidArgument("file '" + listed.begin()->first +
-                                   "' is listed in manifest.json but missing from the archive");
+    return Status::InvalidArgument(
+        "file '" + listed.begin()->first +
+        "' is listed in manifest.json but missing from the archive");
   }
   return Status::OK();
 }

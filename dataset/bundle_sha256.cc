@@ -21,7 +21,8 @@ Sha256::Sha256() : ctx_(std::make_unique<Ctx>()) {
   ctx_->md.reset(EVP_MD_CTX_new());
   // Allocation or digest setup failing is not an input error: treat it like
   // running out of memory.
-  if (!ctx_->md || EVP_DigestInit_ex(ctx_->md.get(), EVP_sha256(), nullptr) != 1) {
+  if (!ctx_->md ||
+      EVP_DigestInit_ex(ctx_->md.get(), EVP_sha256(), nullptr) != 1) {
     throw std::runtime_error("OpenSSL: cannot initialise SHA-256");
   }
 }
@@ -56,14 +57,16 @@ std::string Sha256Hex(std::string_view bytes) {
 
 Result<std::string> Sha256File(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IOError("cannot open '" + path.string() + "' for hashing");
+  if (!in)
+    return Status::IOError("cannot open '" + path.string() + "' for hashing");
   Sha256 h;
   std::vector<char> buf(1 << 16);
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
     h.Update(buf.data(), static_cast<size_t>(in.gcount()));
   }
-  if (in.bad()) return Status::IOError("read error while hashing '" + path.string() + "'");
+  if (in.bad())
+    return Status::IOError("read error while hashing '" + path.string() + "'");
   return h.Finish();
 }
 

@@ -9,6 +9,7 @@ PACKAGES=(
   nlohmann-json3-dev libarchive-dev libzstd-dev zlib1g-dev libssl-dev libcli11-dev
   libopenmpi-dev openmpi-bin libnlopt-cxx-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang-14 libclang-rt-14-dev
   python3 python3-numpy python3-h5py python3-pandas python3-sklearn
 )
 

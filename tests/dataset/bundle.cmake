@@ -1,0 +1,16 @@
+# Tests of contribution bundles: the untrusted-input layer (archive reader,
+# manifest parser) and bundle create/verify/import/merge.
+xwires_add_test(bundle_tests
+  SOURCES
+    bundle_test_util.cc
+    test_util.cc
+    bundle_archive_test.cc
+    bundle_manifest_test.cc
+  LIBS xwires_dataset LibArchive::LibArchive OpenSSL::Crypto nlohmann_json::nlohmann_json)
+target_include_directories(bundle_tests PRIVATE ${PROJECT_SOURCE_DIR}/dataset)
+
+# libFuzzer smoke run (CI): builds tests/fuzz with clang and runs the manifest
+# and archive fuzzers for 15 s each. Longer runs: tests/fuzz/run.sh DIR 600.
+add_test(NAME bundle_fuzz_smoke
+  COMMAND bash ${PROJECT_SOURCE_DIR}/tests/fuzz/run.sh ${CMAKE_CURRENT_BINARY_DIR}/fuzz 15)
+set_tests_properties(bundle_fuzz_smoke PROPERTIES TIMEOUT 900 LABELS fuzz)
