@@ -40,7 +40,10 @@ struct GaussianProcess::Impl {
   int n = 0;
   Eigen::MatrixXd x;  // [capacity, dim]
   Eigen::VectorXd y;  // raw targets, capacity
-  Eigen::MatrixXd l;  // lower Cholesky factor, [capacity, capacity]
+  Eigen::MatrixXd l;   // lower Cholesky factor L, [capacity, capacity]
+  // L^-1 (lower; its upper triangle is kept exactly zero), so that variances
+  // are matrix products rather than triangular solves.
+  Eigen::MatrixXd li;
   Eigen::VectorXd alpha;
   double y_mean = 0, y_std = 1;
 
@@ -50,6 +53,7 @@ struct GaussianProcess::Impl {
     x.conservativeResize(c2, dim);
     y.conservativeResize(c2);
     l.conservativeResize(c2, c2);
+    li.conservativeResize(c2, c2);
   }
 
   // k(p, x_i) for i < n into k; optionally the factor c*5/3*(1+s)*exp(-s)
@@ -125,6 +129,9 @@ Status GaussianProcess::Fit(std::span<const double> x, std::span<const double> y
     }
   }
   m.l.topLeftCorner(n, n) = llt.matrixL();
+  auto li = m.li.topLeftCorner(n, n);
+  li.setIdentity();
+  llt.matrixL().solveInPlace(li);
   double mean, std;
   TargetNormalization(y, &mean, &std);
   SetNormalization(mean, std);
@@ -137,13 +144,19 @@ void GaussianProcess::Append(std::span<const double> x, double y) {
   m.Reserve(n + 1);
   Eigen::VectorXd k;
   m.KernelRow(x.data(), &k, nullptr);
-  if (n > 0) m.l.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(k);
+  if (n > 0) k = m.li.topLeftCorner(n, n).triangularView<Eigen::Lower>() * k;  // L^-1 k
   // Schur complement; a floor keeps the factor valid when the new point
   // (nearly) repeats an old one and the noise is tiny.
   const double floor = std::max(m.jitter, 1e-10 * (m.c + m.noise));
   const double d2 = std::max(m.c + m.noise + m.jitter - k.squaredNorm(), floor);
+  const double d = std::sqrt(d2);
   m.l.row(n).head(n) = k.transpose();
-  m.l(n, n) = std::sqrt(d2);
+  m.l(n, n) = d;
+  // [L 0; l^T d]^-1 = [L^-1 0; -l^T L^-1 / d, 1/d].
+  m.li.row(n).head(n).noalias() =
+      -(k.transpose() * m.li.topLeftCorner(n, n).triangularView<Eigen::Lower>()) / d;
+  m.li.col(n).head(n).setZero();
+  m.li(n, n) = 1.0 / d;
   for (int j = 0; j < m.dim; ++j) m.x(n, j) = x[j];
   m.y[n] = y;
   m.n = n + 1;
@@ -176,13 +189,13 @@ void GaussianProcess::Predict(const double* x, double* mean, double* var, double
   const bool grad = dmean || dvar;
   m.KernelRow(x, &k, grad ? &g : nullptr);
   *mean = k.dot(m.alpha);
-  const auto l = m.l.topLeftCorner(n, n);
-  Eigen::VectorXd v = l.triangularView<Eigen::Lower>().solve(k);
+  const auto li = m.li.topLeftCorner(n, n);
+  const Eigen::VectorXd v = li.triangularView<Eigen::Lower>() * k;  // L^-1 k
   *var = std::max(m.c - v.squaredNorm(), 0.0);
   if (!grad) return;
   // dk_i/dx_j = -g_i (x_j - x_ij) / l_j^2.
   Eigen::VectorXd w;  // K^-1 k
-  if (dvar) w = l.transpose().triangularView<Eigen::Upper>().solve(v);
+  if (dvar) w = li.transpose().triangularView<Eigen::Upper>() * v;
   for (int j = 0; j < m.dim; ++j) {
     const Eigen::ArrayXd dk =
         -g.array() * (x[j] - m.x.col(j).head(n).array()) * m.inv_ls2[j];
@@ -195,26 +208,35 @@ void GaussianProcess::PredictBatch(const double* x, int64_t count, double* mean,
                                    double* var) const {
   const Impl& m = *impl_;
   const int n = m.n;
+  if (n == 0) {
+    std::fill(mean, mean + count, 0.0);
+    std::fill(var, var + count, m.c);
+    return;
+  }
+  // Scaled training inputs and their squared norms, for
+  // r^2 = |a|^2 + |b|^2 - 2 a.b (the cancellation error, ~1e-16 |a|^2, moves
+  // the Matern value by O(error), far below anything the acquisition sees).
+  const Eigen::VectorXd inv_l = m.inv_ls2.cwiseSqrt();
+  const Eigen::MatrixXd xs = m.x.topRows(n) * inv_l.asDiagonal();
+  const Eigen::VectorXd xs_sq = xs.rowwise().squaredNorm();
+  const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>
+      all(x, count, m.dim);
   ParallelFor(count, kPredictGrain, [&](int64_t b, int64_t e) {
     const int64_t rows = e - b;
-    if (n == 0) {
-      for (int64_t i = b; i < e; ++i) mean[i] = 0, var[i] = m.c;
-      return;
-    }
-    // r2[i, t]: squared scaled distance of training point i to candidate t.
-    Eigen::ArrayXXd r2 = Eigen::ArrayXXd::Zero(n, rows);
+    // Per-thread scratch: re-allocating these blocks for every chunk costs
+    // more in page faults than the arithmetic.
+    thread_local Eigen::MatrixXd cs, ks, v;
+    thread_local Eigen::ArrayXXd s;
+    cs = all.middleRows(b, rows) * inv_l.asDiagonal();
+    ks.noalias() = -2.0 * xs * cs.transpose();  // [n, rows]
     for (int64_t t = 0; t < rows; ++t) {
-      const double* p = x + (b + t) * m.dim;
-      for (int j = 0; j < m.dim; ++j) {
-        r2.col(t) += (m.x.col(j).head(n).array() - p[j]).square() * m.inv_ls2[j];
-      }
+      ks.col(t).array() += xs_sq.array() + cs.row(t).squaredNorm();
     }
-    const Eigen::ArrayXXd s = kSqrt5 * r2.sqrt();
-    Eigen::MatrixXd ks = (m.c * (1.0 + s + s.square() / 3.0) * (-s).exp()).matrix();
+    s = ks.array().max(0.0).sqrt() * kSqrt5;
+    ks = (m.c * (1.0 + s + s.square() / 3.0) * (-s).exp()).matrix();
     Eigen::Map<Eigen::VectorXd>(mean + b, rows).noalias() = ks.transpose() * m.alpha;
-    m.l.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(ks);
-    const Eigen::VectorXd sq = ks.colwise().squaredNorm().transpose();
-    for (int64_t t = 0; t < rows; ++t) var[b + t] = std::max(m.c - sq[t], 0.0);
+    v.noalias() = m.li.topLeftCorner(n, n).triangularView<Eigen::Lower>() * ks;  // L^-1 K*
+    for (int64_t t = 0; t < rows; ++t) var[b + t] = std::max(m.c - v.col(t).squaredNorm(), 0.0);
   });
 }
 

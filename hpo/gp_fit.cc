@@ -19,11 +19,10 @@ namespace {
 constexpr double kSqrt5 = 2.2360679774997896964;
 constexpr double kLog2Pi = 1.8378770664093454836;
 
-// Squared coordinate differences of every pair, one n x n matrix per
-// dimension: computed once per fit, shared read-only by all restarts.
+// Training inputs and normalised targets, shared read-only by all restarts.
 struct PairData {
   int n, dim;
-  std::vector<Eigen::MatrixXd> sq;
+  Eigen::MatrixXd x;  // [n, dim]
   Eigen::VectorXd y;  // normalised targets
 };
 
@@ -32,19 +31,13 @@ PairData MakePairData(std::span<const double> x, std::span<const double> y_norm,
   p.n = static_cast<int>(y_norm.size());
   p.dim = dim;
   p.y = Eigen::Map<const Eigen::VectorXd>(y_norm.data(), p.n);
-  const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>
-      xm(x.data(), p.n, dim);
-  for (int j = 0; j < dim; ++j) {
-    const Eigen::ArrayXd col = xm.col(j);
-    Eigen::MatrixXd d = (col.rowwise().replicate(p.n) - col.transpose().colwise().replicate(p.n))
-                            .square()
-                            .matrix();
-    p.sq.push_back(std::move(d));
-  }
+  p.x = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+      x.data(), p.n, dim);
   return p;
 }
 
-// Per-run workspace for the likelihood (one per concurrent restart).
+// Per-run workspace for the likelihood (one per concurrent restart); its
+// matrices keep their allocation across evaluations.
 class LmlWorkspace {
  public:
   explicit LmlWorkspace(const PairData& p) : p_(p) {}
@@ -56,11 +49,18 @@ class LmlWorkspace {
     const double c = std::exp(theta[0]);
     const bool fit_noise = n_theta == dim + 2;
     const double noise = fit_noise ? std::exp(theta[dim + 1]) : fixed_noise;
-    r2_.setZero(n, n);
-    for (int j = 0; j < dim; ++j) r2_ += p_.sq[j].array() * std::exp(-2.0 * theta[1 + j]);
-    s_ = kSqrt5 * r2_.sqrt();
+    inv_l2_.resize(dim);
+    for (int j = 0; j < dim; ++j) inv_l2_[j] = std::exp(-2.0 * theta[1 + j]);
+    // r^2 = |a|^2 + |b|^2 - 2 a.b on length-scaled inputs (one GEMM instead
+    // of dim passes over n x n arrays); the diagonal is exactly 0.
+    xs_ = p_.x * inv_l2_.cwiseSqrt().asDiagonal();
+    xs_sq_ = xs_.rowwise().squaredNorm();
+    k_.noalias() = -2.0 * xs_ * xs_.transpose();
+    for (int i = 0; i < n; ++i) k_.col(i).array() += xs_sq_.array() + xs_sq_[i];
+    k_.diagonal().setZero();
+    s_ = k_.array().max(0.0).sqrt() * kSqrt5;
     e_ = (-s_).exp();
-    k_ = (c * (1.0 + s_ + s_.square() / 3.0) * e_).matrix();  // signal part
+    k_ = (c * (1.0 + s_ + s_.square() / 3.0) * e_).matrix();  // signal part of K
     kn_ = k_;
     kn_.diagonal().array() += noise + 1e-10;  // the base jitter of gp.cc
     llt_.compute(kn_);
@@ -71,17 +71,24 @@ class LmlWorkspace {
     for (int i = 0; i < n; ++i) logdet += std::log(l(i, i));
     const double lml = -0.5 * p_.y.dot(alpha_) - logdet - 0.5 * n * kLog2Pi;
     if (!grad) return lml;
-    // dLML/dtheta = 1/2 tr((alpha alpha^T - K^-1) dK/dtheta).
-    linv_.setIdentity(n, n);
-    llt_.matrixL().solveInPlace(linv_);
+    // dLML/dtheta = 1/2 tr(W dK/dtheta), W = alpha alpha^T - K^-1.
+    kn_.setIdentity(n, n);
+    llt_.matrixL().solveInPlace(kn_);  // L^-1
     w_.setZero(n, n);
-    w_.selfadjointView<Eigen::Lower>().rankUpdate(linv_.transpose(), -1.0);
+    w_.selfadjointView<Eigen::Lower>().rankUpdate(kn_.transpose(), -1.0);
     w_.selfadjointView<Eigen::Lower>().rankUpdate(alpha_, 1.0);
     w_ = w_.selfadjointView<Eigen::Lower>();  // full symmetric W
     grad[0] = 0.5 * (w_.array() * k_.array()).sum();
-    const Eigen::ArrayXXd f = w_.array() * (c * (5.0 / 3.0) * (1.0 + s_) * e_);
+    // dK_ij/dlog l_k = F0_ij (x_ik - x_jk)^2 / l_k^2 with
+    // F0 = c 5/3 (1 + s) exp(-s). With F = W o F0 (symmetric),
+    // sum_ij F_ij (x_ik - x_jk)^2 = 2 (sum_i x_ik^2 rowsum(F)_i - x_k^T F x_k).
+    f_ = (w_.array() * (c * (5.0 / 3.0) * (1.0 + s_) * e_)).matrix();
+    fx_.noalias() = f_ * p_.x;
+    const Eigen::VectorXd rows = f_.rowwise().sum();
     for (int j = 0; j < dim; ++j) {
-      grad[1 + j] = 0.5 * (f * p_.sq[j].array()).sum() * std::exp(-2.0 * theta[1 + j]);
+      const double quad = p_.x.col(j).dot(fx_.col(j));
+      const double sq = (p_.x.col(j).array().square() * rows.array()).sum();
+      grad[1 + j] = (sq - quad) * inv_l2_[j];
     }
     if (fit_noise) grad[dim + 1] = 0.5 * noise * w_.diagonal().sum();
     return lml;
@@ -89,9 +96,9 @@ class LmlWorkspace {
 
  private:
   const PairData& p_;
-  Eigen::ArrayXXd r2_, s_, e_;
-  Eigen::MatrixXd k_, kn_, linv_, w_;
-  Eigen::VectorXd alpha_;
+  Eigen::VectorXd inv_l2_, xs_sq_, alpha_;
+  Eigen::MatrixXd xs_, k_, kn_, w_, f_, fx_;
+  Eigen::ArrayXXd s_, e_;
   Eigen::LLT<Eigen::MatrixXd> llt_;
 };
 

@@ -62,9 +62,11 @@ struct GpOptimizer::Impl {
     }
     for (int p = from; p <= m; ++p) {
       if (!IsRefitPoint(p)) continue;
+      GpFitOptions fit = opt.gp;
+      if (p > opt.refit_dense_until && p % opt.restart_every != 0) fit.n_restarts = 0;
       XW_ASSIGN_OR_RETURN(
           start, FitGpHyperparameters(std::span(xu.data(), static_cast<size_t>(p) * dim),
-                                      std::span(ys.data(), p), dim, opt.gp, start, opt.seed,
+                                      std::span(ys.data(), p), dim, fit, start, opt.seed,
                                       MixStream(StreamId("hpo/gp/restarts"), p)));
       fits[p] = start;
     }

@@ -71,6 +71,7 @@ Status ValidateOptions(const OptimizerOptions& o) {
   XW_RETURN_IF_ERROR(CheckRange("kappa", o.acq.kappa, 0, 1e6));
   XW_RETURN_IF_ERROR(CheckRange("eta", o.acq.eta, 0, 1e6));
   XW_RETURN_IF_ERROR(CheckRange("refit_every", o.refit_every, 1, 1000000));
+  XW_RETURN_IF_ERROR(CheckRange("restart_every", o.restart_every, 1, 1000000));
   XW_RETURN_IF_ERROR(CheckRange("refit_dense_until", o.refit_dense_until, 0, 1000000));
   XW_RETURN_IF_ERROR(CheckRange("min_distance", o.min_distance, 0, 1));
   XW_RETURN_IF_ERROR(CheckRange("gp.n_restarts", o.gp.n_restarts, 0, 1000));

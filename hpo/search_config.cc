@@ -171,6 +171,10 @@ Status ParseOptimizerKeys(const json& doc, OptimizerOptions* o) {
   if (has("n_local_starts")) {
     XW_ASSIGN_OR_RETURN(o->n_local_starts, GetInt(doc["n_local_starts"], "n_local_starts", 0, 1000));
   }
+  if (has("restart_every")) {
+    XW_ASSIGN_OR_RETURN(o->restart_every,
+                        GetInt(doc["restart_every"], "restart_every", 1, 1000000));
+  }
   if (has("refit_every")) {
     XW_ASSIGN_OR_RETURN(o->refit_every, GetInt(doc["refit_every"], "refit_every", 1, 1000000));
   }
@@ -212,7 +216,8 @@ Result<SearchConfig> ParseSearchConfigJson(const std::string& text) {
       doc, "", {"dimensions", "arch", "profiles", "data", "objective", "budget",
                 "trials_per_subspace", "no_subspaces", "overlap", "log_split", "seed",
                 "acquisition", "xi", "kappa", "eta", "initial_design", "n_initial_points", "liar",
-                "noise", "n_candidates", "n_local_starts", "refit_every", "refit_dense_until"}));
+                "noise", "n_candidates", "n_local_starts", "refit_every", "refit_dense_until",
+                "restart_every"}));
   SearchConfig c;
   if (doc.contains("dimensions")) {
     XW_ASSIGN_OR_RETURN(c.space, ParseDimensions(doc["dimensions"]));
@@ -317,6 +322,7 @@ std::string SearchConfigToJson(const SearchConfig& c) {
       {"n_candidates", o.n_candidates},
       {"n_local_starts", o.n_local_starts},
       {"refit_every", o.refit_every},
+      {"restart_every", o.restart_every},
       {"refit_dense_until", o.refit_dense_until},
   };
   if (o.gp.fit_noise) doc["noise"] = "gaussian";

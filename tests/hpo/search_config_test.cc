@@ -40,7 +40,8 @@ TEST(SearchConfig, ParsesEveryKey) {
     "trials_per_subspace": 10, "no_subspaces": false, "overlap": 0.25, "log_split": "linear",
     "seed": 99, "acquisition": "EI", "xi": 0.05, "kappa": 2.5, "eta": 0.5,
     "initial_design": "sobol", "n_initial_points": 6, "liar": "mean", "noise": 1e-8,
-    "n_candidates": 5000, "n_local_starts": 3, "refit_every": 2, "refit_dense_until": 10})";
+    "n_candidates": 5000, "n_local_starts": 3, "refit_every": 2, "refit_dense_until": 10,
+    "restart_every": 6})";
   auto c = ParseSearchConfigJson(doc);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->space.size(), 2);
@@ -62,6 +63,7 @@ TEST(SearchConfig, ParsesEveryKey) {
   EXPECT_FALSE(c->optimizer.gp.fit_noise);
   EXPECT_EQ(c->optimizer.gp.fixed_noise, 1e-8);
   EXPECT_EQ(c->optimizer.refit_every, 2);
+  EXPECT_EQ(c->optimizer.restart_every, 6);
   EXPECT_EQ(NumSearchSubspaces(*c), 4);
   // The canonical form parses back to the same configuration.
   auto again = ParseSearchConfigJson(SearchConfigToJson(*c));

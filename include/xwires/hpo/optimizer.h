@@ -22,9 +22,12 @@
 // Kernel hyperparameters are refitted by maximum likelihood at "refit points"
 // n (number of observations): every n <= refit_dense_until, then every n that
 // is a multiple of refit_every. Each fit warm-starts from the previous refit
-// point's hyperparameters plus gp.n_restarts random starts drawn from
-// (seed, n). Between refit points new observations extend the Cholesky factor
-// by one row each (O(n^2)), so most suggestions cost no O(n^3) work.
+// point's hyperparameters; refit points n <= refit_dense_until or divisible by
+// restart_every add gp.n_restarts random starts drawn from (seed, n) (skopt
+// restarts at every tell; the warm-start chain keeps the best basin found, so
+// occasional restarts suffice and cost a fraction). Between refit points new
+// observations extend the Cholesky factor by one row each (O(n^2)), so most
+// suggestions cost no O(n^3) work.
 //
 // Determinism and resume: the hyperparameters at n, the candidate sets and the
 // initial design are pure functions of (seed, ordered observations), and every
@@ -83,6 +86,7 @@ struct OptimizerOptions {
   GpFitOptions gp;
   int refit_dense_until = 40;
   int refit_every = 4;
+  int restart_every = 20;
   double min_distance = 1e-3;
 };
 

@@ -1,0 +1,152 @@
+// Suggest time of the GP optimizer at n observations in d dimensions.
+//
+// Data (identical in bench/gp_sklearn_peer.py): x_i = unscrambled Sobol point
+// i + 1 in [0,1]^d, y_i = Hartmann6 of x_i (d = 6) or of (x_i, 0.5, 0.5)
+// (d = 4).
+//   suggest_cold: a fresh optimizer told the n points asks once: a
+//     hyperparameter fit from the default start plus 2 random restarts
+//     (scikit-learn's n_restarts_optimizer = 2, as skopt), the Cholesky
+//     factorisation, 10,000 candidates and L-BFGS polishing (gp_hedge: all
+//     three arms).
+//   suggest_incremental: one more observation without a refit (the factor
+//     grows by a row), then the same suggestion work.
+//   fit_hyper / predict_10k: the two main parts of suggest_cold.
+// The default schedule refits every 4th tell above n = 40, so the amortised
+// cost is (cold + 3 * incremental) / 4 at worst (real refits warm-start).
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <vector>
+
+#include "xwires/hpo/gp.h"
+#include "xwires/hpo/optimizer.h"
+#include "xwires/hpo/sobol.h"
+
+namespace xw::hpo {
+namespace {
+
+double Hartmann6(const double* x) {
+  static const double alpha[4] = {1.0, 1.2, 3.0, 3.2};
+  static const double a[4][6] = {{10, 3, 17, 3.5, 1.7, 8},
+                                 {0.05, 10, 17, 0.1, 8, 14},
+                                 {3, 3.5, 1.7, 10, 17, 8},
+                                 {17, 8, 0.05, 10, 0.1, 14}};
+  static const double p[4][6] = {{1312, 1696, 5569, 124, 8283, 5886},
+                                 {2329, 4135, 8307, 3736, 1004, 9991},
+                                 {2348, 1451, 3522, 2883, 3047, 6650},
+                                 {4047, 8828, 8732, 5743, 1091, 381}};
+  double f = 0;
+  for (int i = 0; i < 4; ++i) {
+    double s = 0;
+    for (int j = 0; j < 6; ++j) s += a[i][j] * std::pow(x[j] - 1e-4 * p[i][j], 2);
+    f -= alpha[i] * std::exp(-s);
+  }
+  return f;
+}
+
+struct Data {
+  std::vector<double> x, y;
+};
+
+Data MakeData(int n, int d) {
+  const Sobol sobol = Sobol::Create(d).value();
+  Data data;
+  data.x.resize(static_cast<size_t>(n) * d);
+  sobol.Generate(1, n, data.x.data());
+  for (int i = 0; i < n; ++i) {
+    double p[6] = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
+    for (int j = 0; j < d; ++j) p[j] = data.x[i * d + j];
+    data.y.push_back(Hartmann6(p));
+  }
+  return data;
+}
+
+SearchSpace Cube(int d) {
+  std::vector<Dimension> dims;
+  for (int j = 0; j < d; ++j) dims.push_back({"x" + std::to_string(j), DimType::kReal, 0, 1, false});
+  return SearchSpace::Create(dims).value();
+}
+
+GpOptimizer Told(const Data& data, int n, int d, const OptimizerOptions& o) {
+  GpOptimizer opt = GpOptimizer::Create(Cube(d), o).value();
+  for (int i = 0; i < n; ++i) {
+    (void)opt.Tell(std::span(&data.x[static_cast<size_t>(i) * d], d), data.y[i]);
+  }
+  return opt;
+}
+
+void BM_SuggestCold(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
+  const Data data = MakeData(n, d);
+  OptimizerOptions o;
+  o.refit_dense_until = 0;
+  o.refit_every = n;  // n is the only refit point <= n: one cold fit
+  for (auto _ : state) {
+    state.PauseTiming();
+    GpOptimizer opt = Told(data, n, d, o);
+    state.ResumeTiming();
+    auto x = opt.Ask(1);
+    benchmark::DoNotOptimize(x);
+  }
+}
+
+void BM_SuggestIncremental(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
+  const Data data = MakeData(n, d);
+  OptimizerOptions o;
+  o.refit_dense_until = 0;
+  o.refit_every = n - 1;  // refit at n - 1, not at n
+  for (auto _ : state) {
+    state.PauseTiming();
+    GpOptimizer opt = Told(data, n - 1, d, o);
+    (void)opt.Ask(1);
+    state.ResumeTiming();
+    (void)opt.Tell(std::span(&data.x[static_cast<size_t>(n - 1) * d], d), data.y[n - 1]);
+    auto x = opt.Ask(1);
+    benchmark::DoNotOptimize(x);
+  }
+}
+
+void BM_FitHyper(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
+  const Data data = MakeData(n, d);
+  GpHyperparameters start;
+  start.length_scales.assign(d, 1.0);
+  for (auto _ : state) {
+    auto hp = FitGpHyperparameters(data.x, data.y, d, GpFitOptions{}, start, 0, 1);
+    benchmark::DoNotOptimize(hp);
+  }
+}
+
+void BM_Predict10k(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
+  const Data data = MakeData(n, d);
+  GpHyperparameters hp;
+  hp.length_scales.assign(d, 0.3);
+  hp.noise = 1e-4;
+  GaussianProcess gp(d, hp);
+  (void)gp.Fit(data.x, data.y);
+  const Data cand = MakeData(10000, d);
+  std::vector<double> mean(10000), var(10000);
+  for (auto _ : state) {
+    gp.PredictBatch(cand.x.data(), 10000, mean.data(), var.data());
+    benchmark::DoNotOptimize(mean.data());
+  }
+}
+
+void Sizes(benchmark::internal::Benchmark* b) {
+  for (int d : {4, 6}) {
+    for (int n : {50, 200, 400}) b->Args({n, d});
+  }
+  b->ArgNames({"n", "d"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+BENCHMARK(BM_SuggestCold)->Apply(Sizes);
+BENCHMARK(BM_SuggestIncremental)->Apply(Sizes);
+BENCHMARK(BM_FitHyper)->Apply(Sizes);
+BENCHMARK(BM_Predict10k)->Apply(Sizes);
+
+}  // namespace
+}  // namespace xw::hpo
+
+BENCHMARK_MAIN();
