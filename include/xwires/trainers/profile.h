@@ -111,8 +111,9 @@ Result<Profile> LoadProfile(const std::string& name_or_path);
 // non-empty name and rng_stream. The result's `json` is canonical.
 Result<Profile> ParseProfileJson(const std::string& text);
 
-// Canonical JSON (fixed key order, 2-space indent, shortest round-trip
-// numbers). ParseProfileJson(ProfileToJson(p)) == p for every valid p.
+// Canonical JSON (fixed key order, 2-space indent, floats printed as their
+// shortest round-trip decimal, trailing newline). For every valid profile p,
+// ParseProfileJson(ProfileToJson(p)) has the same knobs and the same text.
 std::string ProfileToJson(const Profile& profile);
 
 // Enum <-> JSON spelling, for CLI/metrics messages.
