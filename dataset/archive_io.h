@@ -40,6 +40,7 @@ struct ArchiveLimits {
 // with everything inside, when the object is destroyed. Move-only.
 class TempDir {
  public:
+  TempDir() = default;  // owns nothing
   static Result<TempDir> Create(const std::filesystem::path& parent,
                                 std::string_view prefix);
   TempDir(TempDir&& other) noexcept;
@@ -55,6 +56,10 @@ class TempDir {
   void Remove();
   std::filesystem::path path_;
 };
+
+// Writes `bytes` to a new file `path` (for staging bundle contents).
+Status WriteFileBytes(const std::filesystem::path& path,
+                      std::string_view bytes);
 
 // Checks one entry name as written in an archive: relative, '/'-separated,
 // every component made of [A-Za-z0-9._-], not "." or "..", no empty component,

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <system_error>
 
 #include "archive_io.h"
@@ -62,6 +63,15 @@ std::string PrintableName(std::string_view name) {
   }
   if (name.size() > 200) out += "...";
   return out;
+}
+
+Status WriteFileBytes(const std::filesystem::path& path,
+                      std::string_view bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) return Status::IOError("cannot write '" + path.string() + "'");
+  return Status::OK();
 }
 
 namespace {

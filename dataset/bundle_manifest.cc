@@ -5,6 +5,7 @@
 #include <set>
 #include <vector>
 
+#include "bundle_json.h"
 #include "bundle_sha256.h"
 
 namespace xw::bundle {
@@ -12,126 +13,11 @@ namespace {
 
 using json = nlohmann::json;
 
+constexpr char kFile[] = "manifest.json";
+
 Status Bad(const std::string& what) {
-  return Status::InvalidArgument("manifest.json: " + what);
+  return Status::InvalidArgument(std::string(kFile) + ": " + what);
 }
-
-// First pass over untrusted text: enforces depth, string sizes and unique
-// keys without building anything, so the DOM pass only sees sane input.
-class StrictSax : public nlohmann::json_sax<json> {
- public:
-  explicit StrictSax(const ManifestLimits& limits) : limits_(limits) {}
-  const std::string& error() const { return error_; }
-
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t& s) override { return CheckString(s, "string"); }
-  bool binary(binary_t&) override { return Fail("binary values are not JSON"); }
-  bool start_object(std::size_t) override { return Push(); }
-  bool end_object() override {
-    keys_.pop_back();
-    return true;
-  }
-  bool start_array(std::size_t) override { return Push(); }
-  bool end_array() override {
-    keys_.pop_back();
-    return true;
-  }
-  bool key(string_t& k) override {
-    if (!CheckString(k, "key")) return false;
-    if (!keys_.back().insert(k).second) {
-      return Fail("duplicate key '" + PrintableName(k) + "'");
-    }
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&,
-                   const nlohmann::detail::exception& ex) override {
-    return Fail(std::string("invalid JSON: ") + ex.what());
-  }
-
- private:
-  bool Fail(std::string e) {
-    error_ = std::move(e);
-    return false;
-  }
-  bool Push() {
-    if (keys_.size() >= limits_.max_depth) {
-      return Fail("nested deeper than " + std::to_string(limits_.max_depth) +
-                  " levels");
-    }
-    keys_.emplace_back();
-    return true;
-  }
-  bool CheckString(const string_t& s, const char* what) {
-    if (s.size() > limits_.max_string_bytes) {
-      return Fail(std::string(what) + " longer than " +
-                  std::to_string(limits_.max_string_bytes) + " bytes");
-    }
-    return true;
-  }
-
-  ManifestLimits limits_;
-  std::vector<std::set<std::string>> keys_;  // one per open object/array
-  std::string error_;
-};
-
-// Reads the fields of one JSON object; Finish() rejects fields never asked for.
-class Fields {
- public:
-  Fields(const json& j, std::string where) : j_(j), where_(std::move(where)) {}
-
-  Result<const json*> Get(const std::string& key, json::value_t type,
-                          const char* type_name) {
-    used_.insert(key);
-    auto it = j_.find(key);
-    if (it == j_.end()) return Bad("missing field '" + Name(key) + "'");
-    const bool ok =
-        type == json::value_t::number_unsigned
-            ? it->is_number_unsigned() ||
-                  (it->is_number_integer() && it->get<int64_t>() >= 0)
-            : it->type() == type;
-    if (!ok) return Bad("field '" + Name(key) + "' must be " + type_name);
-    return &*it;
-  }
-  Result<std::string> String(const std::string& key, size_t max_bytes) {
-    XW_ASSIGN_OR_RETURN(const json* v,
-                        Get(key, json::value_t::string, "a string"));
-    const std::string& s = v->get_ref<const std::string&>();
-    if (s.size() > max_bytes) {
-      return Bad("field '" + Name(key) + "' is longer than " +
-                 std::to_string(max_bytes) + " bytes");
-    }
-    for (unsigned char c : s) {
-      if (c < 0x20 || c == 0x7f) {
-        return Bad("field '" + Name(key) + "' contains a control character");
-      }
-    }
-    return s;
-  }
-  Result<uint64_t> Unsigned(const std::string& key) {
-    XW_ASSIGN_OR_RETURN(const json* v, Get(key, json::value_t::number_unsigned,
-                                           "a non-negative integer"));
-    return v->get<uint64_t>();
-  }
-  Status Finish() const {
-    for (const auto& [key, value] : j_.items()) {
-      if (!used_.count(key))
-        return Bad("unknown field '" + Name(PrintableName(key)) + "'");
-    }
-    return Status::OK();
-  }
-  std::string Name(const std::string& key) const {
-    return where_.empty() ? key : where_ + "." + key;
-  }
-
- private:
-  const json& j_;
-  std::string where_;
-  std::set<std::string> used_;
-};
 
 Status CheckCreated(const std::string& s) {
   // "YYYY-MM-DDTHH:MM:SSZ"
@@ -190,7 +76,7 @@ Status ParseFiles(const json& j, BundleManifest* m) {
     const std::string where = "files[" + std::to_string(i) + "]";
     if (!j[i].is_object())
       return Bad("field '" + where + "' must be an object");
-    Fields f(j[i], where);
+    JsonFields f(j[i], kFile, where);
     BundleFile file;
     XW_ASSIGN_OR_RETURN(file.path, f.String("path", 1024));
     XW_ASSIGN_OR_RETURN(file.bytes, f.Unsigned("bytes"));
@@ -215,9 +101,29 @@ Status ParseFiles(const json& j, BundleManifest* m) {
   return Status::OK();
 }
 
+Status ParseSearch(const json& j, BundleManifest* m) {
+  if (j.is_null()) return Status::OK();
+  if (!j.is_object()) return Bad("field 'search' must be an object or null");
+  JsonFields f(j, kFile, "search");
+  SearchRecord s;
+  for (const char* key : {"config", "space"}) {
+    XW_ASSIGN_OR_RETURN(const json* it, f.Any(key));
+    if (!it->is_object() && !it->is_array()) {
+      return Bad("field 'search." + std::string(key) +
+                 "' must be an object or array");
+    }
+    (std::string(key) == "config" ? s.config_json : s.space_json) = it->dump();
+  }
+  XW_ASSIGN_OR_RETURN(s.objective, f.String("objective", 256));
+  XW_ASSIGN_OR_RETURN(s.status, f.String("status", 64));
+  XW_RETURN_IF_ERROR(f.Finish());
+  m->search = std::move(s);
+  return Status::OK();
+}
+
 Result<BundleManifest> FromJson(const json& j) {
   if (!j.is_object()) return Bad("the top level must be an object");
-  Fields f(j, "");
+  JsonFields f(j, kFile, "");
   // Format name and version first: a newer format may have other fields.
   XW_ASSIGN_OR_RETURN(std::string format, f.String("format", 64));
   if (format != kBundleFormatName) {
@@ -247,6 +153,8 @@ Result<BundleManifest> FromJson(const json& j) {
   XW_ASSIGN_OR_RETURN(const json* specs,
                       f.Get("data_specs", json::value_t::array, "an array"));
   XW_RETURN_IF_ERROR(ParseDataSpecs(*specs, &m));
+  XW_ASSIGN_OR_RETURN(const json* search, f.Any("search"));
+  XW_RETURN_IF_ERROR(ParseSearch(*search, &m));
   XW_ASSIGN_OR_RETURN(m.trial_count, f.Unsigned("trial_count"));
   XW_ASSIGN_OR_RETURN(const json* files,
                       f.Get("files", json::value_t::array, "an array"));
@@ -259,16 +167,7 @@ Result<BundleManifest> FromJson(const json& j) {
 
 Result<BundleManifest> ParseManifest(std::string_view text,
                                      const ManifestLimits& limits) {
-  if (text.size() > limits.max_bytes) {
-    return Bad("larger than the limit of " + std::to_string(limits.max_bytes) +
-               " bytes");
-  }
-  StrictSax sax(limits);
-  if (!json::sax_parse(text, &sax) || !sax.error().empty()) {
-    return Bad(sax.error().empty() ? "invalid JSON" : sax.error());
-  }
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Bad("invalid JSON");
+  XW_ASSIGN_OR_RETURN(json j, ParseStrictJson(text, limits, kFile));
   return FromJson(j);
 }
 
@@ -285,13 +184,26 @@ Result<std::string> ManifestToJson(const BundleManifest& m) {
   j["profiles"] = json::object();
   for (const auto& [name, def] : m.profiles) {
     json d = json::parse(def, nullptr, false);
-    if (d.is_discarded()) {
+    if (!d.is_object()) {
       return Status::InvalidArgument("profile '" + name +
-                                     "' definition is not JSON");
+                                     "' definition is not a JSON object");
     }
     j["profiles"][name] = std::move(d);
   }
   j["data_specs"] = m.data_specs;
+  j["search"] = nullptr;
+  if (m.search) {
+    json config = json::parse(m.search->config_json, nullptr, false);
+    json space = json::parse(m.search->space_json, nullptr, false);
+    if (config.is_discarded() || space.is_discarded()) {
+      return Status::InvalidArgument(
+          "search configuration or space is not JSON");
+    }
+    j["search"] = {{"config", std::move(config)},
+                   {"space", std::move(space)},
+                   {"objective", m.search->objective},
+                   {"status", m.search->status}};
+  }
   j["trial_count"] = m.trial_count;
   j["files"] = json::array();
   for (const BundleFile& f : m.files) {

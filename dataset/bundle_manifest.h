@@ -14,16 +14,14 @@
 #include <string_view>
 
 #include "archive_io.h"
+#include "bundle_json.h"
 #include "xwires/core/status.h"
 #include "xwires/dataset/bundle.h"
 
 namespace xw::bundle {
 
-struct ManifestLimits {
-  size_t max_bytes = size_t{16} << 20;  // whole manifest text
-  size_t max_depth = 16;                // nesting of objects and arrays
-  size_t max_string_bytes = 1 << 16;    // any one string or key
-};
+// Defaults: 16 MiB of text, 16 levels of nesting, 64 KiB per string.
+using ManifestLimits = JsonLimits;
 
 Result<BundleManifest> ParseManifest(std::string_view text,
                                      const ManifestLimits& limits = {});

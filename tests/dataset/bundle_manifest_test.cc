@@ -29,6 +29,7 @@ json GoodManifest() {
       {"profiles",
        {{"torch", {{"conv", "im2col"}}}, {"tf", {{"conv", "winograd"}}}}},
       {"data_specs", {"synthetic"}},
+      {"search", nullptr},
       {"trial_count", 1},
       {"files",
        {{{"path", "trials.json"}, {"bytes", 2}, {"sha256", Sha256Hex("[]")}}}},
@@ -142,6 +143,29 @@ TEST(BundleManifest, RejectsMissingExtraAndMistypedFields) {
   j = GoodManifest();
   j["format"] = "zip";
   ExpectBad(j, "field 'format' is 'zip'");
+}
+
+TEST(BundleManifest, SearchIsNullOrStrictObject) {
+  json j = GoodManifest();
+  j["search"] = {{"config", {{"arch", "small_cnn"}}},
+                 {"space", json::array()},
+                 {"objective", "divergence(torch,tf)"},
+                 {"status", "done"}};
+  auto m = ParseManifest(j.dump());
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_TRUE(m->search.has_value());
+  EXPECT_EQ(m->search->config_json, R"({"arch":"small_cnn"})");
+  EXPECT_EQ(m->search->space_json, "[]");
+  auto text = ManifestToJson(*m);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(json::parse(*text), j);
+  j["search"]["space"] = 3;
+  ExpectBad(j, "field 'search.space' must be an object or array");
+  j["search"]["space"] = json::object();
+  j["search"]["when"] = "now";
+  ExpectBad(j, "unknown field 'search.when'");
+  j["search"] = "yes";
+  ExpectBad(j, "field 'search' must be an object or null");
 }
 
 TEST(BundleManifest, RejectsNewerFormatVersion) {

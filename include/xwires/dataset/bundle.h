@@ -1,22 +1,36 @@
 // Contribution bundles: the manifest format and the create / verify / import
-// / merge operations on a dataset.
+// / merge operations on a dataset (docs/contributing.md).
 //
-// A bundle is a zstd-compressed tar (gzip accepted on read) holding
-//   manifest.json   what is inside, with the SHA-256 and size of every file;
-//   trials.json     the trial and model rows (hyperparameters, curves, ...);
-//   weights/...     one HDF5 weights file per stored model.
-// docs/contributing.md describes the format. A bundle is untrusted input:
-// every reader extracts it with the safe reader (dataset/archive_io.h) into a
-// private temp directory and checks it against its manifest before use.
+// A bundle is a zstd-compressed tar (gzip accepted on read) holding exactly
+//   manifest.json            format, versions, producer fingerprint, profile
+//                            definitions, data specs, search, trial count and
+//                            the size and SHA-256 of every other file;
+//   trials.json              the trial and model rows (hyperparameters,
+//                            metrics, curves, weights_sha256, content hash);
+//   weights/<t>/<m>.h5       weights of model m of trial t (tensor_file.h).
+// A bundle is untrusted input: it is extracted with the safe reader
+// (dataset/archive_io.h) into a private temp directory and checked against
+// its manifest and schemas before anything reaches a dataset; every failure
+// names the file, entry or field at fault and leaves the dataset unchanged.
+//
+// Layering: this module knows nothing of training. Checks that need the
+// trainer or the search module (profile definitions, hyperparameters inside
+// the search space, replay) are passed in as BundleCheckers by the caller
+// (the CLI does). Functions are safe to call from several threads on
+// distinct Dataset objects.
 #ifndef XWIRES_DATASET_BUNDLE_H_
 #define XWIRES_DATASET_BUNDLE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "xwires/core/status.h"
+#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/run_record.h"
 
 namespace xw {
 
@@ -24,16 +38,16 @@ namespace xw {
 inline constexpr int kBundleFormatVersion = 1;
 inline constexpr char kBundleFormatName[] = "xwires-bundle";
 inline constexpr char kBundleManifestName[] = "manifest.json";
+inline constexpr char kBundleTrialsName[] = "trials.json";
 
 struct BundleFile {
-  std::string
-      path;  // entry name in the archive, e.g. "weights/ab12.../torch.h5"
+  std::string path;  // entry name in the archive, e.g. "weights/0/1.h5"
   uint64_t bytes = 0;
   std::string sha256;  // lowercase hex
 };
 
-// manifest.json, parsed and schema-checked. JSON-valued fields hold compact
-// JSON text (no JSON library type in this header).
+// manifest.json, parsed and schema-checked. JSON-valued fields hold compact,
+// key-sorted JSON text (no JSON library type in this header).
 struct BundleManifest {
   int format_version = kBundleFormatVersion;
   std::string toolkit_version;  // xwires version that wrote the bundle
@@ -41,11 +55,117 @@ struct BundleManifest {
   std::string contributor;      // free text, e.g. "Jane Doe <jane@example.org>"
   std::string machine_json;     // MachineFingerprintJson() of the producer
   std::map<std::string, std::string>
-      profiles;                         // name -> profile definition JSON
-  std::vector<std::string> data_specs;  // data specs of the trials
+      profiles;                         // name -> definition (JSON object)
+  std::vector<std::string> data_specs;  // distinct data specs of the trials
+  // The search the trials came from (`bundle create --search`), if any.
+  std::optional<SearchRecord> search;
   uint64_t trial_count = 0;
   std::vector<BundleFile> files;  // every archive entry except manifest.json
 };
+
+// Checks the module cannot do itself; each may be left empty (skipped, and
+// reported as skipped by VerifyBundle).
+struct BundleCheckers {
+  // Validates a profile definition (JSON text) as the trainer would load it.
+  std::function<Status(const std::string& name, const std::string& json)>
+      profile;
+  // Validates a trial's hyperparameters against the bundle's search.
+  std::function<Status(const SearchRecord& search, const TrialRecord& trial)>
+      search_space;
+  // Re-trains `trial` (same arch, data, hyperparameters, seed and profile
+  // definitions) and returns the fresh record, models in the same order.
+  std::function<Result<TrialRecord>(const TrialRecord& trial)> retrain;
+};
+
+struct BundleCreateOptions {
+  std::string contributor;  // recorded in the manifest; no control characters
+  int threads = 0;          // recorded in the producer fingerprint
+};
+
+struct BundleCreateResult {
+  int64_t trials = 0;
+  uint64_t bytes = 0;
+  std::string sha256;  // of the archive: the bundle's name in provenance
+};
+
+// Writes the trials of search `search_id`, or the listed `trial_ids` (in that
+// order), with their weights and curves to `out` (a .tar.zst; written to a
+// temp name and renamed, so a failure leaves no partial file). Errors:
+// NotFound (no such search/trial), InvalidArgument (nothing selected, a
+// profile name with two different definitions, control characters in
+// `contributor`), Corruption (stored weights not matching their sha256).
+Result<BundleCreateResult> CreateBundle(
+    const Dataset& ds, std::optional<int64_t> search_id,
+    const std::vector<int64_t>& trial_ids, const std::string& out,
+    const BundleCreateOptions& options = {});
+
+struct BundleVerifyOptions {
+  int replay = 0;            // K trials to re-train (0: none)
+  uint64_t replay_seed = 0;  // seeds the draw of which trials
+  // Used when bitwise comparison is not possible: |test_acc - replayed| must
+  // not exceed this (accuracies are in [0, 1]).
+  double accuracy_tolerance = 0.02;
+  std::string temp_dir;  // extraction parent; "" = system temp dir
+  std::function<void(const std::string&)> log;  // one line per check done
+};
+
+struct ReplayOutcome {
+  int64_t trial_index = 0;  // 0-based position in trials.json
+  std::string profile;
+  // "bitwise" (weights_sha256 compared: same profile, ISA, toolkit and Eigen
+  // as the producer) or "accuracy" (test accuracy within the tolerance).
+  std::string method;
+  bool passed = false;
+  std::string detail;  // e.g. "weights_sha256 3fa2... == 3fa2..."
+};
+
+struct BundleReport {
+  BundleManifest manifest;
+  std::string bundle_sha256;
+  int64_t trials = 0;
+  int64_t models_with_weights = 0;
+  std::vector<std::string> checks;  // what was verified, in order
+  std::vector<ReplayOutcome> replays;
+  bool replay_passed() const;  // true when no replay failed
+};
+
+// Every check short of touching a dataset: archive safety, manifest schema
+// and version, file set and checksums, trials.json schema, content hashes,
+// weights against weights_sha256, profiles and data specs against the
+// manifest, the caller's profile and search-space checkers, and with
+// options.replay > 0 a replay of that many trials. Static failures return
+// their Status; replay results are in the report (replay_passed()).
+Result<BundleReport> VerifyBundle(const std::string& bundle,
+                                  const BundleCheckers& checkers,
+                                  const BundleVerifyOptions& options = {});
+
+struct ImportReport {
+  int64_t added = 0;
+  int64_t skipped = 0;             // already present (same content hash)
+  std::vector<int64_t> trial_ids;  // ids of the added trials
+  std::string provenance;          // description recorded for the added trials
+};
+
+// Verifies `bundle` (as VerifyBundle without replay) and adds its trials to
+// `ds` (opened read-write) in one all-or-nothing AddTrials call. Trials whose
+// content hash equals a stored trial's are skipped and counted. Provenance of
+// the added trials: "bundle sha256:<hash> imported <date> contributor
+// '<contributor>'" plus "; origin: <original provenance>" when there was one.
+// The bundle's search, if any, is added (or an identical stored search is
+// reused) and set as the trials' search_id.
+Result<ImportReport> ImportBundle(Dataset& ds, const std::string& bundle,
+                                  const BundleCheckers& checkers,
+                                  const std::string& temp_dir = "");
+
+// Adds every trial of `other` not already in `ds` (by content hash), with
+// weights, curves and searches, in one all-or-nothing AddTrials call.
+// Provenance: "merged from <other dir> <date>" plus the origin as above.
+Result<ImportReport> MergeDatasets(Dataset& ds, const Dataset& other);
+
+// SHA-256 of a trial's content: everything the trial records except where
+// and when it was stored (id, created_at, provenance, search id, file
+// locations). Equal for a trial and its imported copy.
+std::string TrialContentSha256(const TrialRecord& trial);
 
 }  // namespace xw
 

@@ -1,0 +1,132 @@
+#include "bundle_store.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <nlohmann/json.hpp>
+
+#include "bundle_trials.h"
+#include "dataset_impl.h"
+#include "sqlite_adapter.h"
+#include "xwires/dataset/bundle.h"
+
+namespace xw::bundle {
+
+Result<std::map<int64_t, std::string>> ModelProfiles(const Dataset& ds) {
+  std::map<int64_t, std::string> out;
+  const Dataset::Impl& impl = ds.impl();
+  XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
+    SQLite::Statement st(*impl.db,
+                         "SELECT m.id, pr.json FROM models m JOIN profiles pr "
+                         "ON pr.id = m.profile_id");
+    while (st.executeStep())
+      out[st.getColumn(0).getInt64()] = sql::GetText(st.getColumn(1));
+    return Status::OK();
+  }));
+  return out;
+}
+
+Result<TrialRecord> RecordFromRow(
+    const Dataset& ds, const TrialRow& row,
+    const std::map<int64_t, std::string>& profiles, bool curves, bool weights) {
+  TrialRecord t;
+  t.arch = row.arch;
+  t.data_spec = row.data_spec;
+  t.hparams_json = row.hparams_json;
+  t.extra_json = row.extra_json;
+  t.lr = row.lr;
+  t.adam_eps = row.adam_eps;
+  t.beta1 = row.beta1;
+  t.beta2 = row.beta2;
+  t.weight_decay = row.weight_decay;
+  t.batch_size = row.batch_size.value_or(0);
+  t.epochs = row.epochs.value_or(0);
+  t.seed = row.seed.value_or(0);
+  t.divergence = row.divergence;
+  t.search_id = row.search_id;
+  t.provenance = row.provenance;
+  t.external_id = row.external_id;
+  for (const ModelRow& r : row.models) {
+    ModelRecord m;
+    m.profile = r.profile;
+    auto it = profiles.find(r.id);
+    m.profile_json = it == profiles.end() ? "" : it->second;
+    m.external = r.external;
+    m.status = r.status;
+    m.train_acc = r.train_acc;
+    m.test_acc = r.test_acc;
+    m.train_loss = r.train_loss;
+    m.test_loss = r.test_loss;
+    if (curves && !r.h5_file.empty()) {
+      XW_ASSIGN_OR_RETURN(m.curves, ds.LoadCurves(r.id));
+    }
+    if (weights && r.has_weights) {
+      XW_ASSIGN_OR_RETURN(m.weights, ds.LoadWeights(r.id));
+    }
+    m.weights_sha256 = r.has_weights ? r.weights_sha256 : "";
+    m.param_count = r.param_count;
+    m.wall_time_s = r.wall_time_s;
+    m.fingerprint_json = r.fingerprint_json;
+    m.threads = r.threads;
+    t.models.push_back(std::move(m));
+  }
+  return t;
+}
+
+Result<std::set<std::string>> StoredContentHashes(
+    const Dataset& ds, const std::vector<TrialRecord>& candidates) {
+  std::set<std::string> keys;
+  for (const TrialRecord& t : candidates) keys.insert(TrialKeySha256(t));
+  XW_ASSIGN_OR_RETURN(auto profiles, ModelProfiles(ds));
+  XW_ASSIGN_OR_RETURN(std::vector<TrialRow> rows, ds.Query(TrialQuery{}));
+  std::set<std::string> out;
+  for (const TrialRow& row : rows) {
+    XW_ASSIGN_OR_RETURN(TrialRecord cheap,
+                        RecordFromRow(ds, row, profiles, false, false));
+    if (!keys.count(TrialKeySha256(cheap))) continue;
+    XW_ASSIGN_OR_RETURN(TrialRecord full,
+                        RecordFromRow(ds, row, profiles, true, false));
+    out.insert(TrialContentSha256(full));
+  }
+  return out;
+}
+
+namespace {
+// Equal as JSON values (key order and spacing aside), or as text.
+bool SameJson(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  auto ja = nlohmann::json::parse(a, nullptr, false);
+  auto jb = nlohmann::json::parse(b, nullptr, false);
+  return !ja.is_discarded() && !jb.is_discarded() && ja == jb;
+}
+}  // namespace
+
+Result<int64_t> FindOrAddSearch(Dataset& ds, const SearchRecord& search,
+                                bool* added) {
+  *added = false;
+  XW_ASSIGN_OR_RETURN(std::vector<SearchRow> rows, ds.Searches());
+  for (const SearchRow& r : rows) {
+    if (SameJson(r.record.config_json, search.config_json) &&
+        SameJson(r.record.space_json, search.space_json) &&
+        r.record.objective == search.objective) {
+      return r.id;
+    }
+  }
+  XW_ASSIGN_OR_RETURN(int64_t id, ds.AddSearch(search));
+  *added = true;
+  return id;
+}
+
+void RemoveUnusedSearch(Dataset& ds, int64_t search_id) {
+  Dataset::Impl& impl = ds.impl();
+  (void)sql::Guarded(impl.DbPath(), [&]() -> Status {
+    SQLite::Statement st(*impl.db,
+                         "DELETE FROM searches WHERE id = ? AND NOT EXISTS "
+                         "(SELECT 1 FROM trials WHERE search_id = ?)");
+    st.bind(1, search_id);
+    st.bind(2, search_id);
+    st.exec();
+    return Status::OK();
+  });
+}
+
+}  // namespace xw::bundle

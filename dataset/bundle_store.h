@@ -1,0 +1,47 @@
+// What bundles need from a Dataset beyond its public API, built on that API
+// plus one read-only SQL query (profile definitions, which ModelRow does not
+// carry). Same thread-safety as Dataset: one thread per Dataset object.
+#ifndef XWIRES_DATASET_BUNDLE_STORE_H_
+#define XWIRES_DATASET_BUNDLE_STORE_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "xwires/core/status.h"
+#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/run_record.h"
+
+namespace xw::bundle {
+
+// Model id -> profile definition (JSON text; "" for external profiles).
+Result<std::map<int64_t, std::string>> ModelProfiles(const Dataset& ds);
+
+// A stored trial as the record that would store it again: every field, the
+// profile definitions, curves (if `curves`), weights (if `weights`; their
+// sha256 is verified by LoadWeights). search_id and provenance are copied.
+Result<TrialRecord> RecordFromRow(
+    const Dataset& ds, const TrialRow& row,
+    const std::map<int64_t, std::string>& profiles, bool curves, bool weights);
+
+// Content hashes (TrialContentSha256) of the stored trials that could equal
+// one of `candidates` (records without weights are fine). Curves are loaded
+// only for stored trials whose cheap key (TrialKeySha256) matches one.
+Result<std::set<std::string>> StoredContentHashes(
+    const Dataset& ds, const std::vector<TrialRecord>& candidates);
+
+// The id of a stored search with the same config, space and objective as
+// `search`, or a new one added for it; `added` tells which.
+Result<int64_t> FindOrAddSearch(Dataset& ds, const SearchRecord& search,
+                                bool* added);
+
+// Removes a search this import added when its trials could not be added
+// (best effort: only if no trial refers to it).
+void RemoveUnusedSearch(Dataset& ds, int64_t search_id);
+
+}  // namespace xw::bundle
+
+#endif  // XWIRES_DATASET_BUNDLE_STORE_H_
