@@ -59,17 +59,21 @@ Fans ConvFans(int64_t out_channels, int64_t in_channels, int64_t kh, int64_t kw)
   return {in_channels * kh * kw, out_channels * kh * kw};
 }
 
-Fans LinearFans(int64_t out_features, int64_t in_features) {
-  return {in_features, out_features};
-}
+Fans LinearFans(int64_t out_features, int64_t in_features) { return {in_features, out_features}; }
 
 std::string InitRuleToString(const InitRule& rule) {
   std::ostringstream s;
   s.precision(6);
   switch (rule.dist) {
-    case InitRule::Dist::kConstant: s << "const " << rule.a; break;
-    case InitRule::Dist::kUniform: s << "U(" << rule.a << ", " << rule.b << ")"; break;
-    case InitRule::Dist::kNormal: s << "N(" << rule.a << ", " << rule.b << ")"; break;
+    case InitRule::Dist::kConstant:
+      s << "const " << rule.a;
+      break;
+    case InitRule::Dist::kUniform:
+      s << "U(" << rule.a << ", " << rule.b << ")";
+      break;
+    case InitRule::Dist::kNormal:
+      s << "N(" << rule.a << ", " << rule.b << ")";
+      break;
   }
   return s.str();
 }
@@ -98,8 +102,7 @@ uint64_t InitStream(const Profile& profile, const std::string& param_name) {
   return StreamId(profile.rng_stream + "/init/" + param_name);
 }
 
-Status InitParameter(const ParamInfo& info, const Profile& profile, uint64_t seed,
-                     Tensor* value) {
+Status InitParameter(const ParamInfo& info, const Profile& profile, uint64_t seed, Tensor* value) {
   if (value == nullptr) {
     return Status::InvalidArgument("init of '" + info.name + "': null tensor");
   }

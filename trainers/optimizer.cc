@@ -35,7 +35,7 @@ void TorchRange(const AdamScalars& s, const Profile::AdamNumerics& n, float* p, 
     } else {
       p[i] = p[i] * s.decay_factor;  // AdamW: param.mul_(1 - lr*wd)
     }
-    m[i] = MulAdd(f, g, s.one_minus_beta1, m[i] * s.beta1);  // mul_(b1).add_(g, alpha=1-b1)
+    m[i] = MulAdd(f, g, s.one_minus_beta1, m[i] * s.beta1);      // mul_(b1).add_(g, alpha=1-b1)
     v[i] = MulAdd(f, s.one_minus_beta2 * g, g, v[i] * s.beta2);  // mul_(b2).addcmul_(g, g, 1-b2)
     float vv = v[i];
     if (vmax != nullptr) vv = vmax[i] = NanMax(vmax[i], v[i]);
@@ -168,15 +168,15 @@ Status Adam::Step(const std::vector<Tensor*>& params, const std::vector<const Te
     float* v = slots_[i].v.data();
     float* vmax = numerics_.amsgrad ? slots_[i].vmax.data() : nullptr;
     const int64_t n = params[i]->size();
-    ParallelFor(n, GrainFor(n, 4096), [&](int64_t b, int64_t e) {
-      range(s, numerics_, p, g, m, v, vmax, b, e);
-    });
+    ParallelFor(n, GrainFor(n, 4096),
+                [&](int64_t b, int64_t e) { range(s, numerics_, p, g, m, v, vmax, b, e); });
   }
   return Status::OK();
 }
 
 Status Adam::Restore(int64_t step, std::vector<AdamSlot> slots) {
-  if (step < 0) return Status::InvalidArgument("Adam::Restore: negative step " + std::to_string(step));
+  if (step < 0)
+    return Status::InvalidArgument("Adam::Restore: negative step " + std::to_string(step));
   for (size_t i = 0; i < slots.size(); ++i) {
     const AdamSlot& s = slots[i];
     const bool vmax_ok = numerics_.amsgrad ? s.vmax.shape() == s.m.shape() : s.vmax.empty();

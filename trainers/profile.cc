@@ -5,10 +5,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "profile_schema.h"
 
@@ -47,15 +46,14 @@ Status ParseKernels(Reader& r, KernelNumerics* k) {
 }
 
 Status ParseAdam(Reader& r, Profile::AdamNumerics* a) {
-  XW_RETURN_IF_ERROR(r.Enum("variant", {{"torch", AdamVariant::kTorch},
-                                         {"keras", AdamVariant::kKeras}},
-                            &a->variant));
+  XW_RETURN_IF_ERROR(r.Enum(
+      "variant", {{"torch", AdamVariant::kTorch}, {"keras", AdamVariant::kKeras}}, &a->variant));
   XW_RETURN_IF_ERROR(r.Enum("bias_correction", {{"double", true}, {"float32", false}},
                             &a->bias_correction_double));
-  XW_RETURN_IF_ERROR(r.Enum("weight_decay",
-                            {{"l2", WeightDecayMode::kL2InGradient},
-                             {"decoupled", WeightDecayMode::kDecoupled}},
-                            &a->weight_decay));
+  XW_RETURN_IF_ERROR(
+      r.Enum("weight_decay",
+             {{"l2", WeightDecayMode::kL2InGradient}, {"decoupled", WeightDecayMode::kDecoupled}},
+             &a->weight_decay));
   XW_RETURN_IF_ERROR(r.Bool("amsgrad", &a->amsgrad));
   XW_RETURN_IF_ERROR(r.Bool("fma", &a->fma));
   return r.Finish();
@@ -65,19 +63,18 @@ Status ParseBatchNorm(Reader& r, BatchNormSpec* bn) {
   double eps = 0, momentum = 0;
   XW_RETURN_IF_ERROR(r.Number("eps", &eps));
   XW_RETURN_IF_ERROR(r.Number("momentum", &momentum));
-  XW_RETURN_IF_ERROR(r.Enum("running_var", {{"unbiased", true}, {"biased", false}},
-                            &bn->unbiased_running_var));
-  XW_RETURN_IF_ERROR(r.Enum("running_update",
-                            {{"lerp", RunningUpdate::kLerp},
-                             {"subtract", RunningUpdate::kSubtract}},
-                            &bn->update));
+  XW_RETURN_IF_ERROR(
+      r.Enum("running_var", {{"unbiased", true}, {"biased", false}}, &bn->unbiased_running_var));
+  XW_RETURN_IF_ERROR(r.Enum(
+      "running_update", {{"lerp", RunningUpdate::kLerp}, {"subtract", RunningUpdate::kSubtract}},
+      &bn->update));
   XW_RETURN_IF_ERROR(r.Finish());
   if (!(eps > 0) || !std::isfinite(eps)) {
     return r.Error("eps", "must be a finite number > 0, got " + std::to_string(eps));
   }
   if (!(momentum >= 0 && momentum <= 1)) {
-    return r.Error("momentum", "must be in [0, 1] (weight of the new batch), got " +
-                                   std::to_string(momentum));
+    return r.Error("momentum",
+                   "must be in [0, 1] (weight of the new batch), got " + std::to_string(momentum));
   }
   bn->eps = static_cast<float>(eps);
   bn->momentum = static_cast<float>(momentum);
@@ -108,10 +105,9 @@ Status ParseTop(Reader& r, Profile* p) {
                              {"glorot_uniform", InitScheme::kGlorotUniform}},
                             &p->init));
   XW_RETURN_IF_ERROR(r.Object("batch_norm", [&](Reader& s) { return ParseBatchNorm(s, &p->bn); }));
-  XW_RETURN_IF_ERROR(r.Enum("same_padding",
-                            {{"symmetric", SamePadding::kSymmetric},
-                             {"tf_same", SamePadding::kTfSame}},
-                            &p->same_padding));
+  XW_RETURN_IF_ERROR(r.Enum(
+      "same_padding", {{"symmetric", SamePadding::kSymmetric}, {"tf_same", SamePadding::kTfSame}},
+      &p->same_padding));
   XW_RETURN_IF_ERROR(r.Object("loss", [&](Reader& s) { return ParseLoss(s, &p->loss); }));
   XW_RETURN_IF_ERROR(r.Bool("shuffle", &p->shuffle));
   XW_RETURN_IF_ERROR(r.String("rng_stream", &p->rng_stream));
@@ -137,9 +133,7 @@ const std::vector<std::string>& ShippedProfileNames() {
   return kNames;
 }
 
-std::string AdamVariantName(AdamVariant v) {
-  return v == AdamVariant::kTorch ? "torch" : "keras";
-}
+std::string AdamVariantName(AdamVariant v) { return v == AdamVariant::kTorch ? "torch" : "keras"; }
 std::string WeightDecayModeName(WeightDecayMode m) {
   return m == WeightDecayMode::kL2InGradient ? "l2" : "decoupled";
 }
@@ -192,9 +186,9 @@ Result<Profile> ParseProfileJson(const std::string& text) {
 
 Result<Profile> LoadProfile(const std::string& name_or_path) {
   std::string path = name_or_path;
-  const bool is_path = name_or_path.find('/') != std::string::npos ||
-                       (name_or_path.size() > 5 &&
-                        name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0);
+  const bool is_path =
+      name_or_path.find('/') != std::string::npos ||
+      (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0);
   if (!is_path) {
     bool shipped = false;
     for (const auto& n : ShippedProfileNames()) shipped = shipped || n == name_or_path;

@@ -7,12 +7,11 @@
 #define XWIRES_TRAINERS_PROFILE_SCHEMA_H_
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "xwires/core/status.h"
 
@@ -105,8 +104,8 @@ class Reader {
   }
   Status TypeError(const std::string& key, const std::string& expected,
                    const nlohmann::ordered_json& v) const {
-    return Error(key, std::string("expected ") + expected + ", got " + v.type_name() + " " +
-                          v.dump());
+    return Error(key,
+                 std::string("expected ") + expected + ", got " + v.type_name() + " " + v.dump());
   }
 
   const nlohmann::ordered_json& obj_;

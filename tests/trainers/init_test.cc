@@ -2,10 +2,10 @@
 // per-parameter streams, determinism.
 #include "xwires/trainers/init.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "xwires/core/parallel.h"
 #include "xwires/core/rng.h"
@@ -62,8 +62,8 @@ TEST(InitTest, TorchDefaultRules) {
   ExpectUniform(Rule(Conv("c.bias", ArchFamily::kPlain, 16, 3, 3, ParamKind::kConvBias), "torch"),
                 1 / std::sqrt(27.0));
   ExpectUniform(Rule(Linear("fc.weight", ArchFamily::kPlain, 10, 64), "torch"), 0.125);
-  ExpectUniform(Rule(Linear("fc.bias", ArchFamily::kPlain, 10, 64, ParamKind::kLinearBias), "torch"),
-                0.125);
+  ExpectUniform(
+      Rule(Linear("fc.bias", ArchFamily::kPlain, 10, 64, ParamKind::kLinearBias), "torch"), 0.125);
 }
 
 TEST(InitTest, TorchvisionOverrides) {
@@ -72,23 +72,29 @@ TEST(InitTest, TorchvisionOverrides) {
                std::sqrt(2.0 / 576));
   ExpectUniform(Rule(Linear("fc.weight", ArchFamily::kResNet, 10, 512), "torch"),
                 1 / std::sqrt(512.0));
-  ExpectUniform(Rule(Linear("fc.bias", ArchFamily::kResNet, 10, 512, ParamKind::kLinearBias), "torch"),
-                1 / std::sqrt(512.0));
+  ExpectUniform(
+      Rule(Linear("fc.bias", ArchFamily::kResNet, 10, 512, ParamKind::kLinearBias), "torch"),
+      1 / std::sqrt(512.0));
   // VGG: kaiming_normal(fan_out) convs with zero bias; Linear N(0, 0.01), bias 0.
   ExpectNormal(Rule(Conv("features.0.weight", ArchFamily::kVgg, 64, 3, 3), "torch"),
                std::sqrt(2.0 / 576));
-  ExpectConstant(Rule(Conv("features.0.bias", ArchFamily::kVgg, 64, 3, 3, ParamKind::kConvBias),
-                      "torch"), 0.0);
+  ExpectConstant(
+      Rule(Conv("features.0.bias", ArchFamily::kVgg, 64, 3, 3, ParamKind::kConvBias), "torch"),
+      0.0);
   ExpectNormal(Rule(Linear("classifier.0.weight", ArchFamily::kVgg, 4096, 512), "torch"), 0.01);
-  ExpectConstant(Rule(Linear("classifier.0.bias", ArchFamily::kVgg, 4096, 512,
-                             ParamKind::kLinearBias), "torch"), 0.0);
+  ExpectConstant(
+      Rule(Linear("classifier.0.bias", ArchFamily::kVgg, 4096, 512, ParamKind::kLinearBias),
+           "torch"),
+      0.0);
   // DenseNet: kaiming_normal(fan_in) convs; Linear default weight, bias 0.
   ExpectNormal(Rule(Conv("features.conv0.weight", ArchFamily::kDenseNet, 64, 3, 3), "torch"),
                std::sqrt(2.0 / 27));
   ExpectUniform(Rule(Linear("classifier.weight", ArchFamily::kDenseNet, 10, 1024), "torch"),
                 1 / 32.0);
-  ExpectConstant(Rule(Linear("classifier.bias", ArchFamily::kDenseNet, 10, 1024,
-                             ParamKind::kLinearBias), "torch"), 0.0);
+  ExpectConstant(
+      Rule(Linear("classifier.bias", ArchFamily::kDenseNet, 10, 1024, ParamKind::kLinearBias),
+           "torch"),
+      0.0);
 }
 
 TEST(InitTest, GlorotRulesIgnoreFamily) {
@@ -111,7 +117,8 @@ TEST(InitTest, BatchNormAndBuffersEverywhere) {
     ExpectConstant(Rule({"bn.num_batches_tracked", ParamKind::kBuffer}, profile), 0.0);
   }
   Tensor t({5}, 7.0f);
-  ASSERT_TRUE(InitParameter({"bn.weight", ParamKind::kBnWeight}, *LoadProfile("torch"), 1, &t).ok());
+  ASSERT_TRUE(
+      InitParameter({"bn.weight", ParamKind::kBnWeight}, *LoadProfile("torch"), 1, &t).ok());
   EXPECT_EQ(t[4], 1.0f);
 }
 
@@ -143,7 +150,8 @@ TEST(InitTest, SampleStatisticsMatchRules) {
   EXPECT_NEAR(s.stddev, b / std::sqrt(3.0), 0.02 * b / std::sqrt(3.0));
   EXPECT_NEAR(s.mean, 0.0, 0.02 * b);
 
-  ASSERT_TRUE(InitParameter(Conv("conv.weight", ArchFamily::kResNet, 128, 32, 3), torch, 7, &w).ok());
+  ASSERT_TRUE(
+      InitParameter(Conv("conv.weight", ArchFamily::kResNet, 128, 32, 3), torch, 7, &w).ok());
   s = Measure(w);
   const double sd = std::sqrt(2.0 / 1152);
   EXPECT_NEAR(s.stddev, sd, 0.02 * sd);

@@ -3,15 +3,15 @@
 // out in float32, the eps-hat inflation between the two, determinism.
 #include "xwires/trainers/optimizer.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "xwires/core/parallel.h"
 #include "xwires/trainers/profile.h"
@@ -53,8 +53,8 @@ TEST_P(TorchFixtureTest, MatchesPyTorch113Bitwise) {
   const auto c = nlohmann::json::parse(in);
   Profile profile = *LoadProfile("torch");
   profile.adam.amsgrad = c["amsgrad"].get<bool>();
-  profile.adam.weight_decay = c["optimizer"] == "AdamW" ? WeightDecayMode::kDecoupled
-                                                         : WeightDecayMode::kL2InGradient;
+  profile.adam.weight_decay =
+      c["optimizer"] == "AdamW" ? WeightDecayMode::kDecoupled : WeightDecayMode::kL2InGradient;
   AdamOptions o;
   o.lr = c["lr"];
   o.beta1 = c["beta1"];
@@ -77,7 +77,8 @@ TEST_P(TorchFixtureTest, MatchesPyTorch113Bitwise) {
     std::vector<Tensor> grads;
     std::vector<Tensor*> pp;
     std::vector<const Tensor*> gp;
-    for (size_t i = 0; i < shapes.size(); ++i) grads.push_back(TensorFromBits(shapes[i], s["grads"][i]));
+    for (size_t i = 0; i < shapes.size(); ++i)
+      grads.push_back(TensorFromBits(shapes[i], s["grads"][i]));
     for (size_t i = 0; i < shapes.size(); ++i) {
       pp.push_back(&params[i]);
       gp.push_back(&grads[i]);
@@ -85,11 +86,13 @@ TEST_P(TorchFixtureTest, MatchesPyTorch113Bitwise) {
     ASSERT_TRUE(adam.Step(pp, gp).ok());
     for (size_t i = 0; i < shapes.size(); ++i) {
       const AdamSlot& slot = adam.slots()[i];
-      worst = std::max(worst, MaxRel(params[i], TensorFromBits(shapes[i], s["params"][i]), &mismatches));
+      worst = std::max(worst,
+                       MaxRel(params[i], TensorFromBits(shapes[i], s["params"][i]), &mismatches));
       worst = std::max(worst, MaxRel(slot.m, TensorFromBits(shapes[i], s["m"][i]), &mismatches));
       worst = std::max(worst, MaxRel(slot.v, TensorFromBits(shapes[i], s["v"][i]), &mismatches));
       if (profile.adam.amsgrad) {
-        worst = std::max(worst, MaxRel(slot.vmax, TensorFromBits(shapes[i], s["vmax"][i]), &mismatches));
+        worst = std::max(worst,
+                         MaxRel(slot.vmax, TensorFromBits(shapes[i], s["vmax"][i]), &mismatches));
       }
     }
   }
@@ -128,11 +131,11 @@ struct KerasState {
 };
 KerasState KerasByHand(std::vector<float> p, const std::vector<std::vector<float>>& grads,
                        double lr_d, double eps_d, double wd_d) {
-  const float lr = static_cast<float>(lr_d);        // learning_rate variable (float32)
-  const float eps = static_cast<float>(eps_d);      // python float -> float32
+  const float lr = static_cast<float>(lr_d);    // learning_rate variable (float32)
+  const float eps = static_cast<float>(eps_d);  // python float -> float32
   const float wd = static_cast<float>(wd_d);
-  const float beta_1 = 0.9f, beta_2 = 0.999f;      // cast(self.beta_1, float32)
-  const float one_minus_b1 = static_cast<float>(1.0 - 0.9);    // python 1 - self.beta_1
+  const float beta_1 = 0.9f, beta_2 = 0.999f;                // cast(self.beta_1, float32)
+  const float one_minus_b1 = static_cast<float>(1.0 - 0.9);  // python 1 - self.beta_1
   const float one_minus_b2 = static_cast<float>(1.0 - 0.999);
   std::vector<float> m(p.size(), 0.0f), v(p.size(), 0.0f);
   for (size_t t = 0; t < grads.size(); ++t) {
@@ -169,7 +172,8 @@ TEST(AdamTest, TfProfileMatchesKerasFormulaExactly) {
   for (int i = 0; i < kN; ++i) {
     p0[i] = std::sin(1.3f * i) * std::pow(10.0f, static_cast<float>(i % 5) - 3.0f);
     for (int t = 0; t < kSteps; ++t) {
-      grads[t][i] = std::cos(0.7f * i + 2.1f * t) * std::pow(10.0f, static_cast<float>((i + t) % 5) - 4.0f) * 4;
+      grads[t][i] = std::cos(0.7f * i + 2.1f * t) *
+                    std::pow(10.0f, static_cast<float>((i + t) % 5) - 4.0f) * 4;
     }
   }
   const Profile tf = *LoadProfile("tf");
@@ -308,8 +312,8 @@ TEST(AdamTest, MismatchedShapesAreRejectedWithoutChanges) {
   Tensor g3({3}, 1.0f);
   ASSERT_TRUE(adam.Step({&p}, {&g3}).ok());
   Tensor q({5}), g5({5});
-  EXPECT_FALSE(adam.Step({&q}, {&g5}).ok());          // state is for [3]
-  EXPECT_FALSE(adam.Step({&p, &p}, {&g3}).ok());      // count mismatch
+  EXPECT_FALSE(adam.Step({&q}, {&g5}).ok());      // state is for [3]
+  EXPECT_FALSE(adam.Step({&p, &p}, {&g3}).ok());  // count mismatch
   EXPECT_EQ(adam.step(), 1);
 }
 

@@ -2,15 +2,15 @@
 // trip, and errors that name the offending key.
 #include "xwires/trainers/profile.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 namespace xw {
 namespace {
@@ -156,7 +156,8 @@ TEST(ProfileTest, MissingKeysAreNamed) {
 
 TEST(ProfileTest, WrongTypesAreNamed) {
   ExpectError([](auto& j) { j["shuffle"] = "no"; }, "shuffle: expected true or false");
-  ExpectError([](auto& j) { j["batch_norm"]["eps"] = "1e-5"; }, "batch_norm.eps: expected a number");
+  ExpectError([](auto& j) { j["batch_norm"]["eps"] = "1e-5"; },
+              "batch_norm.eps: expected a number");
   ExpectError([](auto& j) { j["adam"] = 3; }, "adam: expected a JSON object");
   ExpectError([](auto& j) { j["name"] = 7; }, "name: expected a string");
 }
