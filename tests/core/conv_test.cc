@@ -101,6 +101,84 @@ TEST(ConvTest, WinogradFallsBackOutsideThreeByThreeStrideOne) {
   EXPECT_EQ(EffectiveConvAlgo(g3, ConvAlgo::kDirect), ConvAlgo::kDirect);
 }
 
+// Counts direct-conv outputs whose bits differ from xw::Dot over the terms
+// conv.h specifies. Forward: the zero-padded patch in (c, a, b) order.
+int ForwardMismatches(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& y,
+                      const ReduceSpec& s) {
+  const int64_t taps = g.c * g.kh * g.kw;
+  std::vector<float> patch(taps);
+  int bad = 0;
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t o = 0; o < g.o; ++o)
+      for (int64_t p = 0; p < g.oh; ++p)
+        for (int64_t q = 0; q < g.ow; ++q) {
+          for (int64_t t = 0; t < taps; ++t) {
+            const int64_t c = t / (g.kh * g.kw), a = t / g.kw % g.kh, b = t % g.kw;
+            const int64_t u = p * g.stride + a - g.pad_top, v = q * g.stride + b - g.pad_left;
+            const bool in = u >= 0 && u < g.h && v >= 0 && v < g.w;
+            patch[t] = in ? x.at(n, c, u, v) : 0.0f;
+          }
+          const float ref = Dot(patch.data(), w.data() + o * taps, taps, s);
+          const float got = y.at(n, o, p, q);
+          bad += std::memcmp(&ref, &got, 4) != 0;
+        }
+  return bad;
+}
+
+// dx: terms (o, a', b') with a' = KH-1-a over the taps of the pixel's stride
+// phase, reading dy where the tap lands (zero outside dy).
+int DataGradMismatches(const ConvGeometry& g, const Tensor& w, const Tensor& dy,
+                       const Tensor& dx, const ReduceSpec& s) {
+  auto phase_ok = [&](int64_t v) { return ((v % g.stride) + g.stride) % g.stride == 0; };
+  std::vector<float> dyv, wv;
+  int bad = 0;
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t c = 0; c < g.c; ++c)
+      for (int64_t h = 0; h < g.h; ++h)
+        for (int64_t ww = 0; ww < g.w; ++ww) {
+          dyv.clear();
+          wv.clear();
+          for (int64_t t = 0; t < g.o * g.kh * g.kw; ++t) {
+            const int64_t o = t / (g.kh * g.kw), a = g.kh - 1 - t / g.kw % g.kh,
+                          b = g.kw - 1 - t % g.kw;
+            const int64_t up = h + g.pad_top - a, vp = ww + g.pad_left - b;
+            if (!phase_ok(up) || !phase_ok(vp)) continue;
+            const bool in = up >= 0 && vp >= 0 && up / g.stride < g.oh && vp / g.stride < g.ow;
+            dyv.push_back(in ? dy.at(n, o, up / g.stride, vp / g.stride) : 0.0f);
+            wv.push_back(w[((o * g.c + c) * g.kh + a) * g.kw + b]);
+          }
+          const float ref = Dot(dyv.data(), wv.data(), dyv.size(), s);
+          const float got = dx.at(n, c, h, ww);
+          bad += std::memcmp(&ref, &got, 4) != 0;
+        }
+  return bad;
+}
+
+// dw: terms (n, p, q).
+int FilterGradMismatches(const ConvGeometry& g, const Tensor& x, const Tensor& dy,
+                         const Tensor& dw, const ReduceSpec& s) {
+  const int64_t taps = g.c * g.kh * g.kw, q_terms = g.n * g.oh * g.ow;
+  std::vector<float> dys(q_terms), xs(q_terms);
+  int bad = 0;
+  for (int64_t o = 0; o < g.o; ++o)
+    for (int64_t t = 0; t < taps; ++t) {
+      const int64_t c = t / (g.kh * g.kw), a = t / g.kw % g.kh, b = t % g.kw;
+      int64_t i = 0;
+      for (int64_t n = 0; n < g.n; ++n)
+        for (int64_t p = 0; p < g.oh; ++p)
+          for (int64_t q = 0; q < g.ow; ++q, ++i) {
+            const int64_t u = p * g.stride + a - g.pad_top, v = q * g.stride + b - g.pad_left;
+            const bool in = u >= 0 && u < g.h && v >= 0 && v < g.w;
+            xs[i] = in ? x.at(n, c, u, v) : 0.0f;
+            dys[i] = dy.at(n, o, p, q);
+          }
+      const float ref = Dot(dys.data(), xs.data(), q_terms, s);
+      const float got = dw[o * taps + t];
+      bad += std::memcmp(&ref, &got, 4) != 0;
+    }
+  return bad;
+}
+
 // Direct convolution is exactly xw::Dot over the zero-padded patch (forward),
 // over the flipped taps of dy (dx), and over (n, oh, ow) (dw), for every order.
 TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
@@ -117,71 +195,13 @@ TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
     Tensor dy = RandomTensor({k.n, k.o, g.oh, g.ow}, 5);
     for (const convtest::Config& cfg : convtest::AllConfigs()) {
       if (cfg.num.conv_algo != ConvAlgo::kDirect) continue;
-      const ReduceSpec& s = cfg.num.reduce;
       Tensor y, dx, dw;
       Conv2dForward(x, w, nullptr, k.spec, cfg.num, &y);
       Conv2dBackward(x, w, dy, k.spec, cfg.num, &dx, &dw, nullptr);
-      const int64_t taps = g.c * g.kh * g.kw;
-      std::vector<float> patch(taps), wrow(taps);
-      int bad_y = 0, bad_dx = 0, bad_dw = 0;
-      // Forward: patch of output (n, o, p, q) in (c, a, b) order.
-      for (int64_t n = 0; n < g.n; ++n)
-        for (int64_t o = 0; o < g.o; ++o)
-          for (int64_t p = 0; p < g.oh; ++p)
-            for (int64_t q = 0; q < g.ow; ++q) {
-              for (int64_t t = 0; t < taps; ++t) {
-                const int64_t c = t / (g.kh * g.kw), a = t / g.kw % g.kh, b = t % g.kw;
-                const int64_t u = p * g.stride + a - g.pad_top, v = q * g.stride + b - g.pad_left;
-                const bool in = u >= 0 && u < g.h && v >= 0 && v < g.w;
-                patch[t] = in ? x.at(n, c, u, v) : 0.0f;
-                wrow[t] = w[o * taps + t];
-              }
-              const float ref = Dot(patch.data(), wrow.data(), taps, s);
-              bad_y += std::memcmp(&ref, &y.at(n, o, p, q), 4) != 0;
-            }
-      // dx: terms (o, a', b') with a' = KH-1-a over the taps of the pixel's
-      // stride phase, reading dy where the tap lands (zero outside dy).
-      auto phase_ok = [&](int64_t v) { return ((v % g.stride) + g.stride) % g.stride == 0; };
-      std::vector<float> dyv, wv;
-      for (int64_t n = 0; n < g.n; ++n)
-        for (int64_t c = 0; c < g.c; ++c)
-          for (int64_t h = 0; h < g.h; ++h)
-            for (int64_t ww = 0; ww < g.w; ++ww) {
-              dyv.clear();
-              wv.clear();
-              for (int64_t t = 0; t < g.o * g.kh * g.kw; ++t) {
-                const int64_t o = t / (g.kh * g.kw), a = g.kh - 1 - t / g.kw % g.kh,
-                              b = g.kw - 1 - t % g.kw;
-                const int64_t up = h + g.pad_top - a, vp = ww + g.pad_left - b;
-                if (!phase_ok(up) || !phase_ok(vp)) continue;
-                const bool in = up >= 0 && vp >= 0 && up / g.stride < g.oh && vp / g.stride < g.ow;
-                dyv.push_back(in ? dy.at(n, o, up / g.stride, vp / g.stride) : 0.0f);
-                wv.push_back(w[((o * g.c + c) * g.kh + a) * g.kw + b]);
-              }
-              const float ref = Dot(dyv.data(), wv.data(), dyv.size(), s);
-              bad_dx += std::memcmp(&ref, &dx.at(n, c, h, ww), 4) != 0;
-            }
-      // dw: terms (n, p, q).
-      const int64_t q_terms = g.n * g.oh * g.ow;
-      std::vector<float> dys(q_terms), xs(q_terms);
-      for (int64_t o = 0; o < g.o; ++o)
-        for (int64_t t = 0; t < taps; ++t) {
-          const int64_t c = t / (g.kh * g.kw), a = t / g.kw % g.kh, b = t % g.kw;
-          int64_t i = 0;
-          for (int64_t n = 0; n < g.n; ++n)
-            for (int64_t p = 0; p < g.oh; ++p)
-              for (int64_t q = 0; q < g.ow; ++q, ++i) {
-                const int64_t u = p * g.stride + a - g.pad_top, v = q * g.stride + b - g.pad_left;
-                const bool in = u >= 0 && u < g.h && v >= 0 && v < g.w;
-                xs[i] = in ? x.at(n, c, u, v) : 0.0f;
-                dys[i] = dy.at(n, o, p, q);
-              }
-          const float ref = Dot(dys.data(), xs.data(), q_terms, s);
-          bad_dw += std::memcmp(&ref, &dw[o * taps + t], 4) != 0;
-        }
-      EXPECT_EQ(bad_y, 0) << cfg.name << " " << k.Name();
-      EXPECT_EQ(bad_dx, 0) << cfg.name << " " << k.Name();
-      EXPECT_EQ(bad_dw, 0) << cfg.name << " " << k.Name();
+      const std::string id = cfg.name + " " + k.Name();
+      EXPECT_EQ(ForwardMismatches(g, x, w, y, cfg.num.reduce), 0) << id;
+      EXPECT_EQ(DataGradMismatches(g, w, dy, dx, cfg.num.reduce), 0) << id;
+      EXPECT_EQ(FilterGradMismatches(g, x, dy, dw, cfg.num.reduce), 0) << id;
     }
   }
 }
