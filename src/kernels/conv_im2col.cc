@@ -22,17 +22,26 @@ namespace {
 // The inverse scatter: dx[n] += each patch entry at the pixel it came from,
 // taps in index order, outputs in raster order within a tap.
 void Col2imAdd(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_img) {
-  const int64_t khw = int64_t{g.kh} * g.kw;
+  const int64_t khw = int64_t{g.kh} * g.kw, s = g.stride;
+  // Kernel column b adds outputs q in [lo[b], hi[b]) to input column q*s + b - pad_left.
+  std::vector<int64_t> lo(g.kw), hi(g.kw);
+  for (int b = 0; b < g.kw; ++b) {
+    const int64_t v0 = b - g.pad_left;
+    lo[b] = std::min<int64_t>(v0 >= 0 ? 0 : (-v0 + s - 1) / s, g.ow);
+    hi[b] = std::clamp<int64_t>(v0 >= g.w ? 0 : (g.w - 1 - v0) / s + 1, lo[b], g.ow);
+  }
   for (int64_t t = 0; t < g.c * khw; ++t) {
     float* plane = dx_img + (t / khw) * g.h * g.w;
     const int a = static_cast<int>((t % khw) / g.kw), b = static_cast<int>(t % g.kw);
     for (int64_t p = 0; p < g.oh; ++p) {
-      const int64_t u = p * g.stride + a - g.pad_top;
+      const int64_t u = p * s + a - g.pad_top;
       if (u < 0 || u >= g.h) continue;
       const float* src = cols + t * ld + p * g.ow;
-      for (int64_t q = 0; q < g.ow; ++q) {
-        const int64_t v = q * g.stride + b - g.pad_left;
-        if (v >= 0 && v < g.w) plane[u * g.w + v] += src[q];
+      float* dst = plane + u * g.w + b - g.pad_left;  // + q*s, for q in [lo, hi)
+      if (s == 1) {
+        for (int64_t q = lo[b]; q < hi[b]; ++q) dst[q] += src[q];
+      } else {
+        for (int64_t q = lo[b]; q < hi[b]; ++q) dst[q * s] += src[q];
       }
     }
   }
