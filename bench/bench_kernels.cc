@@ -137,8 +137,14 @@ void Register() {
   KernelNumerics winograd = Eigen();
   winograd.conv_algo = ConvAlgo::kWinograd;
 
-  const GemmCase gemms[] = {{"eigen", Eigen()}, {"owned_lanes8_fma", lanes8},
-                            {"owned_sequential", sequential}};
+  KernelNumerics pairwise, kahan;
+  pairwise.reduce = *ParseReduceOrder("pairwise");
+  kahan.reduce = *ParseReduceOrder("kahan");
+  const GemmCase gemms[] = {{"eigen", Eigen()},
+                            {"owned_lanes8_fma", lanes8},
+                            {"owned_sequential", sequential},
+                            {"owned_pairwise", pairwise},
+                            {"owned_kahan", kahan}};
   for (const GemmCase& gc : gemms) {
     auto* b = benchmark::RegisterBenchmark(("gemm/" + gc.name).c_str(), BM_Gemm, gc.num);
     b->Args({64, 1024, 576})->Args({256, 256, 256})->Args({512, 512, 512})->Args({128, 10, 64});
