@@ -21,8 +21,9 @@ struct GpOptimizer::Impl {
   std::vector<double> xu;  // observations, snapped unit coordinates, row-major
   std::vector<double> ys;
   std::map<int, GpHyperparameters> fits;  // refit point -> hyperparameters
+  std::map<int, GpHyperparameters> early_fits;  // see EarlyHyper
   std::unique_ptr<GaussianProcess> gp;
-  int gp_key = -1;   // refit point of gp's hyperparameters
+  int gp_key = 0;    // refit point of gp's hyperparameters (-n: early fit at n)
   int gp_real = 0;   // leading rows of gp that are real observations
   HedgeState hedge;
 
@@ -36,9 +37,12 @@ struct GpOptimizer::Impl {
   bool IsRefitPoint(int m) const {
     return m >= 2 && (m <= opt.refit_dense_until || m % opt.refit_every == 0);
   }
+  // Largest refit point <= m, or 0 if there is none yet.
   int RefitPointFor(int m) const {
-    while (!IsRefitPoint(m)) --m;
-    return m;
+    for (; m >= 2; --m) {
+      if (IsRefitPoint(m)) return m;
+    }
+    return 0;
   }
 
   GpHyperparameters DefaultHyper() const {
@@ -73,15 +77,32 @@ struct GpOptimizer::Impl {
     return start;
   }
 
+  // Before the first refit point (a schedule with refit_dense_until < 2 and
+  // refit_every > n) the model is fitted to all n observations from the
+  // default start with restarts; such fits never seed the warm-start chain,
+  // so the chain stays a function of the observations alone.
+  Result<GpHyperparameters> EarlyHyper(int m) {
+    if (auto it = early_fits.find(m); it != early_fits.end()) return it->second;
+    XW_ASSIGN_OR_RETURN(GpHyperparameters hp,
+                        FitGpHyperparameters(std::span(xu.data(), static_cast<size_t>(m) * dim),
+                                             std::span(ys.data(), m), dim, opt.gp, DefaultHyper(),
+                                             opt.seed, MixStream(StreamId("hpo/gp/restarts"), m)));
+    early_fits[m] = hp;
+    return hp;
+  }
+
   // Makes gp a model of the real observations only (no lies), normalised.
   Status PrepareModel() {
-    const int m = RefitPointFor(n());
-    XW_ASSIGN_OR_RETURN(GpHyperparameters hp, HyperAt(m));
-    if (!gp || gp_key != m || gp_real > n()) {
+    int m = RefitPointFor(n());
+    const bool early = m == 0;
+    if (early) m = n();
+    XW_ASSIGN_OR_RETURN(GpHyperparameters hp, early ? EarlyHyper(m) : HyperAt(m));
+    const int key = early ? -m : m;
+    if (!gp || gp_key != key || gp_real > n()) {
       gp = std::make_unique<GaussianProcess>(dim, hp);
       XW_RETURN_IF_ERROR(gp->Fit(std::span(xu.data(), static_cast<size_t>(m) * dim),
                                  std::span(ys.data(), m)));
-      gp_key = m;
+      gp_key = key;
       gp_real = m;
     }
     gp->Truncate(gp_real);
@@ -226,6 +247,9 @@ Status GpOptimizer::set_hedge_state(const HedgeState& s) {
   if (!s.proposals.empty() && s.proposals.size() != 3) {
     return Status::InvalidArgument("hedge state: expected 0 or 3 proposals, got " +
                                    std::to_string(s.proposals.size()));
+  }
+  for (double g : s.gains) {
+    if (!std::isfinite(g)) return Status::InvalidArgument("hedge state: gain " + Num(g) + " is not finite");
   }
   for (const auto& p : s.proposals) {
     if (static_cast<int>(p.size()) != impl_->dim) {

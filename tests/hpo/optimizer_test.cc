@@ -168,6 +168,19 @@ TEST(GpOptimizer, RebuiltFromObservationsSuggestsTheSame) {
   }
 }
 
+TEST(GpOptimizer, SparseScheduleWithoutEarlyRefitPoints) {
+  OptimizerOptions o;
+  o.refit_dense_until = 0;
+  o.refit_every = 10;
+  o.n_initial_points = 3;
+  GpOptimizer a = GpOptimizer::Create(BraninSpace(), o).value();
+  RunBranin(&a, 13);  // models at 3..9 observations come before refit point 10
+  GpOptimizer b = GpOptimizer::Create(BraninSpace(), o).value();
+  for (int i = 0; i < a.num_observations(); ++i) ASSERT_TRUE(b.Tell(a.observation(i), a.target(i)).ok());
+  ASSERT_TRUE(b.set_hedge_state(a.hedge_state()).ok());
+  EXPECT_EQ(*a.Ask(2), *b.Ask(2));
+}
+
 TEST(GpOptimizer, BadTellsAreRejectedAndNotRecorded) {
   GpOptimizer opt = GpOptimizer::Create(DefaultSearchSpace(), OptimizerOptions{}).value();
   Status s = opt.Tell(std::vector<double>{1e-3, 60, 1e-4, 100}, 0.5);

@@ -27,7 +27,9 @@
 // restarts at every tell; the warm-start chain keeps the best basin found, so
 // occasional restarts suffice and cost a fraction). Between refit points new
 // observations extend the Cholesky factor by one row each (O(n^2)), so most
-// suggestions cost no O(n^3) work.
+// suggestions cost no O(n^3) work. (With refit_dense_until < 2, a model
+// needed before the first multiple of refit_every is fitted to all current
+// observations from the default start, outside the chain.)
 //
 // Determinism and resume: the hyperparameters at n, the candidate sets and the
 // initial design are pure functions of (seed, ordered observations), and every
