@@ -16,6 +16,12 @@
 #include <immintrin.h>
 #endif
 
+// Without AVX-512 the 64-byte vectors are returned in memory; these helpers
+// are internal and inlined, so the ABI note GCC emits does not apply.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
 namespace xw {
 namespace kernels {
 

@@ -112,8 +112,8 @@ TEST(ConvGradTest, ConcurrentCallsMatchSerialCalls) {
   }
 }
 
-// Different reduction orders (and algorithms) round differently on random
-// data, but agree to float accuracy.
+// Different reduction orders round differently on random data, but every
+// order and algorithm agrees to float accuracy.
 TEST(ConvGradTest, ReduceOrdersDifferInBitsNotInValue) {
   const Conv2dSpec spec = Spec(3, 1, 1, PadMode::kExplicit);
   Tensor x = RandomTensor({2, 32, 8, 8}, 41), w = RandomTensor({8, 32, 3, 3}, 42);
@@ -141,8 +141,13 @@ TEST(ConvGradTest, ReduceOrdersDifferInBitsNotInValue) {
         differ += std::memcmp(&a, &b, 4) != 0;
         worst = std::max(worst, std::fabs(double(ref[i]) - got[i]) / rms);
       }
-      // Each order changes the last bits of a sizeable share of outputs...
-      EXPECT_GT(differ, ref.size() / 20) << cfgs[c].name << " tensor " << t;
+      // Each direct order changes the last bits of a sizeable share of
+      // outputs. (Eigen's order is ISA-dependent: without FMA/AVX its sgemm
+      // can coincide with the sequential order for small K, so the GEMM-based
+      // algorithms are only held to the tolerance.)
+      if (cfgs[c].num.conv_algo == ConvAlgo::kDirect) {
+        EXPECT_GT(differ, ref.size() / 20) << cfgs[c].name << " tensor " << t;
+      }
       // ...while staying within a few float32 ulps of the output scale.
       EXPECT_LT(worst, 2e-5) << cfgs[c].name << " tensor " << t;
     }
