@@ -13,54 +13,93 @@ namespace {
 
 // torch.maximum / tf.maximum: NaN if either side is NaN.
 inline float NanMax(float a, float b) {
-  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<float>::quiet_NaN();
-  return a > b ? a : b;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  return (std::isnan(a) || std::isnan(b)) ? nan : (a > b ? a : b);
 }
 
 // a + b*c, fused when the profile asks (ATen's vec::fmadd), else two roundings.
-inline float MulAdd(bool fma, float b, float c, float a) {
-  return fma ? std::fma(b, c, a) : a + b * c;
+template <bool kFma>
+inline float MulAdd(float b, float c, float a) {
+  if constexpr (kFma) {
+    return std::fma(b, c, a);
+  } else {
+    return a + b * c;
+  }
 }
+
+// The elementwise loops are templates on the profile's switches so that each
+// instantiation is branch-free and the compiler can vectorise it; the
+// arithmetic per element is the same either way.
+using RangeFn = void (*)(const AdamScalars&, float*, const float*, float*, float*, float*, int64_t,
+                         int64_t);
 
 // Elements [begin, end) of one parameter, torch.optim.Adam(W) 1.13
 // _single_tensor_adam.
-void TorchRange(const AdamScalars& s, const Profile::AdamNumerics& n, float* p, const float* grad,
-                float* m, float* v, float* vmax, int64_t begin, int64_t end) {
-  const bool f = n.fma;
-  const bool l2 = n.weight_decay == WeightDecayMode::kL2InGradient;
+template <bool kFma, bool kL2, bool kAms>
+void TorchRange(const AdamScalars& s, float* __restrict p, const float* __restrict grad,
+                float* __restrict m, float* __restrict v, float* __restrict vmax, int64_t begin,
+                int64_t end) {
   for (int64_t i = begin; i < end; ++i) {
     float g = grad[i];
-    if (l2) {
-      g = MulAdd(f, p[i], s.wd, g);  // grad.add(param, alpha=wd)
+    if constexpr (kL2) {
+      g = MulAdd<kFma>(p[i], s.wd, g);  // grad.add(param, alpha=wd)
     } else {
       p[i] = p[i] * s.decay_factor;  // AdamW: param.mul_(1 - lr*wd)
     }
-    m[i] = MulAdd(f, g, s.one_minus_beta1, m[i] * s.beta1);      // mul_(b1).add_(g, alpha=1-b1)
-    v[i] = MulAdd(f, s.one_minus_beta2 * g, g, v[i] * s.beta2);  // mul_(b2).addcmul_(g, g, 1-b2)
+    m[i] = MulAdd<kFma>(g, s.one_minus_beta1, m[i] * s.beta1);      // mul_(b1).add_(g, alpha=1-b1)
+    v[i] = MulAdd<kFma>(s.one_minus_beta2 * g, g, v[i] * s.beta2);  // mul_(b2).addcmul_(g, g, 1-b2)
     float vv = v[i];
-    if (vmax != nullptr) vv = vmax[i] = NanMax(vmax[i], v[i]);
+    if constexpr (kAms) vv = vmax[i] = NanMax(vmax[i], v[i]);
     const float denom = std::sqrt(vv) / s.bc2_sqrt + s.eps;  // (sqrt / bc2_sqrt).add_(eps)
     p[i] = p[i] + (s.neg_step_size * m[i]) / denom;          // addcdiv_(m, denom, -step_size)
   }
 }
 
 // Keras 3 / tf-keras Adam.update_step with _apply_weight_decay before it.
-void KerasRange(const AdamScalars& s, const Profile::AdamNumerics& n, float* p, const float* grad,
-                float* m, float* v, float* vmax, int64_t begin, int64_t end) {
-  const bool f = n.fma;
-  const bool l2 = n.weight_decay == WeightDecayMode::kL2InGradient;
+template <bool kFma, bool kL2, bool kAms>
+void KerasRange(const AdamScalars& s, float* __restrict p, const float* __restrict grad,
+                float* __restrict m, float* __restrict v, float* __restrict vmax, int64_t begin,
+                int64_t end) {
   for (int64_t i = begin; i < end; ++i) {
     float g = grad[i];
-    if (l2) {
-      g = MulAdd(f, p[i], s.wd, g);
+    if constexpr (kL2) {
+      g = MulAdd<kFma>(p[i], s.wd, g);
     } else {
-      p[i] = MulAdd(f, -(p[i] * s.wd), s.lr, p[i]);  // var.assign_sub(var * wd * lr)
+      p[i] = MulAdd<kFma>(-(p[i] * s.wd), s.lr, p[i]);  // var.assign_sub(var * wd * lr)
     }
-    m[i] = MulAdd(f, g - m[i], s.one_minus_beta1, m[i]);      // m += (g - m) * (1 - b1)
-    v[i] = MulAdd(f, g * g - v[i], s.one_minus_beta2, v[i]);  // v += (g^2 - v) * (1 - b2)
+    m[i] = MulAdd<kFma>(g - m[i], s.one_minus_beta1, m[i]);      // m += (g - m) * (1 - b1)
+    v[i] = MulAdd<kFma>(g * g - v[i], s.one_minus_beta2, v[i]);  // v += (g^2 - v) * (1 - b2)
     float vv = v[i];
-    if (vmax != nullptr) vv = vmax[i] = NanMax(vmax[i], v[i]);  // v_hat = max(v_hat, v)
+    if constexpr (kAms) vv = vmax[i] = NanMax(vmax[i], v[i]);  // v_hat = max(v_hat, v)
     p[i] = p[i] - (m[i] * s.alpha) / (std::sqrt(vv) + s.eps);
+  }
+}
+
+template <bool kFma, bool kL2, bool kAms>
+RangeFn PickVariant(AdamVariant variant) {
+  return variant == AdamVariant::kTorch ? TorchRange<kFma, kL2, kAms> : KerasRange<kFma, kL2, kAms>;
+}
+
+RangeFn PickRange(const Profile::AdamNumerics& n) {
+  const bool l2 = n.weight_decay == WeightDecayMode::kL2InGradient;
+  const int key = (n.fma ? 4 : 0) | (l2 ? 2 : 0) | (n.amsgrad ? 1 : 0);
+  switch (key) {
+    case 0:
+      return PickVariant<false, false, false>(n.variant);
+    case 1:
+      return PickVariant<false, false, true>(n.variant);
+    case 2:
+      return PickVariant<false, true, false>(n.variant);
+    case 3:
+      return PickVariant<false, true, true>(n.variant);
+    case 4:
+      return PickVariant<true, false, false>(n.variant);
+    case 5:
+      return PickVariant<true, false, true>(n.variant);
+    case 6:
+      return PickVariant<true, true, false>(n.variant);
+    default:
+      return PickVariant<true, true, true>(n.variant);
   }
 }
 
@@ -160,7 +199,7 @@ Status Adam::Step(const std::vector<Tensor*>& params, const std::vector<const Te
   }
   ++step_;
   const AdamScalars s = ComputeAdamScalars(options_, numerics_, step_);
-  const auto range = numerics_.variant == AdamVariant::kTorch ? TorchRange : KerasRange;
+  const RangeFn range = PickRange(numerics_);
   for (size_t i = 0; i < params.size(); ++i) {
     float* p = params[i]->data();
     const float* g = grads[i]->data();
@@ -169,7 +208,7 @@ Status Adam::Step(const std::vector<Tensor*>& params, const std::vector<const Te
     float* vmax = numerics_.amsgrad ? slots_[i].vmax.data() : nullptr;
     const int64_t n = params[i]->size();
     ParallelFor(n, GrainFor(n, 4096),
-                [&](int64_t b, int64_t e) { range(s, numerics_, p, g, m, v, vmax, b, e); });
+                [&](int64_t b, int64_t e) { range(s, p, g, m, v, vmax, b, e); });
   }
   return Status::OK();
 }
