@@ -10,6 +10,7 @@
 
 #include "src/kernels/conv_internal.h"
 #include "src/kernels/gemm_internal.h"
+#include "src/kernels/simd.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/tensor.h"
 
@@ -38,9 +39,10 @@ void TransformKernels(const float* w, int64_t o_count, int64_t c_count, float* u
   }
 }
 
-// d (4x4) -> B^T d B.
-inline void InputTransform(const float d[4][4], float v[4][4]) {
-  float t[4][4];
+// d (4x4) -> B^T d B. T is float or V16 (16 tiles at once).
+template <typename T>
+inline void InputTransform(const T d[4][4], T v[4][4]) {
+  T t[4][4];
   for (int j = 0; j < 4; ++j) {
     t[0][j] = d[0][j] - d[2][j];
     t[1][j] = d[1][j] + d[2][j];
@@ -56,8 +58,9 @@ inline void InputTransform(const float d[4][4], float v[4][4]) {
 }
 
 // m (4x4) -> A^T m A (2x2).
-inline void OutputTransform(const float m[4][4], float y[2][2]) {
-  float t[2][4];
+template <typename T>
+inline void OutputTransform(const T m[4][4], T y[2][2]) {
+  T t[2][4];
   for (int j = 0; j < 4; ++j) {
     t[0][j] = m[0][j] + m[1][j] + m[2][j];
     t[1][j] = m[1][j] - m[2][j] - m[3][j];
@@ -69,7 +72,7 @@ inline void OutputTransform(const float m[4][4], float y[2][2]) {
 }
 
 struct Buffers {
-  AlignedFloats v, m;
+  AlignedFloats v, m, cols;
 };
 Buffers& ThreadBuffers() {
   thread_local Buffers b;
@@ -78,6 +81,77 @@ Buffers& ThreadBuffers() {
 float* Grow(AlignedFloats& v, int64_t n) {
   if (static_cast<int64_t>(v.size()) < n) v.resize(n);
   return v.data();
+}
+
+// Tiles are transformed 16 at a time along a tile row, so every load and
+// store of the transforms is a contiguous vector.
+constexpr int64_t kTileBlock = 16;
+
+// For one input plane: cols[(r * 4 + j) * ldc + tj] = x(r - pad_top,
+// 2*tj + j - pad_left) (zero outside), r < 2*th + 2, tj < ldc. Row r, column
+// phase j of every tile, contiguous over tiles.
+void TileColumns(const ConvGeometry& g, const float* plane, int64_t th, int64_t ldc,
+                 float* cols) {
+  for (int64_t r = 0; r < 2 * th + 2; ++r) {
+    const int64_t u = r - g.pad_top;
+    for (int j = 0; j < 4; ++j) {
+      float* dst = cols + (r * 4 + j) * ldc;
+      if (u < 0 || u >= g.h) {
+        std::fill(dst, dst + ldc, 0.0f);
+        continue;
+      }
+      const float* row = plane + u * g.w;
+      for (int64_t tj = 0; tj < ldc; ++tj) {
+        const int64_t v = 2 * tj + j - g.pad_left;
+        dst[tj] = (v >= 0 && v < g.w) ? row[v] : 0.0f;
+      }
+    }
+  }
+}
+
+// v[(e*C + c)*nt + tile] for image n (tiles from `tile0`) and channel c.
+void InputTiles(const ConvGeometry& g, const float* cols, int64_t ldc, int64_t th, int64_t tw,
+                int64_t c, int64_t tile0, int64_t nt, float* v) {
+  for (int64_t ti = 0; ti < th; ++ti) {
+    for (int64_t tj = 0; tj < tw; tj += kTileBlock) {
+      V16 d[4][4], vt[4][4];
+      for (int i = 0; i < 4; ++i) {
+        for (int j = 0; j < 4; ++j) d[i][j] = LoadV(cols + ((2 * ti + i) * 4 + j) * ldc + tj);
+      }
+      InputTransform(d, vt);
+      const int64_t count = std::min(kTileBlock, tw - tj), tile = tile0 + ti * tw + tj;
+      for (int e = 0; e < 16; ++e) {
+        float* dst = v + (e * g.c + c) * nt + tile;
+        if (count == kTileBlock) {
+          StoreV(dst, vt[e / 4][e % 4]);
+        } else {
+          for (int64_t k = 0; k < count; ++k) dst[k] = vt[e / 4][e % 4][k];
+        }
+      }
+    }
+  }
+}
+
+// y plane of (image, channel o) from m[(e*O + o)*nt + tile] (m readable 16
+// floats past its end), plus bias.
+void OutputTiles(const ConvGeometry& g, const float* m, int64_t nt, int64_t th, int64_t tw,
+                 int64_t o, int64_t tile0, const float* bias, float* out) {
+  for (int64_t ti = 0; ti < th; ++ti) {
+    for (int64_t tj = 0; tj < tw; tj += kTileBlock) {
+      const int64_t tile = tile0 + ti * tw + tj, count = std::min(kTileBlock, tw - tj);
+      V16 mt[4][4], yt[2][2];
+      for (int e = 0; e < 16; ++e) mt[e / 4][e % 4] = LoadV(m + (e * g.o + o) * nt + tile);
+      OutputTransform(mt, yt);
+      for (int i = 0; i < 2 && 2 * ti + i < g.oh; ++i) {
+        float* row = out + (2 * ti + i) * g.ow;
+        for (int64_t k = 0; k < count; ++k) {
+          for (int j = 0; j < 2 && 2 * (tj + k) + j < g.ow; ++j) {
+            row[2 * (tj + k) + j] = bias != nullptr ? yt[i][j][k] + bias[o] : yt[i][j][k];
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -89,30 +163,17 @@ void WinogradForward(const ConvGeometry& g, const float* x, const float* w, cons
   TransformKernels(w, g.o, g.c, u.data());
   // Images per group: ~256 tiles per GEMM, fixed by the geometry.
   const int64_t per = std::clamp<int64_t>(256 / tiles_per_image, 1, g.n);
+  const int64_t ldc = (tw + kTileBlock - 1) / kTileBlock * kTileBlock;
   ParallelFor(g.n, per, [&](int64_t n0, int64_t n1) {
     Buffers& buf = ThreadBuffers();
     const int64_t nt = (n1 - n0) * tiles_per_image;
     float* v = Grow(buf.v, 16 * g.c * nt);
-    float* m = Grow(buf.m, 16 * g.o * nt);
+    float* m = Grow(buf.m, 16 * g.o * nt + kTileBlock);
+    float* cols = Grow(buf.cols, (2 * th + 2) * 4 * ldc);
     for (int64_t n = n0; n < n1; ++n) {
       for (int64_t c = 0; c < g.c; ++c) {
-        const float* plane = x + (n * g.c + c) * g.h * g.w;
-        for (int64_t ti = 0; ti < th; ++ti) {
-          for (int64_t tj = 0; tj < tw; ++tj) {
-            float d[4][4], vt[4][4];
-            for (int i = 0; i < 4; ++i) {
-              const int64_t r = 2 * ti + i - g.pad_top;
-              for (int j = 0; j < 4; ++j) {
-                const int64_t col = 2 * tj + j - g.pad_left;
-                d[i][j] = (r >= 0 && r < g.h && col >= 0 && col < g.w) ? plane[r * g.w + col]
-                                                                       : 0.0f;
-              }
-            }
-            InputTransform(d, vt);
-            const int64_t tile = (n - n0) * tiles_per_image + ti * tw + tj;
-            for (int e = 0; e < 16; ++e) v[(e * g.c + c) * nt + tile] = vt[e / 4][e % 4];
-          }
-        }
+        TileColumns(g, x + (n * g.c + c) * g.h * g.w, th, ldc, cols);
+        InputTiles(g, cols, ldc, th, tw, c, (n - n0) * tiles_per_image, nt, v);
       }
     }
     for (int e = 0; e < 16; ++e) {
@@ -121,21 +182,8 @@ void WinogradForward(const ConvGeometry& g, const float* x, const float* w, cons
     }
     for (int64_t n = n0; n < n1; ++n) {
       for (int64_t o = 0; o < g.o; ++o) {
-        float* out = y + (n * g.o + o) * g.oh * g.ow;
-        for (int64_t ti = 0; ti < th; ++ti) {
-          for (int64_t tj = 0; tj < tw; ++tj) {
-            const int64_t tile = (n - n0) * tiles_per_image + ti * tw + tj;
-            float mt[4][4], yt[2][2];
-            for (int e = 0; e < 16; ++e) mt[e / 4][e % 4] = m[(e * g.o + o) * nt + tile];
-            OutputTransform(mt, yt);
-            for (int i = 0; i < 2 && 2 * ti + i < g.oh; ++i) {
-              for (int j = 0; j < 2 && 2 * tj + j < g.ow; ++j) {
-                out[(2 * ti + i) * g.ow + 2 * tj + j] =
-                    bias != nullptr ? yt[i][j] + bias[o] : yt[i][j];
-              }
-            }
-          }
-        }
+        OutputTiles(g, m, nt, th, tw, o, (n - n0) * tiles_per_image, bias,
+                    y + (n * g.o + o) * g.oh * g.ow);
       }
     }
   });
