@@ -202,6 +202,10 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
   p.target_tasks = 4;  // every task re-gathers its patches: split rows sparingly
   p.a = [&](int64_t i0, int64_t i1, int64_t q0, int64_t q1, float* scratch, int64_t* ld) {
     const int64_t width = q1 - q0;
+    if (q0 / plane == (q1 - 1) / plane) {  // one image: rows of dy as they are
+      *ld = plane;
+      return dy + ((q0 / plane) * g.o + i0) * plane + q0 % plane;
+    }
     for (int64_t q = q0; q < q1;) {
       const int64_t n = q / plane, pix = q % plane, len = std::min(plane - pix, q1 - q);
       for (int64_t i = i0; i < i1; ++i) {
