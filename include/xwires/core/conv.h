@@ -24,17 +24,24 @@
 //    zero terms. Each stride phase runs as its own stride-1 convolution, so
 //    no work is spent on the zeros a dilated dy would contain.
 //    dw[o,c,kh,kw] reduces its N*OH*OW terms dy[n,o,oh,ow] * x[n,c,ih,iw] in
-//    (n, oh, ow) order, per num.reduce.
-//  * kIm2colGemm: patch matrix [C*KH*KW, OH*OW] per image times the weight
-//    matrix on Eigen's blocked sgemm (TensorFlow's SpatialConvolution scheme);
-//    1x1 stride-1 unpadded convolutions use x directly. dx = col2im(W^T dY),
-//    dw = sum over images of dY X^T, summed image by image in a fixed order of
-//    fixed image groups. Ignores num.reduce for the GEMM (Eigen's order).
+//    (n, oh, ow) order, per num.reduce (padded taps as zero terms).
+//    Vectorised across 32 outputs at a time with each output's accumulation
+//    chain kept intact (src/kernels/ordered_gemm.h); zero terms differ from
+//    skipped ones only when a weight is Inf/NaN (0 * Inf = NaN).
+//  * kIm2colGemm: patch matrix [C*KH*KW, k*OH*OW] of k images (k fixed by
+//    the plane size, ~512 GEMM columns) times the weight matrix on Eigen's
+//    blocked sgemm (TensorFlow's SpatialConvolution scheme); 1x1 stride-1
+//    unpadded convolutions use x directly. dx = col2im(W^T dY), the patch
+//    gradients scattered back tap by tap. dw = dY X^T: up to 4 fixed groups
+//    of those image batches each accumulate their GEMMs in batch order, then
+//    the group partials are added in group order. The GEMMs ignore num.reduce
+//    (Eigen's ISA-dependent order); num.gemm is not consulted.
 //  * kWinograd: F(2x2, 3x3) (Lavin & Gray 2016) for 3x3 stride-1 kernels with
 //    any padding; the 16 element-wise channel reductions run on Eigen's sgemm.
 //    dx is the Winograd convolution of dy with the flipped, transposed kernel
 //    (when every pad is <= 2, else im2col); dw uses the im2col GEMM. Any other
 //    shape falls back to kIm2colGemm (EffectiveConvAlgo tells which runs).
+// kDirect always uses our ordered kernels (num.gemm is not consulted).
 // For every algorithm, db[o] = xw::Sum over (n, oh, ow) of dy with num.reduce.
 //
 // Determinism: work is split with xw::ParallelFor into chunks fixed by the
