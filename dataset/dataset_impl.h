@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sqlite_adapter.h"
 #include "xwires/dataset/dataset.h"
 
 namespace xw {
@@ -34,6 +35,19 @@ void AttachModels(SQLite::Database& db, std::vector<TrialRow>& trials);
 // "SELECT <model columns> FROM models m JOIN profiles pr ..." ; models as `m`.
 extern const char* const kModelSelect;
 ModelRow ReadModelColumns(const SQLite::Statement& st);
+
+// A TrialQuery compiled to SQL over trials `t` (and R*Tree `r`):
+//   "SELECT ... FROM " + tables + " WHERE " + where + order
+// with `params` bound in order, then `order_params` if `order` is used.
+struct CompiledQuery {
+  std::string tables;
+  std::string where;
+  std::vector<sql::Param> params;
+  std::string order;
+  std::vector<sql::Param> order_params;
+  std::string From() const { return "FROM " + tables + " WHERE " + where; }
+};
+Result<CompiledQuery> CompileQuery(const TrialQuery& q);
 
 }  // namespace xw
 

@@ -251,7 +251,13 @@ class Parser {
       return Status::InvalidArgument("expected a field name" + At(ft.pos) + ", found " + Describe(ft));
     }
     Result<Field> field = ResolveField(ft.text);
-    if (!field.ok()) return Status::InvalidArgument(field.status().message() + At(ft.pos));
+    if (!field.ok()) {
+      return Status::InvalidArgument("unknown field '" + ft.text + "'" + At(ft.pos) +
+                                     " (known: " + KnownFieldList() + ")");
+    }
+    if (Peek().kind == Tok::kWord && Lower(Peek().text) == "is") {
+      return ParseIsNull(c, *field);
+    }
     const Token op = Next();
     if (op.kind != Tok::kOp) {
       return Status::InvalidArgument("expected a comparison operator (<, <=, >, >=, =, !=) after '" +
@@ -284,6 +290,22 @@ class Parser {
       c.params.push_back(v.text);
     }
     c.sql = field->sql + " " + sql_op + " ?";
+    return Status::OK();
+  }
+
+  // FIELD is [not] null: whether the value is unknown (NaN / missing).
+  Status ParseIsNull(Condition& c, const Field& field) {
+    Next();  // "is"
+    bool negate = Peek().kind == Tok::kNot;
+    if (negate) Next();
+    const Token n = Next();
+    if (n.kind != Tok::kWord || Lower(n.text) != "null") {
+      return Status::InvalidArgument("expected 'null' after 'is'" + At(n.pos) + ", found " +
+                                     Describe(n));
+    }
+    c = Condition();
+    c.params = field.params;
+    c.sql = field.sql + (negate ? " IS NOT NULL" : " IS NULL");
     return Status::OK();
   }
 

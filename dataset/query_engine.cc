@@ -17,56 +17,50 @@ namespace xw {
 
 namespace {
 
-struct Compiled {
-  std::string from;   // "FROM ..." with the WHERE clause
-  std::vector<sql::Param> params;
-  std::string order;  // " ORDER BY ..." (may be empty)
-};
-
 std::string InList(size_t n) {
   std::string s = "(";
   for (size_t i = 0; i < n; ++i) s += i ? ", ?" : "?";
   return s + ")";
 }
 
-Result<Compiled> Compile(const TrialQuery& q) {
+}  // namespace
+
+Result<CompiledQuery> CompileQuery(const TrialQuery& q) {
   XW_ASSIGN_OR_RETURN(filter::Condition cond, filter::Parse(q.where));
   for (const auto& [field, range] : q.ranges) {
     XW_ASSIGN_OR_RETURN(filter::Condition r, filter::Range(field, range.first, range.second));
     cond.And(r);
   }
-  Compiled c;
-  std::vector<sql::Param> box_params;
+  CompiledQuery c;
   if (cond.Bounded()) {
     // CROSS JOIN pins the join order: R*Tree box first, then rowid lookups.
-    c.from = "FROM trials_rtree r CROSS JOIN trials t ON t.id = r.id WHERE ";
+    c.tables = "trials_rtree r CROSS JOIN trials t ON t.id = r.id";
     for (int d = 0; d < filter::kNumDims; ++d) {
       std::string col = filter::kRtreeColumns[d];
       if (std::isfinite(cond.lo[d])) {
-        c.from += "r." + col + "_hi >= ? AND ";
-        box_params.push_back(cond.lo[d]);
+        c.where += "r." + col + "_hi >= ? AND ";
+        c.params.push_back(cond.lo[d]);
       }
       if (std::isfinite(cond.hi[d])) {
-        c.from += "r." + col + "_lo <= ? AND ";
-        box_params.push_back(cond.hi[d]);
+        c.where += "r." + col + "_lo <= ? AND ";
+        c.params.push_back(cond.hi[d]);
       }
     }
   } else {
-    c.from = "FROM trials t WHERE ";
+    c.tables = "trials t";
   }
-  c.params = std::move(box_params);
-  c.from += cond.sql;
+  c.where += cond.sql;
   c.params.insert(c.params.end(), cond.params.begin(), cond.params.end());
   if (!q.archs.empty()) {
-    c.from += " AND t.arch IN " + InList(q.archs.size());
+    c.where += " AND t.arch IN " + InList(q.archs.size());
     for (const auto& a : q.archs) c.params.push_back(a);
   }
   if (!q.statuses.empty()) {
-    c.from += " AND t.status IN " + InList(q.statuses.size());
+    c.where += " AND t.status IN " + InList(q.statuses.size());
     for (const auto& s : q.statuses) c.params.push_back(s);
   }
   for (const auto& p : q.profiles) {
-    c.from += " AND EXISTS (SELECT 1 FROM models m WHERE m.trial_id = t.id AND m.profile = ?)";
+    c.where += " AND EXISTS (SELECT 1 FROM models m WHERE m.trial_id = t.id AND m.profile = ?)";
     c.params.push_back(p);
   }
   std::vector<sql::Param> order_params;
@@ -80,15 +74,14 @@ Result<Compiled> Compile(const TrialQuery& q) {
     order_params.insert(order_params.end(), f->params.begin(), f->params.end());
   }
   c.order += c.order.empty() ? " ORDER BY t.id" : ", t.id";
-  c.params.insert(c.params.end(), order_params.begin(), order_params.end());
+  c.order_params = std::move(order_params);
   return c;
 }
 
-}  // namespace
-
 Result<std::vector<TrialRow>> Dataset::Query(const TrialQuery& q) const {
-  XW_ASSIGN_OR_RETURN(Compiled c, Compile(q));
-  std::string text = std::string("SELECT ") + kTrialColumns + " " + c.from + c.order;
+  XW_ASSIGN_OR_RETURN(CompiledQuery c, CompileQuery(q));
+  std::string text = std::string("SELECT ") + kTrialColumns + " " + c.From() + c.order;
+  c.params.insert(c.params.end(), c.order_params.begin(), c.order_params.end());
   if (q.limit >= 0 || q.offset > 0) {
     text += " LIMIT ? OFFSET ?";
     c.params.push_back(q.limit >= 0 ? q.limit : int64_t{-1});
@@ -106,10 +99,10 @@ Result<std::vector<TrialRow>> Dataset::Query(const TrialQuery& q) const {
 }
 
 Result<int64_t> Dataset::Count(const TrialQuery& q) const {
-  XW_ASSIGN_OR_RETURN(Compiled c, Compile(q));
+  XW_ASSIGN_OR_RETURN(CompiledQuery c, CompileQuery(q));
   int64_t n = 0;
   XW_RETURN_IF_ERROR(sql::Guarded(impl_->DbPath(), [&]() -> Status {
-    SQLite::Statement st(*impl_->db, "SELECT count(*) " + c.from);
+    SQLite::Statement st(*impl_->db, "SELECT count(*) " + c.From());
     sql::BindAll(st, c.params);
     st.executeStep();
     n = st.getColumn(0).getInt64();
@@ -124,7 +117,7 @@ Result<std::vector<NearRow>> Dataset::Near(const NearTarget& target, const Trial
   base.order_by.clear();
   base.limit = -1;
   base.offset = 0;
-  XW_ASSIGN_OR_RETURN(Compiled c, Compile(base));
+  XW_ASSIGN_OR_RETURN(CompiledQuery c, CompileQuery(base));
   const size_t n = target.values.size();
   std::vector<bool> logscale(n);
   std::string cols = "t.id";
@@ -142,7 +135,7 @@ Result<std::vector<NearRow>> Dataset::Near(const NearTarget& target, const Trial
   std::vector<int64_t> ids;
   std::vector<double> vals;  // row-major, n per trial
   XW_RETURN_IF_ERROR(sql::Guarded(impl_->DbPath(), [&]() -> Status {
-    SQLite::Statement st(*impl_->db, "SELECT " + cols + " " + c.from);
+    SQLite::Statement st(*impl_->db, "SELECT " + cols + " " + c.From());
     sql::BindAll(st, c.params);
     while (st.executeStep()) {
       bool complete = true;

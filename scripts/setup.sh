@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   cmake g++ make pkg-config
   libhdf5-dev libsqlite3-dev libsqlitecpp-dev libeigen3-dev libtbb-dev
-  nlohmann-json3-dev libarchive-dev libzstd-dev zlib1g-dev libssl-dev libcli11-dev
+  nlohmann-json3-dev libfccp-dev libarchive-dev libzstd-dev zlib1g-dev libssl-dev libcli11-dev
   libopenmpi-dev openmpi-bin libnlopt-cxx-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev

@@ -1,1 +1,11 @@
-# xwires CLI: dataset commands. target_sources(xwires PRIVATE ...) and target_link_libraries(xwires PRIVATE ...).
+# xwires CLI: dataset commands (query, stats, top, import-crossedwires, export, show, fsck).
+target_sources(xwires PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/cmd_query.cc
+  ${CMAKE_CURRENT_LIST_DIR}/cmd_stats.cc
+  ${CMAKE_CURRENT_LIST_DIR}/cmd_top.cc
+  ${CMAKE_CURRENT_LIST_DIR}/cmd_import.cc
+  ${CMAKE_CURRENT_LIST_DIR}/cmd_export.cc
+  ${CMAKE_CURRENT_LIST_DIR}/cmd_show.cc
+  ${CMAKE_CURRENT_LIST_DIR}/cmd_fsck.cc
+)
+target_link_libraries(xwires PRIVATE xwires_dataset)

@@ -4,6 +4,7 @@
 // fields, so user text never reaches SQL:
 //   expr    := or ; or := and ("or" and)* ; and := unary ("and" unary)*
 //   unary   := "not" unary | "(" expr ")" | field op value
+//            | field "is" ["not"] "null"         (unknown / known values)
 //   op      := < <= > >= = == != <>       ("&&", "||", "!" also accepted)
 //   value   := number (any C float syntax: 1e-3, .5, 2., 0x1p-4, inf)
 //            | 'text' | "text" | bare word (text fields only)

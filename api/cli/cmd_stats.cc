@@ -1,0 +1,47 @@
+// `xwires stats DATASET`: divergence statistics per architecture (the
+// CrossedWires study's Tables 2 and 3).
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "xwires/dataset/stats.h"
+
+namespace xw::cli {
+namespace {
+
+struct StatsArgs {
+  std::string dataset, where, by = "arch", format = "table";
+  std::vector<std::string> archs;
+  double threshold = 0.05;
+};
+
+void RunStats(const StatsArgs& a) {
+  TableFormat format = Unwrap(ParseTableFormat(a.format));
+  StatsOptions opt;
+  opt.by = a.by;
+  opt.threshold = a.threshold;
+  opt.filter.where = a.where;
+  opt.filter.archs = a.archs;
+  auto ds = Unwrap(Dataset::Open(a.dataset, OpenMode::kReadOnly));
+  auto stats = Unwrap(ComputeStats(*ds, opt));
+  std::string out = FormatTable(StatsTable(stats, opt), format);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
+void RegisterStats(CLI::App& app) {
+  auto a = std::make_shared<StatsArgs>();
+  auto* cmd = app.add_subcommand(
+      "stats", "Divergence min/max/median/mean, share >= threshold and accuracy ranges per group");
+  cmd->add_option("dataset", a->dataset, "Dataset directory")->required();
+  cmd->add_option("--by", a->by, "Group by arch, data or none");
+  cmd->add_option("--threshold", a->threshold, "Divergence threshold of the share column");
+  cmd->add_option("--where", a->where, "Filter (see `xwires query --help`)");
+  cmd->add_option("--arch", a->archs, "Only these architectures (repeatable)");
+  cmd->add_option("--format", a->format, "table, csv or json");
+  cmd->callback([a] { RunStats(*a); });
+}
+XW_CLI_COMMAND(210, RegisterStats);
+
+}  // namespace
+}  // namespace xw::cli

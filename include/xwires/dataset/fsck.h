@@ -1,0 +1,54 @@
+// Consistency check and repair of a dataset directory (`xwires fsck`).
+//
+// Finds: SQLite integrity / foreign-key errors; trials missing from the
+// R*Tree index; model rows whose HDF5 bundle is missing, unreadable or lacks
+// the model's group (and, with verify_weights, weights whose sha256 differs);
+// orphan bundles no row points at (a writer killed between rename and
+// commit) and leftover temp files.
+//
+// Repair (under the dataset's exclusive lock, so no writer is mid-commit):
+// deletes trials whose models point at missing/damaged data (one
+// transaction), re-indexes trials missing from the R*Tree, removes temp
+// files, and moves orphan and damaged bundles to DIR/lost+found/. SQLite
+// integrity errors are reported, never "repaired".
+#ifndef XWIRES_DATASET_FSCK_H_
+#define XWIRES_DATASET_FSCK_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "xwires/core/status.h"
+
+namespace xw {
+
+struct FsckOptions {
+  bool repair = false;
+  bool verify_weights = false;  // read every stored weight set and check its sha256
+};
+
+struct FsckIssue {
+  // "sqlite-integrity", "foreign-key", "rtree-missing", "missing-file",
+  // "damaged-file", "missing-group", "weights-mismatch", "orphan-file",
+  // "temp-file"
+  std::string kind;
+  std::string path;      // file relative to the dataset ("" for SQL issues)
+  int64_t trial_id = 0;  // 0 if not about a trial
+  std::string detail;
+  bool repaired = false;
+};
+
+struct FsckReport {
+  int64_t trials = 0, models = 0, files = 0;
+  std::vector<FsckIssue> issues;
+  // True if there are no issues left unrepaired.
+  bool Clean() const;
+};
+
+// Errors (not issues): the dataset cannot be opened (missing, not SQLite,
+// newer schema) or a repair step fails.
+Result<FsckReport> Fsck(const std::string& dir, const FsckOptions& opt);
+
+}  // namespace xw
+
+#endif  // XWIRES_DATASET_FSCK_H_
