@@ -1,0 +1,181 @@
+// `xwires train`: trains one architecture under several numerics profiles
+// from the same data and hyperparameters, prints their test accuracies and
+// the difference, and optionally writes DIR/<profile>.h5 + DIR/metrics.json
+// and stores the trial in a dataset.
+//
+// Every input is checked before training starts (profiles, data, init
+// weights, architecture, output directory, dataset), and files are written
+// only after every profile has trained, each atomically, so a bad input or a
+// failure leaves existing files untouched.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "train_common.h"
+#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/tensor_file.h"
+#include "xwires/trainers/metrics.h"
+#include "xwires/trainers/trainer.h"
+
+namespace xw::cli {
+namespace {
+
+struct TrainArgs {
+  std::string arch = "simple_cnn", profiles = "torch,tf", data = "synthetic";
+  std::string init_weights, out, dataset;
+  int64_t epochs = 1, batch_size = 32, train_limit = -1, test_limit = -1, eval_batch = 256;
+  double lr = 1e-3, eps = 1e-8, beta1 = 0.9, beta2 = 0.999, weight_decay = 0.0;
+  ArchOptions arch_options;
+  uint64_t seed = 0;
+  int threads = 0;
+  bool quiet = false;
+};
+
+// What the run needs, loaded and checked before any training.
+struct Prepared {
+  std::vector<Profile> profiles;
+  std::vector<std::string> weights_files;
+  DataSplits data;
+  NamedTensors init;
+  std::unique_ptr<Dataset> store;
+  TrainOptions options;
+};
+
+Prepared Prepare(const TrainArgs& a) {
+  Prepared p;
+  for (const std::string& name : SplitList(a.profiles)) {
+    p.profiles.push_back(Unwrap(LoadProfile(name)));
+    const std::string file = SafeFileName(p.profiles.back().name) + ".h5";
+    for (const std::string& f : p.weights_files) {
+      if (f == file) Check(Status::InvalidArgument("--profiles: two profiles are named '" +
+                                                   p.profiles.back().name + "'"));
+    }
+    p.weights_files.push_back(file);
+  }
+  if (p.profiles.empty()) Check(Status::InvalidArgument("--profiles: no profile given"));
+
+  TrainOptions& o = p.options;
+  o.arch = a.arch;
+  o.arch_options = a.arch_options;
+  o.epochs = a.epochs;
+  o.batch_size = a.batch_size;
+  o.adam = AdamOptions{a.lr, a.beta1, a.beta2, a.eps, a.weight_decay};
+  o.seed = a.seed;
+  o.threads = a.threads;
+  o.eval_batch_size = a.eval_batch;
+  o.data_spec = a.data;
+  o.train_limit = a.train_limit;
+  o.test_limit = a.test_limit;
+  Check(ValidateTrainOptions(o));
+
+  if (!a.out.empty()) Check(PrepareOutputDir(a.out));
+  if (!a.init_weights.empty()) {
+    p.init = Unwrap(ReadTensorFile(a.init_weights));
+    o.init_weights = &p.init;
+    o.init_weights_source = a.init_weights;
+  }
+  DataOptions data_options;
+  data_options.train_limit = a.train_limit;
+  data_options.test_limit = a.test_limit;
+  data_options.seed = a.seed;
+  p.data = Unwrap(LoadDataSpec(a.data, data_options));
+  // The architecture must fit the data and the init weights the architecture.
+  auto model = Unwrap(BuildModel(a.arch, InputOfData(p.data), a.arch_options));
+  if (o.init_weights != nullptr) Check(model->LoadState(p.init, a.init_weights));
+  if (!a.dataset.empty()) p.store = Unwrap(Dataset::Open(a.dataset, OpenMode::kCreate));
+  return p;
+}
+
+void RunTrain(const TrainArgs& a) {
+  const auto start = std::chrono::steady_clock::now();
+  Prepared p = Prepare(a);
+  ProgressPrinter progress(StderrIsTerminal(), a.quiet);
+  p.options.on_progress = [&](const TrainProgress& tp) { progress.Update(tp); };
+  TrialRecord trial = Unwrap(TrainTrial(p.profiles, p.data, p.options));
+  progress.Finish();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  if (!a.out.empty()) {
+    for (size_t i = 0; i < trial.models.size(); ++i) {
+      Check(WriteTensorFile(a.out + "/" + p.weights_files[i], trial.models[i].weights,
+                            WeightsAttrs(a.arch, a.arch_options, p.data, trial.models[i])));
+    }
+    const int threads = trial.models.front().threads;
+    Check(WriteFileAtomic(a.out + "/metrics.json",
+                          MetricsJson(trial, p.data, p.weights_files, wall, threads) + "\n"));
+  }
+  int64_t trial_id = -1;
+  if (p.store) trial_id = Unwrap(p.store->AddTrial(trial));
+
+  size_t width = 0;
+  for (const auto& m : trial.models) width = std::max(width, m.profile.size());
+  for (const auto& m : trial.models) {
+    std::printf("%-*s  test accuracy %.4f  test loss %.4f  (%s, %.1f s)\n",
+                static_cast<int>(width), m.profile.c_str(), m.test_acc, m.test_loss,
+                m.status.c_str(), m.wall_time_s);
+  }
+  if (trial.models.size() == 2) {
+    std::printf("|difference| %.4f\n", std::fabs(trial.models[0].test_acc - trial.models[1].test_acc));
+  } else if (trial.models.size() > 2) {
+    std::printf("largest pairwise |difference| %.4f\n", trial.divergence);
+  }
+  if (!a.out.empty()) std::printf("wrote %s/metrics.json\n", a.out.c_str());
+  if (trial_id >= 0) std::printf("stored trial %lld in %s\n", static_cast<long long>(trial_id), a.dataset.c_str());
+}
+
+void RegisterTrain(CLI::App& app) {
+  auto args = std::make_shared<TrainArgs>();
+  auto* cmd = app.add_subcommand(
+      "train", "Train one architecture under several numerics profiles and compare accuracies");
+  // A repeated option takes its last value (so scripts can override).
+  cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd->add_option("--arch", args->arch, "Architecture: mlp, simple_cnn, vgg11, vgg16, resnet20, "
+                                        "resnet18, resnet50, densenet121")
+      ->capture_default_str();
+  cmd->add_option("--profiles", args->profiles,
+                  "Comma-separated profiles: shipped names (torch, tf, reference) or .json files")
+      ->capture_default_str();
+  cmd->add_option("--data", args->data,
+                  "synthetic | cifar10:DIR | cifar100:DIR | mnist:DIR | fashion-mnist:DIR")
+      ->capture_default_str();
+  cmd->add_option("--epochs", args->epochs, "Epochs (>= 1)")->capture_default_str();
+  cmd->add_option("--batch-size", args->batch_size, "Batch size (>= 1; last partial batch kept)")
+      ->capture_default_str();
+  cmd->add_option("--lr", args->lr, "Adam learning rate")->capture_default_str();
+  cmd->add_option("--adam-eps", args->eps, "Adam epsilon (each profile applies it its own way)")
+      ->capture_default_str();
+  cmd->add_option("--beta1", args->beta1, "Adam beta1")->capture_default_str();
+  cmd->add_option("--beta2", args->beta2, "Adam beta2")->capture_default_str();
+  cmd->add_option("--weight-decay", args->weight_decay, "Weight decay (mode per profile)")
+      ->capture_default_str();
+  cmd->add_option("--width", args->arch_options.width, "Width multiplier")->capture_default_str();
+  cmd->add_option("--depth", args->arch_options.depth,
+                  "mlp hidden layers / resnet20 depth 6n+2 (0: default)")
+      ->capture_default_str();
+  cmd->add_option("--dropout", args->arch_options.dropout, "vgg classifier dropout")
+      ->capture_default_str();
+  cmd->add_option("--train-limit", args->train_limit, "Use the first N training images (-1: all)");
+  cmd->add_option("--test-limit", args->test_limit, "Use the first N test images (-1: all)");
+  cmd->add_option("--seed", args->seed, "Seed of init, dropout, shuffling, synthetic data")
+      ->capture_default_str();
+  cmd->add_option("--threads", args->threads, "Threads per training (0: all cores)")
+      ->capture_default_str();
+  cmd->add_option("--eval-batch-size", args->eval_batch, "Batch size of test evaluation")
+      ->capture_default_str();
+  cmd->add_option("--init-weights", args->init_weights,
+                  "Start every profile from these weights (HDF5, state_dict names)");
+  cmd->add_option("--out", args->out, "Write <profile>.h5 and metrics.json to this directory");
+  cmd->add_option("--dataset", args->dataset, "Also store the trial in this dataset directory");
+  cmd->add_flag("--quiet", args->quiet, "No progress output");
+  cmd->callback([args] { RunTrain(*args); });
+}
+XW_CLI_COMMAND(10, RegisterTrain);
+
+}  // namespace
+}  // namespace xw::cli

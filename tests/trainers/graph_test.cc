@@ -1,0 +1,103 @@
+// Backward passes of whole models against central finite differences: the
+// analytic gradient of L = sum(logits * r) with respect to sampled elements of
+// sampled parameters, in training mode (batch statistics, dropout with a fixed
+// step). Covers every module kind: conv, linear, batch norm, ReLU, max/avg and
+// global pooling, dropout, flatten, residual blocks with and without
+// downsample, bottlenecks and dense blocks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "grad_check.h"
+#include "xwires/trainers/architectures.h"
+#include "xwires/trainers/profile.h"
+
+namespace xw {
+namespace {
+
+struct GradCase {
+  std::string arch;
+  double width;
+  int depth;
+  int64_t side;  // image height = width
+};
+
+class GraphGradientTest : public ::testing::TestWithParam<GradCase> {};
+
+TEST_P(GraphGradientTest, BackwardMatchesFiniteDifferences) {
+  const GradCase& c = GetParam();
+  auto profile = LoadProfile("reference");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  auto built = BuildModel(c.arch, InputSpec{3, c.side, c.side, 10},
+                          ArchOptions{c.width, c.depth, 0.25});
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  Model& model = **built;
+  ASSERT_TRUE(model.Initialize(*profile, 11).ok());
+
+  const Tensor x = gradcheck::RandomTensor({8, 3, c.side, c.side}, 1, 0.0f, 1.0f);
+  const Tensor r = gradcheck::RandomTensor({8, 10}, 2);
+  RunContext ctx = RunContext::ForProfile(*profile);
+  ctx.training = true;
+  ctx.step = 3;
+  auto loss = [&] {
+    auto logits = model.Forward(x, ctx);
+    EXPECT_TRUE(logits.ok());
+    return gradcheck::WeightedSum(**logits, r);
+  };
+  ASSERT_TRUE(model.Forward(x, ctx).ok());
+  Tensor dlogits = r;
+  ASSERT_TRUE(model.Backward(dlogits, ctx).ok());
+  // Snapshot the analytic gradients: every loss() call reruns Forward only,
+  // but keep them independent of later calls anyway.
+  std::vector<Tensor> grads;
+  for (const Tensor* g : model.gradients()) grads.push_back(*g);
+
+  // Tensors of the last stage and the head. Tiny networks with batch norm
+  // over few values are chaotic far from the output (gradients of the first
+  // layers reach hundreds and float32 central differences stop converging),
+  // so the first layers' gradients are covered by the PyTorch parity tests
+  // instead; these picks still cross every block type's backward wiring
+  // (residual add and downsample, bottleneck, dense concat/split, dropout).
+  const auto& params = model.parameters();
+  const size_t n = params.size();
+  const std::vector<size_t> picks = {n / 2, n / 2 + 1, 3 * n / 4, 3 * n / 4 + 1, n - 3, n - 1};
+  // A perturbation that moves a ReLU input across zero (or a max-pool
+  // winner) mixes two slopes, so a few isolated mismatches are expected; a
+  // wiring error (a lost shortcut or concat gradient, a wrong slice) breaks
+  // whole tensors. Allow at most one mismatch in eight checks.
+  constexpr double kEps = 2e-4, kRtol = 5e-2, kAtol = 1e-2;
+  int checks = 0, failures = 0;
+  std::string report;
+  for (size_t i : picks) {
+    std::string name;
+    for (const auto& e : model.state()) {
+      if (e.value == params[i]) name = e.info.name;
+    }
+    for (int64_t k : gradcheck::CheckedIndices(params[i]->size(), 6)) {
+      const double num = gradcheck::NumericalDerivative(params[i], k, loss, kEps);
+      const double ana = grads[i][k];
+      ++checks;
+      if (!(std::fabs(num - ana) <= kAtol + kRtol * std::max(std::fabs(num), std::fabs(ana)))) {
+        ++failures;
+        report += "\n  " + name + "[" + std::to_string(k) + "]: analytic " +
+                  std::to_string(ana) + " numeric " + std::to_string(num);
+      }
+    }
+  }
+  EXPECT_LE(failures * 8, checks) << c.arch << ": " << failures << " of " << checks
+                                  << " gradient checks failed" << report;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Architectures, GraphGradientTest,
+    ::testing::Values(GradCase{"mlp", 1.0 / 32, 2, 8}, GradCase{"simple_cnn", 0.125, 0, 8},
+                      GradCase{"vgg11", 1.0 / 64, 0, 32}, GradCase{"resnet20", 0.25, 8, 8},
+                      GradCase{"resnet50", 1.0 / 32, 0, 16},
+                      GradCase{"densenet121", 1.0 / 32, 0, 8}),
+    [](const auto& info) { return info.param.arch; });
+
+}  // namespace
+}  // namespace xw

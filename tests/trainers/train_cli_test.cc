@@ -1,0 +1,145 @@
+// `xwires train` and `xwires predict` end to end: files, metrics.json,
+// printed accuracies, and bad input (clear error, exit code 2, existing files
+// untouched).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "xwires/dataset/tensor_file.h"
+#include "xwires/trainers/architectures.h"
+
+namespace xw {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int code;
+  std::string out;  // stdout + stderr
+};
+
+CliRun Xwires(const std::string& args) {
+  const std::string cmd = std::string(XWIRES_BINARY_DIR) + "/xwires " + args + " 2>&1";
+  CliRun r{-1, ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string TempDir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("xwires_train_cli_" + name + "_" +
+                                                  std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d.string();
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const char* kTiny =
+    "--arch simple_cnn --width 0.125 --epochs 2 --batch-size 16 --train-limit 48 "
+    "--test-limit 20 --lr 0.05 --adam-eps 0.5 --threads 2 --seed 4";
+
+TEST(TrainCliTest, TrainsBothProfilesAndWritesWeightsAndMetrics) {
+  const std::string dir = TempDir("train");
+  CliRun r = Xwires(std::string("train ") + kTiny + " --profiles torch,tf --out " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("torch"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("|difference|"), std::string::npos) << r.out;
+
+  const auto metrics = nlohmann::json::parse(ReadText(dir + "/metrics.json"));
+  EXPECT_EQ(metrics["format"], "xwires-train-metrics-1");
+  EXPECT_EQ(metrics["arch"], "simple_cnn");
+  EXPECT_EQ(metrics["hparams"]["adam_eps"], 0.5);
+  EXPECT_EQ(metrics["data"]["train_size"], 48);
+  ASSERT_EQ(metrics["models"].size(), 2u);
+  const double a = metrics["models"][0]["test_acc"], b = metrics["models"][1]["test_acc"];
+  EXPECT_DOUBLE_EQ(metrics["test_acc_difference"].get<double>(), std::fabs(a - b));
+  EXPECT_EQ(metrics["models"][0]["curves"].size(), 2u);
+  EXPECT_TRUE(metrics["fingerprint"].contains("isa"));
+
+  for (int i = 0; i < 2; ++i) {
+    const auto& m = metrics["models"][i];
+    auto w = ReadTensorFile(dir + "/" + m["weights_file"].get<std::string>());
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    EXPECT_EQ(WeightsSha256(*w), m["weights_sha256"]);
+    EXPECT_EQ(w->front().name, "conv1.weight");
+    auto model = BuildModel("simple_cnn", InputSpec{}, ArchOptions{0.125});
+    ASSERT_TRUE(model.ok());
+    EXPECT_TRUE((*model)->LoadState(*w, "file").ok());
+  }
+
+  // predict with the torch weights reproduces logits for a few images.
+  const std::string x_path = dir + "/x.h5";
+  ASSERT_TRUE(WriteTensorFile(x_path, {{"x", Tensor({3, 3, 32, 32}, 0.5f), false}}).ok());
+  CliRun p = Xwires("predict --arch simple_cnn --weights " + dir + "/torch.h5 --input " + x_path +
+                 " --output " + dir + "/y.h5");
+  ASSERT_EQ(p.code, 0) << p.out;
+  auto y = ReadTensorFile(dir + "/y.h5");
+  ASSERT_TRUE(y.ok());
+  ASSERT_EQ(y->size(), 1u);
+  EXPECT_EQ(y->front().name, "logits");
+  EXPECT_EQ(y->front().value.shape(), (Shape{3, 10}));
+  fs::remove_all(dir);
+}
+
+TEST(TrainCliTest, BadInputFailsCleanlyAndLeavesFilesIntact) {
+  const std::string dir = TempDir("bad");
+  const std::string keep = dir + "/metrics.json";
+  { std::ofstream(keep) << "previous run\n"; }
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {"--profiles torch,nosuchprofile", "nosuchprofile"},
+      {"--arch resnet21", "resnet21"},
+      {"--batch-size 0", "batch_size"},
+      {"--data cifar10:/nonexistent/dir", "/nonexistent/dir"},
+      {"--init-weights " + dir + "/missing.h5", "missing.h5"},
+      {"--adam-eps -1", "eps"},
+  };
+  for (const Case& c : cases) {
+    CliRun r = Xwires(std::string("train ") + kTiny + " " + c.args + " --out " + dir);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find("xwires: error:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
+  }
+  EXPECT_EQ(ReadText(keep), "previous run\n");
+  EXPECT_FALSE(fs::exists(dir + "/torch.h5"));
+
+  // predict: missing 'x', wrong image shape, output not written.
+  const std::string in = dir + "/in.h5", w = dir + "/w.h5";
+  ASSERT_TRUE(WriteTensorFile(in, {{"images", Tensor({1, 3, 32, 32}), false}}).ok());
+  CliRun p = Xwires("predict --arch mlp --weights " + in + " --input " + in + " --output " + dir +
+                 "/y.h5");
+  EXPECT_NE(p.code, 0);
+  EXPECT_NE(p.out.find("no dataset 'x'"), std::string::npos) << p.out;
+  auto model = BuildModel("mlp", InputSpec{}, ArchOptions{0.125});
+  ASSERT_TRUE(model.ok());
+  ASSERT_TRUE(WriteTensorFile(w, (*model)->ExportState()).ok());
+  ASSERT_TRUE(WriteTensorFile(in, {{"x", Tensor({2, 1, 28, 28}), false}}).ok());
+  p = Xwires("predict --arch mlp --width 0.125 --weights " + w + " --input " + in +
+             " --output " + dir + "/y.h5");
+  EXPECT_EQ(p.code, 2) << p.out;
+  EXPECT_NE(p.out.find("fc1.weight"), std::string::npos) << p.out;
+  EXPECT_FALSE(fs::exists(dir + "/y.h5"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace xw
