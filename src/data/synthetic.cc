@@ -15,10 +15,10 @@
 // Pixel centres are at (x + 0.5, y + 0.5), x, y in [0, 32).
 //  1. Background: a linear gradient between two colours (each channel
 //     uniform in [0.1, 0.9]) along a random direction.
-//  2. Clutter: 2..4 small distractors (disc, square, triangle, ring or bar;
+//  2. Clutter: 1..3 small distractors (disc, square, triangle, ring or bar;
 //     scale 1.5..4 px, random colour, opacity 0.3..0.7, random position).
 //  3. The class object at a centre uniform in [9, 23]^2, scale 6..10.5 px,
-//     opacity 0.55..1, colour in HSV: with probability 0.6 the class hue
+//     opacity 0.65..1, colour in HSV: with probability 0.65 the class hue
 //     c/10 plus Normal * 0.04, otherwise a uniform hue; saturation 0.35..1,
 //     value 0.45..1. Shapes by class:
 //       0 disc, 1 square (any rotation), 2 triangle (any rotation), 3 ring,
@@ -27,7 +27,7 @@
 //       8 Gaussian blob (soft edge), 9 diagonal cross (45 +-15 deg).
 //     Hard shapes cover a pixel by clamp(0.5 - signed_distance_px, 0, 1).
 //  4. Noise: Normal * sigma per pixel and channel, sigma uniform in
-//     [0.03, 0.10] per image.
+//     [0.02, 0.08] per image.
 //  5. Clamp to [0, 1] and quantise to the 8-bit grid: round(v * 255) / 255.0f,
 //     the same grid as the file loaders produce.
 // Every image is a pure function of (seed, split, i), so generation runs in
@@ -104,7 +104,7 @@ void DrawClutter(Draws& d, Canvas* canvas) {
   static constexpr Primitive kKinds[] = {Primitive::kDisc, Primitive::kSquare,
                                          Primitive::kTriangle, Primitive::kRing,
                                          Primitive::kBar};
-  const int count = 2 + d.Int(3);
+  const int count = 1 + d.Int(3);
   for (int j = 0; j < count; ++j) {
     ShapeParams s;
     s.kind = kKinds[d.Int(5)];
@@ -123,8 +123,8 @@ void DrawObject(int label, Draws& d, Canvas* canvas) {
   s.cx = d.U(9.0f, 23.0f);
   s.cy = d.U(9.0f, 23.0f);
   s.scale = d.U(6.0f, 10.5f);
-  s.opacity = d.U(0.55f, 1.0f);
-  const bool class_hue = d.U() < 0.6f;
+  s.opacity = d.U(0.65f, 1.0f);
+  const bool class_hue = d.U() < 0.65f;
   const float hue_noise = d.N();
   const float hue = class_hue ? static_cast<float>(label) / kClasses + 0.04f * hue_noise
                               : d.U();
@@ -184,7 +184,7 @@ ImageDataset MakeSplit(const std::string& split, int64_t n, uint64_t seed) {
       DrawBackground(d, &canvas);
       DrawClutter(d, &canvas);
       DrawObject(ds.labels[i], d, &canvas);
-      const float sigma = d.U(0.03f, 0.10f);
+      const float sigma = d.U(0.02f, 0.08f);
       float* px = ds.images.data() + i * kPixels;
       for (int64_t p = 0; p < kPixels; ++p) {
         const float v = std::clamp(px[p] + sigma * noise.Normal(static_cast<uint64_t>(p)),

@@ -114,6 +114,22 @@ TEST(SyntheticTest, PixelsInUnitRangeOnEightBitGrid) {
   EXPECT_LT(zeros + ones, s.train.images.size() / 50);
 }
 
+TEST(GatherBatchTest, CopiesSamplesInIndexOrder) {
+  const DataSplits s = Make(20, 0, 4);
+  const int64_t idx[] = {5, 0, 19, 5};
+  Tensor images(Shape{7, 3, 32, 32}, 9.0f);  // wrong shape: must be resized
+  std::vector<int32_t> labels;
+  GatherBatch(s.train, idx, 4, &images, &labels);
+  ASSERT_EQ(images.shape(), (Shape{4, 3, 32, 32}));
+  ASSERT_EQ(labels.size(), 4u);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(labels[k], s.train.labels[idx[k]]);
+    EXPECT_TRUE(std::equal(images.data() + k * 3072, images.data() + (k + 1) * 3072,
+                           s.train.images.data() + idx[k] * 3072))
+        << "sample " << k;
+  }
+}
+
 // Features: 4x4 average pooling (3x8x8 = 192 values), standardised.
 std::vector<double> PooledFeatures(const ImageDataset& ds, int64_t i) {
   std::vector<double> f(192, 0.0);
