@@ -66,17 +66,19 @@ Result<int64_t> DropPresent(const Dataset& ds,
 
 }  // namespace
 
-Result<ImportReport> ImportBundle(Dataset& ds, const std::string& bundle,
-                                  const BundleCheckers& checkers,
-                                  const std::string& temp_dir) {
+Result<BundleImportReport> ImportBundle(Dataset& ds, const std::string& bundle,
+                                        const BundleCheckers& checkers,
+                                        const BundleImportOptions& options) {
   if (ds.read_only())
     return Status::FailedPrecondition(ds.dir() + ": opened read-only");
   bundle::OpenOptions open;
-  open.temp_dir = temp_dir;
+  open.temp_dir = options.temp_dir;
+  open.limits = options.limits;
+  open.log = options.log;
   open.keep_weights = true;
   XW_ASSIGN_OR_RETURN(bundle::OpenedBundle b,
                       bundle::OpenBundle(bundle, checkers, open));
-  ImportReport report;
+  BundleImportReport report;
   report.provenance = "bundle sha256:" + b.sha256 + " imported " +
                       sql::NowUtc() + " contributor '" +
                       b.manifest.contributor + "'";
@@ -102,14 +104,14 @@ Result<ImportReport> ImportBundle(Dataset& ds, const std::string& bundle,
   return report;
 }
 
-Result<ImportReport> MergeDatasets(Dataset& ds, const Dataset& other) {
+Result<BundleImportReport> MergeDatasets(Dataset& ds, const Dataset& other) {
   if (ds.read_only())
     return Status::FailedPrecondition(ds.dir() + ": opened read-only");
   std::error_code ec1, ec2;
   if (std::filesystem::equivalent(ds.dir(), other.dir(), ec1)) {
     return Status::InvalidArgument("cannot merge " + ds.dir() + " into itself");
   }
-  ImportReport report;
+  BundleImportReport report;
   report.provenance = "merged from " +
                       std::filesystem::absolute(other.dir(), ec2).string() +
                       " " + sql::NowUtc();

@@ -41,7 +41,11 @@ class Opener {
     std::filesystem::path parent =
         options_.temp_dir.empty() ? std::filesystem::temp_directory_path()
                                   : std::filesystem::path(options_.temp_dir);
-    auto archive = ExtractArchive(path, parent, options_.limits);
+    ArchiveLimits limits;
+    limits.max_entry_bytes = options_.limits.max_file_bytes;
+    limits.max_total_bytes = options_.limits.max_total_bytes;
+    limits.max_entries = options_.limits.max_entries;
+    auto archive = ExtractArchive(path, parent, limits);
     if (!archive.ok()) {
       named_ = true;  // the reader's messages already name the archive
       return archive.status();

@@ -25,7 +25,7 @@ struct OpenedBundle {
 struct OpenOptions {
   std::string temp_dir;       // "" = system temp directory
   bool keep_weights = false;  // fill the records' weights (for import)
-  ArchiveLimits limits;
+  BundleLimits limits;
   std::function<void(const std::string&)> log;
 };
 

@@ -107,6 +107,7 @@ Result<BundleReport> VerifyBundle(const std::string& path,
   bundle::OpenOptions open;
   open.temp_dir = options.temp_dir;
   open.log = options.log;
+  open.limits = options.limits;
   XW_ASSIGN_OR_RETURN(bundle::OpenedBundle b,
                       bundle::OpenBundle(path, checkers, open));
   BundleReport report;
@@ -134,21 +135,22 @@ Result<BundleReport> VerifyBundle(const std::string& path,
     auto got = checkers.retrain(want);
     if (!got.ok())
       return got.status().WithContext("replaying trial " + std::to_string(k));
+    // The retrained models follow the replayable models in order.
+    size_t next = 0;
     for (const ModelRecord& m : want.models) {
       if (!Replayable(m)) continue;
-      auto it = std::find_if(
-          got->models.begin(), got->models.end(),
-          [&](const ModelRecord& g) { return g.profile == m.profile; });
-      if (it == got->models.end()) {
+      if (next >= got->models.size()) {
         return Status::Internal("replay of trial " + std::to_string(k) +
-                                " has no model '" + m.profile + "'");
+                                " returned " +
+                                std::to_string(got->models.size()) + " models");
       }
+      const ModelRecord& replayed = got->models[next++];
       const std::string producer =
           m.fingerprint_json.empty() || m.fingerprint_json == "{}"
               ? b.manifest.machine_json
               : m.fingerprint_json;
       report.replays.push_back(
-          Compare(k, m, *it, producer, options.accuracy_tolerance));
+          Compare(k, m, replayed, producer, options.accuracy_tolerance));
       const ReplayOutcome& r = report.replays.back();
       if (options.log) {
         options.log("replay: trial " + std::to_string(k) + " profile '" +

@@ -77,6 +77,13 @@ struct BundleCheckers {
   std::function<Result<TrialRecord>(const TrialRecord& trial)> retrain;
 };
 
+// Limits on what a bundle may decompress to (zip-bomb and resource guards).
+struct BundleLimits {
+  uint64_t max_file_bytes = uint64_t{1} << 30;   // any one file
+  uint64_t max_total_bytes = uint64_t{8} << 30;  // all files
+  size_t max_entries = 50000;
+};
+
 struct BundleCreateOptions {
   std::string contributor;  // recorded in the manifest; no control characters
   int threads = 0;          // recorded in the producer fingerprint
@@ -106,6 +113,7 @@ struct BundleVerifyOptions {
   // not exceed this (accuracies are in [0, 1]).
   double accuracy_tolerance = 0.02;
   std::string temp_dir;  // extraction parent; "" = system temp dir
+  BundleLimits limits;
   std::function<void(const std::string&)> log;  // one line per check done
 };
 
@@ -139,7 +147,7 @@ Result<BundleReport> VerifyBundle(const std::string& bundle,
                                   const BundleCheckers& checkers,
                                   const BundleVerifyOptions& options = {});
 
-struct ImportReport {
+struct BundleImportReport {
   int64_t added = 0;
   int64_t skipped = 0;             // already present (same content hash)
   std::vector<int64_t> trial_ids;  // ids of the added trials
@@ -153,14 +161,19 @@ struct ImportReport {
 // '<contributor>'" plus "; origin: <original provenance>" when there was one.
 // The bundle's search, if any, is added (or an identical stored search is
 // reused) and set as the trials' search_id.
-Result<ImportReport> ImportBundle(Dataset& ds, const std::string& bundle,
-                                  const BundleCheckers& checkers,
-                                  const std::string& temp_dir = "");
+struct BundleImportOptions {
+  std::string temp_dir;  // extraction parent; "" = system temp dir
+  BundleLimits limits;
+  std::function<void(const std::string&)> log;  // one line per check done
+};
+Result<BundleImportReport> ImportBundle(
+    Dataset& ds, const std::string& bundle, const BundleCheckers& checkers,
+    const BundleImportOptions& options = {});
 
 // Adds every trial of `other` not already in `ds` (by content hash), with
 // weights, curves and searches, in one all-or-nothing AddTrials call.
 // Provenance: "merged from <other dir> <date>" plus the origin as above.
-Result<ImportReport> MergeDatasets(Dataset& ds, const Dataset& other);
+Result<BundleImportReport> MergeDatasets(Dataset& ds, const Dataset& other);
 
 // SHA-256 of a trial's content: everything the trial records except where
 // and when it was stored (id, created_at, provenance, search id, file

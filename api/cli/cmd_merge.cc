@@ -1,0 +1,42 @@
+// `xwires merge DATASET OTHER_DATASET`: adds OTHER's trials that DATASET does
+// not already hold (same content hash), with weights, curves and searches, in
+// one all-or-nothing step.
+#include <cstdio>
+#include <string>
+
+#include "command.h"
+#include "xwires/dataset/bundle.h"
+#include "xwires/dataset/dataset.h"
+
+namespace xw::cli {
+namespace {
+
+struct MergeArgs {
+  std::string dataset, other;
+};
+
+void RunMerge(const MergeArgs& a) {
+  auto other = Unwrap(Dataset::Open(a.other, OpenMode::kReadOnly));
+  auto ds = Unwrap(Dataset::Open(a.dataset, OpenMode::kCreate));
+  BundleImportReport r = Unwrap(MergeDatasets(*ds, *other));
+  std::printf(
+      "%s: added %lld trials, skipped %lld already present\nprovenance: %s\n",
+      a.other.c_str(), static_cast<long long>(r.added),
+      static_cast<long long>(r.skipped), r.provenance.c_str());
+}
+
+void RegisterMerge(CLI::App& app) {
+  auto a = std::make_shared<MergeArgs>();
+  auto* cmd = app.add_subcommand(
+      "merge", "Add another dataset's new trials to a dataset");
+  cmd->add_option("dataset", a->dataset,
+                  "Dataset directory (created if missing)")
+      ->required();
+  cmd->add_option("other", a->other, "Dataset to merge from (read only)")
+      ->required();
+  cmd->callback([a] { RunMerge(*a); });
+}
+XW_CLI_COMMAND(310, RegisterMerge);
+
+}  // namespace
+}  // namespace xw::cli
