@@ -45,14 +45,16 @@ class PlainReader : public ByteReader {
 
 class GzReader : public ByteReader {
  public:
-  GzReader(std::string path, GzPtr f) : ByteReader(std::move(path)), f_(std::move(f)) {}
+  GzReader(std::string path, GzPtr f)
+      : ByteReader(std::move(path)), f_(std::move(f)) {}
 
   Result<int64_t> Read(void* buf, int64_t n) override {
     // gzread takes an unsigned count; read in chunks below INT_MAX.
     auto* out = static_cast<unsigned char*>(buf);
     int64_t total = 0;
     while (total < n) {
-      unsigned chunk = static_cast<unsigned>(std::min<int64_t>(n - total, 1 << 30));
+      unsigned chunk =
+          static_cast<unsigned>(std::min<int64_t>(n - total, 1 << 30));
       int got = gzread(f_.get(), out + total, chunk);
       if (got < 0) {
         int err = 0;

@@ -1,4 +1,5 @@
-// CIFAR-10 / CIFAR-100 binary batches (https://www.cs.toronto.edu/~kriz/cifar.html).
+// CIFAR-10 / CIFAR-100 binary batches
+// (https://www.cs.toronto.edu/~kriz/cifar.html).
 //
 // A batch file is a plain concatenation of fixed-size records: the label
 // byte(s) then 3072 pixel bytes, 1024 per channel (R, G, B), each channel
@@ -29,21 +30,22 @@ struct CifarLayout {
 
 // Opens every file and counts records, so the tensor is allocated once and a
 // malformed file is reported before any pixel work.
-Result<std::vector<int64_t>> CountRecords(
-    const std::vector<std::string>& files, const CifarLayout& layout,
-    int64_t limit) {
+Result<std::vector<int64_t>> CountRecords(const std::vector<std::string>& files,
+                                          const CifarLayout& layout,
+                                          int64_t limit) {
   std::vector<int64_t> counts;
   int64_t total = 0;
   for (const std::string& path : files) {
     if (limit >= 0 && total >= limit) break;  // later files are not needed
-    XW_ASSIGN_OR_RETURN(auto reader,
-                        data_internal::OpenByteReader(path, /*allow_gzip=*/false));
+    XW_ASSIGN_OR_RETURN(
+        auto reader, data_internal::OpenByteReader(path, /*allow_gzip=*/false));
     const int64_t size = reader->KnownSize();
     if (size % layout.record != 0) {
       return Status::Corruption(
           path + ": file size " + std::to_string(size) +
-          " is not a multiple of the record size " + std::to_string(layout.record) +
-          " (" + std::to_string(layout.label_bytes) + " label byte(s) + " +
+          " is not a multiple of the record size " +
+          std::to_string(layout.record) + " (" +
+          std::to_string(layout.label_bytes) + " label byte(s) + " +
           std::to_string(kCifarPixels) +
           " pixels); truncated file or wrong CIFAR variant");
     }
@@ -62,14 +64,15 @@ Status DecodeRecords(const std::string& path, const unsigned char* buf,
   for (int64_t i = 0; i < n; ++i) {
     const unsigned char* rec = buf + i * layout.record;
     if (layout.label_bytes == 2 && rec[0] >= 20) {
-      return Status::Corruption(path + ": record " + std::to_string(first_in_file + i) +
-                                ": coarse label " + std::to_string(rec[0]) +
-                                " out of range [0, 20)");
+      return Status::Corruption(
+          path + ": record " + std::to_string(first_in_file + i) +
+          ": coarse label " + std::to_string(rec[0]) + " out of range [0, 20)");
     }
     const int label = rec[layout.label_bytes - 1];
     if (label >= layout.num_classes) {
-      return Status::Corruption(path + ": record " + std::to_string(first_in_file + i) +
-                                ": label " + std::to_string(label) + " out of range [0, " +
+      return Status::Corruption(path + ": record " +
+                                std::to_string(first_in_file + i) + ": label " +
+                                std::to_string(label) + " out of range [0, " +
                                 std::to_string(layout.num_classes) + ")");
     }
     ds->labels[first + i] = label;
@@ -92,8 +95,10 @@ Result<ImageDataset> LoadCifarBinary(const std::vector<std::string>& files,
                                      bool cifar100, int64_t limit) {
   const CifarLayout layout{cifar100 ? 2 : 1, (cifar100 ? 2 : 1) + kCifarPixels,
                            cifar100 ? 100 : 10};
-  if (files.empty()) return Status::InvalidArgument("LoadCifarBinary: no files given");
-  XW_ASSIGN_OR_RETURN(std::vector<int64_t> counts, CountRecords(files, layout, limit));
+  if (files.empty())
+    return Status::InvalidArgument("LoadCifarBinary: no files given");
+  XW_ASSIGN_OR_RETURN(std::vector<int64_t> counts,
+                      CountRecords(files, layout, limit));
   int64_t total = 0;
   for (int64_t c : counts) total += c;
 
@@ -101,16 +106,18 @@ Result<ImageDataset> LoadCifarBinary(const std::vector<std::string>& files,
   ds.num_classes = layout.num_classes;
   ds.images = Tensor(Shape{total, 3, 32, 32});
   ds.labels.assign(static_cast<size_t>(total), 0);
-  std::vector<unsigned char> buf(static_cast<size_t>(kRecordsPerRead * layout.record));
+  std::vector<unsigned char> buf(
+      static_cast<size_t>(kRecordsPerRead * layout.record));
   int64_t next = 0;
   for (size_t f = 0; f < counts.size(); ++f) {
-    XW_ASSIGN_OR_RETURN(auto reader,
-                        data_internal::OpenByteReader(files[f], /*allow_gzip=*/false));
+    XW_ASSIGN_OR_RETURN(auto reader, data_internal::OpenByteReader(
+                                         files[f], /*allow_gzip=*/false));
     for (int64_t done = 0; done < counts[f];) {
       const int64_t n = std::min(kRecordsPerRead, counts[f] - done);
-      XW_RETURN_IF_ERROR(data_internal::ReadExact(
-          reader.get(), buf.data(), n * layout.record,
-          "records " + std::to_string(done) + ".." + std::to_string(done + n - 1)));
+      XW_RETURN_IF_ERROR(
+          data_internal::ReadExact(reader.get(), buf.data(), n * layout.record,
+                                   "records " + std::to_string(done) + ".." +
+                                       std::to_string(done + n - 1)));
       XW_RETURN_IF_ERROR(
           DecodeRecords(files[f], buf.data(), n, next, done, layout, &ds));
       done += n;

@@ -14,13 +14,16 @@ namespace {
 Status CheckDirectory(const std::string& dir, const std::string& spec) {
   std::error_code ec;
   if (dir.empty()) {
-    return Status::InvalidArgument("dataset spec '" + spec + "' names no directory");
+    return Status::InvalidArgument("dataset spec '" + spec +
+                                   "' names no directory");
   }
   if (!std::filesystem::exists(dir, ec)) {
-    return Status::NotFound(dir + ": data directory not found (dataset spec '" + spec + "')");
+    return Status::NotFound(dir + ": data directory not found (dataset spec '" +
+                            spec + "')");
   }
   if (!std::filesystem::is_directory(dir, ec)) {
-    return Status::InvalidArgument(dir + ": not a directory (dataset spec '" + spec + "')");
+    return Status::InvalidArgument(dir + ": not a directory (dataset spec '" +
+                                   spec + "')");
   }
   return Status::OK();
 }
@@ -45,14 +48,17 @@ Result<DataSplits> LoadCifarDir(const std::string& dir, bool cifar100,
     test = {(d / "test.bin").string()};
   } else {
     for (int i = 1; i <= 5; ++i) {
-      train.push_back((d / ("data_batch_" + std::to_string(i) + ".bin")).string());
+      train.push_back(
+          (d / ("data_batch_" + std::to_string(i) + ".bin")).string());
     }
     test = {(d / "test_batch.bin").string()};
   }
   DataSplits splits;
   splits.name = cifar100 ? "cifar100" : "cifar10";
-  XW_ASSIGN_OR_RETURN(splits.train, LoadCifarBinary(train, cifar100, opts.train_limit));
-  XW_ASSIGN_OR_RETURN(splits.test, LoadCifarBinary(test, cifar100, opts.test_limit));
+  XW_ASSIGN_OR_RETURN(splits.train,
+                      LoadCifarBinary(train, cifar100, opts.train_limit));
+  XW_ASSIGN_OR_RETURN(splits.test,
+                      LoadCifarBinary(test, cifar100, opts.test_limit));
   return splits;
 }
 
@@ -60,18 +66,21 @@ Result<DataSplits> LoadIdxDir(const std::string& dir, const std::string& name,
                               const DataOptions& opts) {
   DataSplits splits;
   splits.name = name;
-  XW_ASSIGN_OR_RETURN(splits.train,
-                      LoadIdx(IdxPath(dir, "train-images-idx3-ubyte"),
-                              IdxPath(dir, "train-labels-idx1-ubyte"), opts.train_limit));
-  XW_ASSIGN_OR_RETURN(splits.test,
-                      LoadIdx(IdxPath(dir, "t10k-images-idx3-ubyte"),
-                              IdxPath(dir, "t10k-labels-idx1-ubyte"), opts.test_limit));
+  XW_ASSIGN_OR_RETURN(
+      splits.train,
+      LoadIdx(IdxPath(dir, "train-images-idx3-ubyte"),
+              IdxPath(dir, "train-labels-idx1-ubyte"), opts.train_limit));
+  XW_ASSIGN_OR_RETURN(
+      splits.test,
+      LoadIdx(IdxPath(dir, "t10k-images-idx3-ubyte"),
+              IdxPath(dir, "t10k-labels-idx1-ubyte"), opts.test_limit));
   return splits;
 }
 
 }  // namespace
 
-Result<DataSplits> LoadDataSpec(const std::string& spec, const DataOptions& opts) {
+Result<DataSplits> LoadDataSpec(const std::string& spec,
+                                const DataOptions& opts) {
   if (spec.empty() || spec == "synthetic") {
     SyntheticOptions so;
     if (opts.train_limit >= 0) so.train_size = opts.train_limit;
@@ -81,13 +90,15 @@ Result<DataSplits> LoadDataSpec(const std::string& spec, const DataOptions& opts
   }
   const size_t colon = spec.find(':');
   const std::string prefix = spec.substr(0, colon);
-  const std::string dir = colon == std::string::npos ? "" : spec.substr(colon + 1);
-  const bool known = prefix == "cifar10" || prefix == "cifar100" || prefix == "mnist" ||
-                     prefix == "fashion-mnist";
+  const std::string dir =
+      colon == std::string::npos ? "" : spec.substr(colon + 1);
+  const bool known = prefix == "cifar10" || prefix == "cifar100" ||
+                     prefix == "mnist" || prefix == "fashion-mnist";
   if (!known) {
     return Status::InvalidArgument(
         "unknown dataset spec '" + spec +
-        "' (expected synthetic, cifar10:DIR, cifar100:DIR, mnist:DIR or fashion-mnist:DIR)");
+        "' (expected synthetic, cifar10:DIR, cifar100:DIR, mnist:DIR or "
+        "fashion-mnist:DIR)");
   }
   XW_RETURN_IF_ERROR(CheckDirectory(dir, spec));
   if (prefix == "cifar10" || prefix == "cifar100") {

@@ -78,7 +78,8 @@ void HsvToRgb(float h, float s, float v, float rgb[3]) {
   const float h6 = h * 6.0f;
   const int sector = std::min(5, static_cast<int>(h6));
   const float f = h6 - static_cast<float>(sector);
-  const float p = v * (1.0f - s), q = v * (1.0f - s * f), t = v * (1.0f - s * (1.0f - f));
+  const float p = v * (1.0f - s), q = v * (1.0f - s * f),
+              t = v * (1.0f - s * (1.0f - f));
   const float table[6][3] = {{v, t, p}, {q, v, p}, {p, v, t},
                              {p, q, v}, {t, p, v}, {v, p, q}};
   for (int c = 0; c < 3; ++c) rgb[c] = table[sector][c];
@@ -94,8 +95,10 @@ void DrawBackground(Draws& d, Canvas* canvas) {
     for (int x = 0; x < kSide; ++x) {
       const float px = static_cast<float>(x) + 0.5f - 16.0f;
       const float py = static_cast<float>(y) + 0.5f - 16.0f;
-      const float t = std::clamp((px * ca + py * sa) / 32.0f + 0.5f, 0.0f, 1.0f);
-      for (int c = 0; c < 3; ++c) canvas->Set(c, y, x, c0[c] + (c1[c] - c0[c]) * t);
+      const float t =
+          std::clamp((px * ca + py * sa) / 32.0f + 0.5f, 0.0f, 1.0f);
+      for (int c = 0; c < 3; ++c)
+        canvas->Set(c, y, x, c0[c] + (c1[c] - c0[c]) * t);
     }
   }
 }
@@ -126,8 +129,9 @@ void DrawObject(int label, Draws& d, Canvas* canvas) {
   s.opacity = d.U(0.65f, 1.0f);
   const bool class_hue = d.U() < 0.65f;
   const float hue_noise = d.N();
-  const float hue = class_hue ? static_cast<float>(label) / kClasses + 0.04f * hue_noise
-                              : d.U();
+  const float hue =
+      class_hue ? static_cast<float>(label) / kClasses + 0.04f * hue_noise
+                : d.U();
   HsvToRgb(hue, d.U(0.35f, 1.0f), d.U(0.45f, 1.0f), s.rgb);
   const float any = d.U(0.0f, 2.0f * kPi);
   const float jitter15 = d.U(-15.0f, 15.0f) * kPi / 180.0f;
@@ -135,26 +139,58 @@ void DrawObject(int label, Draws& d, Canvas* canvas) {
   s.frequency = d.U(0.8f, 1.4f);
   s.phase = d.U(0.0f, 2.0f * kPi);
   switch (label) {
-    case 0: s.kind = Primitive::kDisc; s.angle = any; break;
-    case 1: s.kind = Primitive::kSquare; s.angle = any; break;
-    case 2: s.kind = Primitive::kTriangle; s.angle = any; break;
-    case 3: s.kind = Primitive::kRing; s.angle = any; break;
-    case 4: s.kind = Primitive::kPlus; s.angle = jitter15; break;
-    case 5: s.kind = Primitive::kStripes; s.angle = jitter20; break;
-    case 6: s.kind = Primitive::kStripes; s.angle = 0.5f * kPi + jitter20; break;
-    case 7: s.kind = Primitive::kChecker; s.angle = any; break;
-    case 8: s.kind = Primitive::kBlob; s.angle = any; break;
-    default: s.kind = Primitive::kPlus; s.angle = 0.25f * kPi + jitter15; break;
+    case 0:
+      s.kind = Primitive::kDisc;
+      s.angle = any;
+      break;
+    case 1:
+      s.kind = Primitive::kSquare;
+      s.angle = any;
+      break;
+    case 2:
+      s.kind = Primitive::kTriangle;
+      s.angle = any;
+      break;
+    case 3:
+      s.kind = Primitive::kRing;
+      s.angle = any;
+      break;
+    case 4:
+      s.kind = Primitive::kPlus;
+      s.angle = jitter15;
+      break;
+    case 5:
+      s.kind = Primitive::kStripes;
+      s.angle = jitter20;
+      break;
+    case 6:
+      s.kind = Primitive::kStripes;
+      s.angle = 0.5f * kPi + jitter20;
+      break;
+    case 7:
+      s.kind = Primitive::kChecker;
+      s.angle = any;
+      break;
+    case 8:
+      s.kind = Primitive::kBlob;
+      s.angle = any;
+      break;
+    default:
+      s.kind = Primitive::kPlus;
+      s.angle = 0.25f * kPi + jitter15;
+      break;
   }
   canvas->Draw(s);
 }
 
 // Labels of block b: a seeded Fisher-Yates permutation of 0..9.
-void BlockLabels(uint64_t seed, uint64_t stream, int64_t block, int out[kClasses]) {
+void BlockLabels(uint64_t seed, uint64_t stream, int64_t block,
+                 int out[kClasses]) {
   const Philox p(seed, MixStream(stream, static_cast<uint64_t>(block)));
   for (int c = 0; c < kClasses; ++c) out[c] = c;
   for (int c = kClasses - 1; c > 0; --c) {
-    const int j = static_cast<int>(p.U32(static_cast<uint64_t>(c)) % static_cast<uint32_t>(c + 1));
+    const int j = static_cast<int>(p.U32(static_cast<uint64_t>(c)) %
+                                   static_cast<uint32_t>(c + 1));
     std::swap(out[c], out[j]);
   }
 }
@@ -187,8 +223,8 @@ ImageDataset MakeSplit(const std::string& split, int64_t n, uint64_t seed) {
       const float sigma = d.U(0.02f, 0.08f);
       float* px = ds.images.data() + i * kPixels;
       for (int64_t p = 0; p < kPixels; ++p) {
-        const float v = std::clamp(px[p] + sigma * noise.Normal(static_cast<uint64_t>(p)),
-                                   0.0f, 1.0f);
+        const float v = std::clamp(
+            px[p] + sigma * noise.Normal(static_cast<uint64_t>(p)), 0.0f, 1.0f);
         px[p] = static_cast<float>(std::lround(v * 255.0f)) / 255.0f;
       }
     }
@@ -201,8 +237,10 @@ ImageDataset MakeSplit(const std::string& split, int64_t n, uint64_t seed) {
 DataSplits MakeSynthetic(const SyntheticOptions& opts) {
   DataSplits splits;
   splits.name = "synthetic";
-  splits.train = MakeSplit("train", std::max<int64_t>(0, opts.train_size), opts.seed);
-  splits.test = MakeSplit("test", std::max<int64_t>(0, opts.test_size), opts.seed);
+  splits.train =
+      MakeSplit("train", std::max<int64_t>(0, opts.train_size), opts.seed);
+  splits.test =
+      MakeSplit("test", std::max<int64_t>(0, opts.test_size), opts.seed);
   return splits;
 }
 

@@ -52,7 +52,8 @@ float Coverage(const ShapeParams& s, float u, float v) {
       return EdgeCoverage((std::fabs(r - 0.75f) - 0.25f) * s.scale);
     case Primitive::kPlus:
       return EdgeCoverage(std::min(BoxDistance(u, v, 1.0f, 0.3f),
-                                   BoxDistance(u, v, 0.3f, 1.0f)) * s.scale);
+                                   BoxDistance(u, v, 0.3f, 1.0f)) *
+                          s.scale);
     case Primitive::kBar:
       return EdgeCoverage(BoxDistance(u, v, 1.0f, 0.25f) * s.scale);
     case Primitive::kStripes: {

@@ -24,8 +24,8 @@ struct ShapeParams {
   float angle = 0;         // rotation in radians
   float opacity = 1;       // in [0, 1]
   float rgb[3] = {1, 1, 1};
-  float frequency = 1;     // stripes / checker: cycles per local unit
-  float phase = 0;         // stripes / checker: pattern phase in radians
+  float frequency = 1;  // stripes / checker: cycles per local unit
+  float phase = 0;      // stripes / checker: pattern phase in radians
 };
 
 // A 3x32x32 CHW float image that shapes are alpha-blended onto.

@@ -12,12 +12,12 @@ namespace {
 
 using testing::Bytes;
 using testing::CifarRecords;
+using ::testing::HasSubstr;
 using testing::PixelByte;
 using testing::ReadFileBytes;
 using testing::Scaled;
 using testing::ScratchDir;
 using testing::WriteFile;
-using ::testing::HasSubstr;
 
 // Every pixel of sample `i` equals Scaled(PixelByte(first + i, p)), bitwise.
 void ExpectPixels(const ImageDataset& ds, int64_t i, int64_t pattern_index) {
@@ -56,13 +56,15 @@ TEST(CifarTest, ScalingFormulaIsBitExact) {
   auto r = LoadCifarBinary({dir.File("one.bin")}, false);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   for (int k = 0; k < 7; ++k) {
-    EXPECT_EQ(std::bit_cast<uint32_t>(r->images[k]), bits[k]) << "byte " << int{bytes[k]};
+    EXPECT_EQ(std::bit_cast<uint32_t>(r->images[k]), bits[k])
+        << "byte " << int{bytes[k]};
   }
 }
 
 TEST(CifarTest, Cifar100KeepsFineLabel) {
   ScratchDir dir;
-  WriteFile(dir.File("train.bin"), CifarRecords({{19, 99}, {0, 42}, {5, 0}}, 10));
+  WriteFile(dir.File("train.bin"),
+            CifarRecords({{19, 99}, {0, 42}, {5, 0}}, 10));
   auto r = LoadCifarBinary({dir.File("train.bin")}, true);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->labels, (std::vector<int32_t>{99, 42, 0}));
@@ -80,7 +82,8 @@ TEST(CifarTest, LimitKeepsFirstRecordsAndSkipsLaterFiles) {
   EXPECT_EQ(r->images.dim(0), 4);
   ExpectPixels(*r, 3, 3);
   // With limit 2 the (missing) second file is never opened.
-  auto r2 = LoadCifarBinary({dir.File("a.bin"), dir.File("missing.bin")}, false, 2);
+  auto r2 =
+      LoadCifarBinary({dir.File("a.bin"), dir.File("missing.bin")}, false, 2);
   ASSERT_TRUE(r2.ok()) << r2.status().ToString();
   EXPECT_EQ(r2->labels, (std::vector<int32_t>{1, 2}));
   auto r0 = LoadCifarBinary({dir.File("a.bin")}, false, 0);
@@ -106,7 +109,8 @@ TEST(CifarTest, TruncatedFileIsNamedAndLeftIntact) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kCorruption);
   EXPECT_THAT(r.status().message(), HasSubstr(dir.File("cut.bin")));
-  EXPECT_THAT(r.status().message(), HasSubstr("not a multiple of the record size 3073"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("not a multiple of the record size 3073"));
   EXPECT_EQ(ReadFileBytes(dir.File("cut.bin")), b);  // loaders never write
 }
 
@@ -132,12 +136,14 @@ TEST(CifarTest, LabelOutOfRangeIsNamed) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kCorruption);
   EXPECT_THAT(r.status().message(), HasSubstr(dir.File("bad.bin")));
-  EXPECT_THAT(r.status().message(), HasSubstr("record 1: label 10 out of range [0, 10)"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("record 1: label 10 out of range [0, 10)"));
 
   WriteFile(dir.File("bad100.bin"), CifarRecords({{3, 100}}, 0));
   auto r2 = LoadCifarBinary({dir.File("bad100.bin")}, true);
   ASSERT_FALSE(r2.ok());
-  EXPECT_THAT(r2.status().message(), HasSubstr("label 100 out of range [0, 100)"));
+  EXPECT_THAT(r2.status().message(),
+              HasSubstr("label 100 out of range [0, 100)"));
   WriteFile(dir.File("coarse.bin"), CifarRecords({{20, 1}}, 0));
   auto r3 = LoadCifarBinary({dir.File("coarse.bin")}, true);
   ASSERT_FALSE(r3.ok());

@@ -10,6 +10,7 @@ namespace xw {
 namespace {
 
 using testing::Bytes;
+using ::testing::HasSubstr;
 using testing::IdxImages;
 using testing::IdxLabels;
 using testing::PixelByte;
@@ -18,7 +19,6 @@ using testing::Scaled;
 using testing::ScratchDir;
 using testing::WriteFile;
 using testing::WriteGzFile;
-using ::testing::HasSubstr;
 
 void ExpectIdxPixels(const ImageDataset& ds, int64_t pixels) {
   for (int64_t i = 0; i < ds.size(); ++i) {
@@ -145,8 +145,10 @@ TEST(IdxTest, CountMismatchNamesBothFiles) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kCorruption);
   EXPECT_THAT(r.status().message(), HasSubstr("image/label count mismatch"));
-  EXPECT_THAT(r.status().message(), HasSubstr(dir.File("img") + " holds 3 images"));
-  EXPECT_THAT(r.status().message(), HasSubstr(dir.File("lab") + " holds 2 labels"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr(dir.File("img") + " holds 3 images"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr(dir.File("lab") + " holds 2 labels"));
 }
 
 TEST(IdxTest, LabelOutOfRangeIsNamed) {
@@ -156,7 +158,8 @@ TEST(IdxTest, LabelOutOfRangeIsNamed) {
   auto r = LoadIdx(dir.File("img"), dir.File("lab"));
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr(dir.File("lab")));
-  EXPECT_THAT(r.status().message(), HasSubstr("label 10 of item 1 out of range [0, 10)"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("label 10 of item 1 out of range [0, 10)"));
 }
 
 TEST(IdxTest, MissingFileIsNamed) {
@@ -191,7 +194,8 @@ TEST(DataSpecTest, UnknownPrefixAndMissingDirectory) {
   auto r = LoadDataSpec("imagenet:/tmp", DataOptions{});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
-  EXPECT_THAT(r.status().message(), HasSubstr("unknown dataset spec 'imagenet:/tmp'"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("unknown dataset spec 'imagenet:/tmp'"));
   ScratchDir dir;
   const std::string missing = dir.File("does-not-exist");
   auto m = LoadDataSpec("mnist:" + missing, DataOptions{});

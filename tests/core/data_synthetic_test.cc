@@ -30,7 +30,8 @@ TEST(SyntheticTest, ShapesAndDefaults) {
 }
 
 TEST(SyntheticTest, SameSeedSameBitsDifferentSeedDifferent) {
-  const DataSplits a = Make(40, 20, 7), b = Make(40, 20, 7), c = Make(40, 20, 8);
+  const DataSplits a = Make(40, 20, 7), b = Make(40, 20, 7),
+                   c = Make(40, 20, 8);
   EXPECT_TRUE(a.train.images.BitwiseEqual(b.train.images));
   EXPECT_TRUE(a.test.images.BitwiseEqual(b.test.images));
   EXPECT_EQ(a.train.labels, b.train.labels);
@@ -39,7 +40,8 @@ TEST(SyntheticTest, SameSeedSameBitsDifferentSeedDifferent) {
   EXPECT_NE(a.train.labels, c.train.labels);
   // Train and test are different streams, not copies of each other.
   Tensor head(Shape{20, 3, 32, 32});
-  std::copy(a.train.images.data(), a.train.images.data() + head.size(), head.data());
+  std::copy(a.train.images.data(), a.train.images.data() + head.size(),
+            head.data());
   EXPECT_FALSE(head.BitwiseEqual(a.test.images));
 }
 
@@ -52,8 +54,10 @@ TEST(SyntheticTest, IdenticalForAnyThreadCount) {
   for (int threads : {2, 4}) {
     ThreadScope scope(threads);
     const DataSplits s = Make(64, 16, 3);
-    EXPECT_TRUE(s.train.images.BitwiseEqual(ref.train.images)) << threads << " threads";
-    EXPECT_TRUE(s.test.images.BitwiseEqual(ref.test.images)) << threads << " threads";
+    EXPECT_TRUE(s.train.images.BitwiseEqual(ref.train.images))
+        << threads << " threads";
+    EXPECT_TRUE(s.test.images.BitwiseEqual(ref.test.images))
+        << threads << " threads";
     EXPECT_EQ(s.train.labels, ref.train.labels);
   }
 }
@@ -81,7 +85,8 @@ TEST(SyntheticTest, BalancedClassesInEveryBlockOfTen) {
   for (const ImageDataset* ds : {&s.train, &s.test}) {
     std::vector<int> count(10, 0);
     for (int64_t b = 0; b < ds->size() / 10; ++b) {
-      std::vector<int> block(ds->labels.begin() + b * 10, ds->labels.begin() + b * 10 + 10);
+      std::vector<int> block(ds->labels.begin() + b * 10,
+                             ds->labels.begin() + b * 10 + 10);
       std::sort(block.begin(), block.end());
       for (int c = 0; c < 10; ++c) ASSERT_EQ(block[c], c) << "block " << b;
     }
@@ -89,8 +94,9 @@ TEST(SyntheticTest, BalancedClassesInEveryBlockOfTen) {
     for (int c = 0; c < 10; ++c) EXPECT_EQ(count[c], ds->size() / 10);
   }
   // Labels are shuffled, not 0, 1, 2, ... in order.
-  EXPECT_NE(std::vector<int32_t>(s.train.labels.begin(), s.train.labels.begin() + 10),
-            (std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_NE(
+      std::vector<int32_t>(s.train.labels.begin(), s.train.labels.begin() + 10),
+      (std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
 }
 
 TEST(SyntheticTest, PixelsInUnitRangeOnEightBitGrid) {
@@ -124,7 +130,8 @@ TEST(GatherBatchTest, CopiesSamplesInIndexOrder) {
   ASSERT_EQ(labels.size(), 4u);
   for (int k = 0; k < 4; ++k) {
     EXPECT_EQ(labels[k], s.train.labels[idx[k]]);
-    EXPECT_TRUE(std::equal(images.data() + k * 3072, images.data() + (k + 1) * 3072,
+    EXPECT_TRUE(std::equal(images.data() + k * 3072,
+                           images.data() + (k + 1) * 3072,
                            s.train.images.data() + idx[k] * 3072))
         << "sample " << k;
   }
@@ -156,10 +163,15 @@ TEST(SyntheticTest, LinearModelBeatsChanceButDoesNotSaturate) {
   };
   auto train = features(s.train), test = features(s.test);
   std::vector<double> mu(d, 0.0), sd(d, 0.0);
-  for (const auto& f : train) for (int j = 0; j < d; ++j) mu[j] += f[j] / train.size();
-  for (const auto& f : train) for (int j = 0; j < d; ++j) sd[j] += std::pow(f[j] - mu[j], 2) / train.size();
+  for (const auto& f : train)
+    for (int j = 0; j < d; ++j) mu[j] += f[j] / train.size();
+  for (const auto& f : train)
+    for (int j = 0; j < d; ++j)
+      sd[j] += std::pow(f[j] - mu[j], 2) / train.size();
   for (auto* set : {&train, &test}) {
-    for (auto& f : *set) for (int j = 0; j < d; ++j) f[j] = (f[j] - mu[j]) / (std::sqrt(sd[j]) + 1e-6);
+    for (auto& f : *set)
+      for (int j = 0; j < d; ++j)
+        f[j] = (f[j] - mu[j]) / (std::sqrt(sd[j]) + 1e-6);
   }
   std::vector<double> w((d + 1) * k, 0.0);
   auto logits = [&](const std::vector<double>& f, double* z) {

@@ -25,8 +25,8 @@ class ScratchDir {
   ScratchDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     path_ = std::filesystem::temp_directory_path() /
-            ("xwires_data_" + std::string(info->test_suite_name()) + "_" + info->name() +
-             "_" + std::to_string(::getpid()));
+            ("xwires_data_" + std::string(info->test_suite_name()) + "_" +
+             info->name() + "_" + std::to_string(::getpid()));
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
@@ -34,7 +34,9 @@ class ScratchDir {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
   }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
+  std::string File(const std::string& name) const {
+    return (path_ / name).string();
+  }
   std::string path() const { return path_.string(); }
 
  private:
@@ -60,11 +62,13 @@ inline void WriteGzFile(const std::string& path, const Bytes& bytes) {
 
 inline Bytes ReadFileBytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  return Bytes(std::istreambuf_iterator<char>(f),
+               std::istreambuf_iterator<char>());
 }
 
 inline void PutBigEndian32(Bytes* b, uint32_t v) {
-  for (int s = 24; s >= 0; s -= 8) b->push_back(static_cast<unsigned char>(v >> s));
+  for (int s = 24; s >= 0; s -= 8)
+    b->push_back(static_cast<unsigned char>(v >> s));
 }
 
 // Deterministic pixel byte of image i, position p (covers all 256 values).
@@ -74,8 +78,8 @@ inline unsigned char PixelByte(int64_t i, int64_t p) {
 
 // An IDX3 image file: magic 0x00000803, dims n, rows, cols; `n_data` images
 // of data (defaults to n; fewer makes a truncated file).
-inline Bytes IdxImages(uint32_t n, uint32_t rows, uint32_t cols, int64_t n_data = -1,
-                       uint32_t magic = 0x00000803) {
+inline Bytes IdxImages(uint32_t n, uint32_t rows, uint32_t cols,
+                       int64_t n_data = -1, uint32_t magic = 0x00000803) {
   Bytes b;
   PutBigEndian32(&b, magic);
   PutBigEndian32(&b, n);
@@ -83,12 +87,14 @@ inline Bytes IdxImages(uint32_t n, uint32_t rows, uint32_t cols, int64_t n_data 
   PutBigEndian32(&b, cols);
   if (n_data < 0) n_data = n;
   for (int64_t i = 0; i < n_data; ++i) {
-    for (int64_t p = 0; p < int64_t{rows} * cols; ++p) b.push_back(PixelByte(i, p));
+    for (int64_t p = 0; p < int64_t{rows} * cols; ++p)
+      b.push_back(PixelByte(i, p));
   }
   return b;
 }
 
-inline Bytes IdxLabels(const std::vector<int>& labels, uint32_t magic = 0x00000801) {
+inline Bytes IdxLabels(const std::vector<int>& labels,
+                       uint32_t magic = 0x00000801) {
   Bytes b;
   PutBigEndian32(&b, magic);
   PutBigEndian32(&b, static_cast<uint32_t>(labels.size()));
@@ -98,7 +104,8 @@ inline Bytes IdxLabels(const std::vector<int>& labels, uint32_t magic = 0x000008
 
 // CIFAR records: label byte(s) then 3072 CHW pixel bytes; `first` offsets the
 // pixel pattern so records in different files differ.
-inline Bytes CifarRecords(const std::vector<std::vector<int>>& label_bytes, int64_t first) {
+inline Bytes CifarRecords(const std::vector<std::vector<int>>& label_bytes,
+                          int64_t first) {
   Bytes b;
   for (size_t r = 0; r < label_bytes.size(); ++r) {
     for (int l : label_bytes[r]) b.push_back(static_cast<unsigned char>(l));

@@ -46,7 +46,8 @@ struct ImageDataset {
 struct DataSplits {
   ImageDataset train;
   ImageDataset test;
-  std::string name;  // "synthetic", "cifar10", "cifar100", "mnist", "fashion-mnist"
+  std::string
+      name;  // "synthetic", "cifar10", "cifar100", "mnist", "fashion-mnist"
 };
 
 struct DataOptions {
@@ -61,13 +62,14 @@ struct DataOptions {
 
 // Loads a dataset named by `spec`:
 //   "synthetic" (also ""): MakeSynthetic, default sizes unless limits given,
-//   "cifar10:DIR"   DIR/data_batch_1.bin .. data_batch_5.bin, DIR/test_batch.bin
-//   "cifar100:DIR"  DIR/train.bin, DIR/test.bin (fine labels, 100 classes)
-//   "mnist:DIR", "fashion-mnist:DIR"
+//   "cifar10:DIR"   DIR/data_batch_1.bin .. data_batch_5.bin,
+//   DIR/test_batch.bin "cifar100:DIR"  DIR/train.bin, DIR/test.bin (fine
+//   labels, 100 classes) "mnist:DIR", "fashion-mnist:DIR"
 //                   DIR/train-images-idx3-ubyte, train-labels-idx1-ubyte,
 //                   t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte; each name
 //                   may instead carry a ".gz" suffix (the plain file wins).
-Result<DataSplits> LoadDataSpec(const std::string& spec, const DataOptions& opts);
+Result<DataSplits> LoadDataSpec(const std::string& spec,
+                                const DataOptions& opts);
 
 // CIFAR binary batches, concatenated in the order given. Records are one
 // label byte (CIFAR-10) or two (CIFAR-100: coarse then fine; the fine label
@@ -81,7 +83,8 @@ Result<ImageDataset> LoadCifarBinary(const std::vector<std::string>& files,
 // label file (magic 0x00000801, dim N), each plain or gzip (detected from the
 // content, not the name). Images become [N, 1, rows, cols], num_classes 10.
 Result<ImageDataset> LoadIdx(const std::string& images_path,
-                             const std::string& labels_path, int64_t limit = -1);
+                             const std::string& labels_path,
+                             int64_t limit = -1);
 
 // Built-in synthetic dataset: 10 classes of 3x32x32 procedural images (shapes,
 // textures, colour tendencies, clutter and noise; the exact generator is
