@@ -88,7 +88,7 @@ struct OptimizerOptions {
   GpFitOptions gp;
   int refit_dense_until = 40;
   int refit_every = 4;
-  int restart_every = 20;
+  int restart_every = 40;
   double min_distance = 1e-3;
 };
 

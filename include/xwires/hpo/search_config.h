@@ -25,7 +25,7 @@
 //     "liar": "min",                 // | "mean" | "max"
 //     "noise": "gaussian",           // fitted white noise, or a fixed variance
 //     "n_candidates": 10000, "n_local_starts": 5,
-//     "refit_every": 4, "refit_dense_until": 40, "restart_every": 20
+//     "refit_every": 4, "refit_dense_until": 40, "restart_every": 40
 //   }
 //
 // Objectives are measured on the test set by the search driver; the search
