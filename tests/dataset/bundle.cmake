@@ -6,6 +6,8 @@ xwires_add_test(bundle_tests
     test_util.cc
     bundle_archive_test.cc
     bundle_manifest_test.cc
+    bundle_ops_test.cc
+    bundle_attack_test.cc
   LIBS xwires_dataset LibArchive::LibArchive OpenSSL::Crypto nlohmann_json::nlohmann_json)
 target_include_directories(bundle_tests PRIVATE ${PROJECT_SOURCE_DIR}/dataset)
 

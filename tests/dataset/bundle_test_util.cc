@@ -93,6 +93,25 @@ void WriteRawArchive(const std::string& path,
   archive_write_free(a);
 }
 
+std::vector<std::pair<std::string, std::string>> ReadArchiveEntries(const std::string& path) {
+  std::vector<std::pair<std::string, std::string>> out;
+  struct archive* a = archive_read_new();
+  archive_read_support_filter_all(a);
+  archive_read_support_format_tar(a);
+  if (archive_read_open_filename(a, path.c_str(), 1 << 16) != ARCHIVE_OK) Die(a, "open");
+  struct archive_entry* e = nullptr;
+  while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
+    std::string data(static_cast<size_t>(archive_entry_size(e)), '\0');
+    if (!data.empty() && archive_read_data(a, data.data(), data.size()) !=
+                             static_cast<la_ssize_t>(data.size())) {
+      Die(a, "read");
+    }
+    out.emplace_back(archive_entry_pathname(e), std::move(data));
+  }
+  archive_read_free(a);
+  return out;
+}
+
 std::vector<std::string> ListTree(const std::string& dir) {
   std::vector<std::string> out;
   std::error_code ec;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace xw::testutil {
@@ -57,6 +58,9 @@ void WriteRawArchive(const std::string& path,
 
 // Names of everything under `dir`, recursively (relative, sorted).
 std::vector<std::string> ListTree(const std::string& dir);
+
+// The regular-file entries of a (trusted, test-made) zstd/gzip tar, in order.
+std::vector<std::pair<std::string, std::string>> ReadArchiveEntries(const std::string& path);
 
 std::string ReadFileBytes(const std::string& path);
 void WriteFileBytes(const std::string& path, const std::string& bytes);
