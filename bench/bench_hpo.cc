@@ -53,7 +53,8 @@ double Hartmann6(const double* x) {
   double f = 0;
   for (int i = 0; i < 4; ++i) {
     double s = 0;
-    for (int j = 0; j < 6; ++j) s += a[i][j] * std::pow(x[j] - 1e-4 * p[i][j], 2);
+    for (int j = 0; j < 6; ++j)
+      s += a[i][j] * std::pow(x[j] - 1e-4 * p[i][j], 2);
     f -= alpha[i] * std::exp(-s);
   }
   return f;
@@ -97,24 +98,27 @@ Data MakeData(int n, int d) {
 
 SearchSpace Cube(int d) {
   std::vector<Dimension> dims;
-  for (int j = 0; j < d; ++j) dims.push_back({"x" + std::to_string(j), DimType::kReal, 0, 1, false});
+  for (int j = 0; j < d; ++j)
+    dims.push_back({"x" + std::to_string(j), DimType::kReal, 0, 1, false});
   return SearchSpace::Create(dims).value();
 }
 
 GpOptimizer Told(const Data& data, int n, int d, const OptimizerOptions& o) {
   GpOptimizer opt = GpOptimizer::Create(Cube(d), o).value();
   for (int i = 0; i < n; ++i) {
-    (void)opt.Tell(std::span(&data.x[static_cast<size_t>(i) * d], d), data.y[i]);
+    (void)opt.Tell(std::span(&data.x[static_cast<size_t>(i) * d], d),
+                   data.y[i]);
   }
   return opt;
 }
 
 void BM_SuggestCold(benchmark::State& state) {
-  const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
+  const int n = static_cast<int>(state.range(0)),
+            d = static_cast<int>(state.range(1));
   const Data data = MakeData(n, d);
   OptimizerOptions o;
   o.refit_dense_until = 0;
-  o.refit_every = n;  // n is the only refit point <= n: one cold fit
+  o.refit_every = n;    // n is the only refit point <= n: one cold fit
   o.restart_every = n;  // ... with the random restarts
   CpuMeter cpu;
   for (auto _ : state) {
@@ -130,7 +134,8 @@ void BM_SuggestCold(benchmark::State& state) {
 }
 
 void BM_SuggestIncremental(benchmark::State& state) {
-  const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
+  const int n = static_cast<int>(state.range(0)),
+            d = static_cast<int>(state.range(1));
   const Data data = MakeData(n, d);
   OptimizerOptions o;
   o.refit_dense_until = 0;
@@ -142,7 +147,8 @@ void BM_SuggestIncremental(benchmark::State& state) {
     (void)opt.Ask(1);
     state.ResumeTiming();
     cpu.Start();
-    (void)opt.Tell(std::span(&data.x[static_cast<size_t>(n - 1) * d], d), data.y[n - 1]);
+    (void)opt.Tell(std::span(&data.x[static_cast<size_t>(n - 1) * d], d),
+                   data.y[n - 1]);
     auto x = opt.Ask(1);
     cpu.Stop();
     benchmark::DoNotOptimize(x);
@@ -151,13 +157,15 @@ void BM_SuggestIncremental(benchmark::State& state) {
 }
 
 void BM_RefitWarm(benchmark::State& state) {
-  const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
+  const int n = static_cast<int>(state.range(0)),
+            d = static_cast<int>(state.range(1));
   const Data data = MakeData(n, d);
   GpHyperparameters start;
   start.length_scales.assign(d, 1.0);
   const GpHyperparameters prev =
-      FitGpHyperparameters(std::span(data.x.data(), static_cast<size_t>(n - 4) * d),
-                           std::span(data.y.data(), n - 4), d, GpFitOptions{}, start, 0, 1)
+      FitGpHyperparameters(
+          std::span(data.x.data(), static_cast<size_t>(n - 4) * d),
+          std::span(data.y.data(), n - 4), d, GpFitOptions{}, start, 0, 1)
           .value();
   GpFitOptions warm;
   warm.n_restarts = 0;
@@ -172,14 +180,16 @@ void BM_RefitWarm(benchmark::State& state) {
 }
 
 void BM_FitCold(benchmark::State& state) {
-  const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
+  const int n = static_cast<int>(state.range(0)),
+            d = static_cast<int>(state.range(1));
   const Data data = MakeData(n, d);
   GpHyperparameters start;
   start.length_scales.assign(d, 1.0);
   CpuMeter cpu;
   for (auto _ : state) {
     cpu.Start();
-    auto hp = FitGpHyperparameters(data.x, data.y, d, GpFitOptions{}, start, 0, 1);
+    auto hp =
+        FitGpHyperparameters(data.x, data.y, d, GpFitOptions{}, start, 0, 1);
     benchmark::DoNotOptimize(hp);
     cpu.Stop();
   }
@@ -187,7 +197,8 @@ void BM_FitCold(benchmark::State& state) {
 }
 
 void BM_Predict10k(benchmark::State& state) {
-  const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
+  const int n = static_cast<int>(state.range(0)),
+            d = static_cast<int>(state.range(1));
   const Data data = MakeData(n, d);
   GpHyperparameters hp;
   hp.length_scales.assign(d, 0.3);

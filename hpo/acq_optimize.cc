@@ -29,10 +29,13 @@ struct LocalRun {
 double AcqObjective(unsigned n, const double* x, double* grad, void* data) {
   LocalRun& r = *static_cast<LocalRun*>(data);
   double mu = 0, var = 0, d_mu = 0, d_var = 0;
-  r.gp->Predict(x, &mu, &var, grad ? r.dmean.data() : nullptr, grad ? r.dvar.data() : nullptr);
-  const double v = AcquisitionValue(r.kind, mu, var, r.y_best, *r.params, &d_mu, &d_var);
+  r.gp->Predict(x, &mu, &var, grad ? r.dmean.data() : nullptr,
+                grad ? r.dvar.data() : nullptr);
+  const double v =
+      AcquisitionValue(r.kind, mu, var, r.y_best, *r.params, &d_mu, &d_var);
   if (grad) {
-    for (unsigned j = 0; j < n; ++j) grad[j] = d_mu * r.dmean[j] + d_var * r.dvar[j];
+    for (unsigned j = 0; j < n; ++j)
+      grad[j] = d_mu * r.dmean[j] + d_var * r.dvar[j];
   }
   if (v < r.best) {
     r.best = v;
@@ -48,11 +51,17 @@ struct NloptDeleter {
 // Runs bounded L-BFGS on the unit cube from x0; returns the best point seen
 // (x0 itself if nothing better was found).
 Proposal Polish(const GaussianProcess& gp, AcquisitionKind kind, double y_best,
-                const AcquisitionParams& params, std::vector<double> x0, double v0,
-                int max_evals) {
+                const AcquisitionParams& params, std::vector<double> x0,
+                double v0, int max_evals) {
   const unsigned d = static_cast<unsigned>(x0.size());
-  LocalRun run{&gp, kind, y_best, &params, std::vector<double>(d), std::vector<double>(d),
-               x0, v0};
+  LocalRun run{&gp,
+               kind,
+               y_best,
+               &params,
+               std::vector<double>(d),
+               std::vector<double>(d),
+               x0,
+               v0};
   std::unique_ptr<std::remove_pointer_t<nlopt_opt>, NloptDeleter> o(
       nlopt_create(NLOPT_LD_LBFGS, d));
   const std::vector<double> lo(d, 0.0), hi(d, 1.0);
@@ -72,14 +81,15 @@ bool Better(const Proposal& a, const Proposal& b) { return a.value < b.value; }
 }  // namespace
 
 std::vector<std::vector<Proposal>> ProposeByArm(
-    const GaussianProcess& gp, const std::vector<AcquisitionKind>& arms, double y_best,
-    const AcquisitionParams& params, const std::vector<double>& candidates,
-    const std::vector<double>& mean, const std::vector<double>& var, int n_local,
-    int local_max_evals) {
+    const GaussianProcess& gp, const std::vector<AcquisitionKind>& arms,
+    double y_best, const AcquisitionParams& params,
+    const std::vector<double>& candidates, const std::vector<double>& mean,
+    const std::vector<double>& var, int n_local, int local_max_evals) {
   const int dim = gp.dim();
   const int64_t m = static_cast<int64_t>(mean.size());
   const int n_arms = static_cast<int>(arms.size());
-  const int keep = static_cast<int>(std::min<int64_t>(m, std::max(n_local, kFallbackCandidates)));
+  const int keep = static_cast<int>(
+      std::min<int64_t>(m, std::max(n_local, kFallbackCandidates)));
   n_local = std::min(n_local, keep);
   // Rank the candidates for every arm (ties broken by index: deterministic).
   std::vector<std::vector<int64_t>> ranked(n_arms);
@@ -90,14 +100,17 @@ std::vector<std::vector<Proposal>> ProposeByArm(
     }
     std::vector<int64_t> idx(m);
     std::iota(idx.begin(), idx.end(), 0);
-    std::partial_sort(idx.begin(), idx.begin() + keep, idx.end(), [&](int64_t p, int64_t q) {
-      return values[a][p] < values[a][q] || (values[a][p] == values[a][q] && p < q);
-    });
+    std::partial_sort(idx.begin(), idx.begin() + keep, idx.end(),
+                      [&](int64_t p, int64_t q) {
+                        return values[a][p] < values[a][q] ||
+                               (values[a][p] == values[a][q] && p < q);
+                      });
     idx.resize(keep);
     ranked[a] = std::move(idx);
   }
   auto candidate = [&](int64_t i) {
-    return std::vector<double>(candidates.begin() + i * dim, candidates.begin() + (i + 1) * dim);
+    return std::vector<double>(candidates.begin() + i * dim,
+                               candidates.begin() + (i + 1) * dim);
   };
   // Local runs, one task per (arm, start); each writes only its own slot.
   std::vector<Proposal> local(static_cast<size_t>(n_arms) * n_local);
@@ -105,7 +118,8 @@ std::vector<std::vector<Proposal>> ProposeByArm(
     for (int64_t t = b; t < e; ++t) {
       const int a = static_cast<int>(t / n_local);
       const int64_t i = ranked[a][t % n_local];
-      local[t] = Polish(gp, arms[a], y_best, params, candidate(i), values[a][i], local_max_evals);
+      local[t] = Polish(gp, arms[a], y_best, params, candidate(i), values[a][i],
+                        local_max_evals);
     }
   });
   std::vector<std::vector<Proposal>> out(n_arms);
@@ -113,7 +127,8 @@ std::vector<std::vector<Proposal>> ProposeByArm(
     std::vector<Proposal>& list = out[a];
     list.assign(local.begin() + a * n_local, local.begin() + (a + 1) * n_local);
     std::stable_sort(list.begin(), list.end(), Better);
-    for (int64_t i : ranked[a]) list.push_back(Proposal{candidate(i), values[a][i]});
+    for (int64_t i : ranked[a])
+      list.push_back(Proposal{candidate(i), values[a][i]});
   }
   return out;
 }

@@ -19,17 +19,21 @@ constexpr double kMinVar = 1e-24;
 
 std::string AcquisitionName(AcquisitionKind k) {
   switch (k) {
-    case AcquisitionKind::kEI: return "EI";
-    case AcquisitionKind::kPI: return "PI";
-    case AcquisitionKind::kLCB: return "LCB";
-    case AcquisitionKind::kGpHedge: return "gp_hedge";
+    case AcquisitionKind::kEI:
+      return "EI";
+    case AcquisitionKind::kPI:
+      return "PI";
+    case AcquisitionKind::kLCB:
+      return "LCB";
+    case AcquisitionKind::kGpHedge:
+      return "gp_hedge";
   }
   return "?";
 }
 
 Result<AcquisitionKind> ParseAcquisition(const std::string& name) {
-  for (AcquisitionKind k : {AcquisitionKind::kEI, AcquisitionKind::kPI, AcquisitionKind::kLCB,
-                            AcquisitionKind::kGpHedge}) {
+  for (AcquisitionKind k : {AcquisitionKind::kEI, AcquisitionKind::kPI,
+                            AcquisitionKind::kLCB, AcquisitionKind::kGpHedge}) {
     if (name == AcquisitionName(k)) return k;
   }
   return Status::InvalidArgument("unknown acquisition '" + name +
@@ -37,7 +41,8 @@ Result<AcquisitionKind> ParseAcquisition(const std::string& name) {
 }
 
 double AcquisitionValue(AcquisitionKind k, double mu, double var, double y_best,
-                        const AcquisitionParams& p, double* d_mu, double* d_var) {
+                        const AcquisitionParams& p, double* d_mu,
+                        double* d_var) {
   double dmu = 0, dsigma = 0, value = 0;
   const double sigma = var > kMinVar ? std::sqrt(var) : 0.0;
   if (k == AcquisitionKind::kLCB) {
@@ -50,9 +55,9 @@ double AcquisitionValue(AcquisitionKind k, double mu, double var, double y_best,
     const double cdf = NormCdf(z), pdf = NormPdf(z);
     if (k == AcquisitionKind::kEI) {
       value = -(imp * cdf + sigma * pdf);
-      dmu = cdf;       // d(-EI)/dmu
-      dsigma = -pdf;   // d(-EI)/dsigma
-    } else {           // kPI
+      dmu = cdf;      // d(-EI)/dmu
+      dsigma = -pdf;  // d(-EI)/dsigma
+    } else {          // kPI
       value = -cdf;
       dmu = pdf / sigma;
       dsigma = pdf * z / sigma;
@@ -63,7 +68,8 @@ double AcquisitionValue(AcquisitionKind k, double mu, double var, double y_best,
   return value;
 }
 
-std::array<double, 3> HedgeProbabilities(const std::array<double, 3>& gains, double eta) {
+std::array<double, 3> HedgeProbabilities(const std::array<double, 3>& gains,
+                                         double eta) {
   const double mx = std::max({gains[0], gains[1], gains[2]});
   std::array<double, 3> p;
   double sum = 0;

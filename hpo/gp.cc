@@ -40,7 +40,7 @@ struct GaussianProcess::Impl {
   int n = 0;
   Eigen::MatrixXd x;  // [capacity, dim]
   Eigen::VectorXd y;  // raw targets, capacity
-  Eigen::MatrixXd l;   // lower Cholesky factor L, [capacity, capacity]
+  Eigen::MatrixXd l;  // lower Cholesky factor L, [capacity, capacity]
   // L^-1 (lower; its upper triangle is kept exactly zero), so that variances
   // are matrix products rather than triangular solves.
   Eigen::MatrixXd li;
@@ -58,7 +58,8 @@ struct GaussianProcess::Impl {
 
   // k(p, x_i) for i < n into k; optionally the factor c*5/3*(1+s)*exp(-s)
   // that the x-gradient needs.
-  void KernelRow(const double* p, Eigen::VectorXd* k, Eigen::VectorXd* g) const {
+  void KernelRow(const double* p, Eigen::VectorXd* k,
+                 Eigen::VectorXd* g) const {
     Eigen::ArrayXd r2 = Eigen::ArrayXd::Zero(n);
     for (int j = 0; j < dim; ++j) {
       r2 += (x.col(j).head(n).array() - p[j]).square() * inv_ls2[j];
@@ -76,34 +77,41 @@ GaussianProcess::GaussianProcess(int dim, const GpHyperparameters& hp)
   m.dim = dim;
   m.hp = hp;
   m.inv_ls2.resize(dim);
-  for (int j = 0; j < dim; ++j) m.inv_ls2[j] = 1.0 / (hp.length_scales[j] * hp.length_scales[j]);
+  for (int j = 0; j < dim; ++j)
+    m.inv_ls2[j] = 1.0 / (hp.length_scales[j] * hp.length_scales[j]);
   m.c = hp.amplitude;
   m.noise = hp.noise;
   m.x.resize(0, dim);
 }
 GaussianProcess::~GaussianProcess() = default;
 GaussianProcess::GaussianProcess(GaussianProcess&&) noexcept = default;
-GaussianProcess& GaussianProcess::operator=(GaussianProcess&&) noexcept = default;
+GaussianProcess& GaussianProcess::operator=(GaussianProcess&&) noexcept =
+    default;
 
 int GaussianProcess::dim() const { return impl_->dim; }
 int GaussianProcess::size() const { return impl_->n; }
-const GpHyperparameters& GaussianProcess::hyperparameters() const { return impl_->hp; }
+const GpHyperparameters& GaussianProcess::hyperparameters() const {
+  return impl_->hp;
+}
 double GaussianProcess::y_mean() const { return impl_->y_mean; }
 double GaussianProcess::y_std() const { return impl_->y_std; }
 double GaussianProcess::jitter() const { return impl_->jitter; }
 
-Status GaussianProcess::Fit(std::span<const double> x, std::span<const double> y) {
+Status GaussianProcess::Fit(std::span<const double> x,
+                            std::span<const double> y) {
   Impl& m = *impl_;
   const int n = static_cast<int>(y.size());
   if (x.size() != static_cast<size_t>(n) * m.dim) {
-    return Status::InvalidArgument("GP fit: x has " + std::to_string(x.size()) +
-                                   " values, expected n*dim = " +
-                                   std::to_string(static_cast<size_t>(n) * m.dim));
+    return Status::InvalidArgument(
+        "GP fit: x has " + std::to_string(x.size()) +
+        " values, expected n*dim = " +
+        std::to_string(static_cast<size_t>(n) * m.dim));
   }
   m.n = 0;
   m.Reserve(std::max(n, 8));
   for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < m.dim; ++j) m.x(i, j) = x[static_cast<size_t>(i) * m.dim + j];
+    for (int j = 0; j < m.dim; ++j)
+      m.x(i, j) = x[static_cast<size_t>(i) * m.dim + j];
     m.y[i] = y[i];
   }
   m.n = n;
@@ -125,7 +133,8 @@ Status GaussianProcess::Fit(std::span<const double> x, std::span<const double> y
     llt.compute(kk);
     if (llt.info() == Eigen::Success) break;
     if (rel == 1e-2) {
-      return Status::Internal("GP fit: kernel matrix is not positive definite even with jitter");
+      return Status::Internal(
+          "GP fit: kernel matrix is not positive definite even with jitter");
     }
   }
   m.l.topLeftCorner(n, n) = llt.matrixL();
@@ -144,7 +153,8 @@ void GaussianProcess::Append(std::span<const double> x, double y) {
   m.Reserve(n + 1);
   Eigen::VectorXd k;
   m.KernelRow(x.data(), &k, nullptr);
-  if (n > 0) k = m.li.topLeftCorner(n, n).triangularView<Eigen::Lower>() * k;  // L^-1 k
+  if (n > 0)
+    k = m.li.topLeftCorner(n, n).triangularView<Eigen::Lower>() * k;  // L^-1 k
   // Schur complement; a floor keeps the factor valid when the new point
   // (nearly) repeats an old one and the noise is tiny.
   const double floor = std::max(m.jitter, 1e-10 * (m.c + m.noise));
@@ -154,7 +164,9 @@ void GaussianProcess::Append(std::span<const double> x, double y) {
   m.l(n, n) = d;
   // [L 0; l^T d]^-1 = [L^-1 0; -l^T L^-1 / d, 1/d].
   m.li.row(n).head(n).noalias() =
-      -(k.transpose() * m.li.topLeftCorner(n, n).triangularView<Eigen::Lower>()) / d;
+      -(k.transpose() *
+        m.li.topLeftCorner(n, n).triangularView<Eigen::Lower>()) /
+      d;
   m.li.col(n).head(n).setZero();
   m.li(n, n) = 1.0 / d;
   for (int j = 0; j < m.dim; ++j) m.x(n, j) = x[j];
@@ -174,8 +186,8 @@ void GaussianProcess::SetNormalization(double mean, double std) {
   l.transpose().triangularView<Eigen::Upper>().solveInPlace(m.alpha);
 }
 
-void GaussianProcess::Predict(const double* x, double* mean, double* var, double* dmean,
-                              double* dvar) const {
+void GaussianProcess::Predict(const double* x, double* mean, double* var,
+                              double* dmean, double* dvar) const {
   const Impl& m = *impl_;
   const int n = m.n;
   if (n == 0) {
@@ -219,7 +231,8 @@ void GaussianProcess::PredictBatch(const double* x, int64_t count, double* mean,
   const Eigen::VectorXd inv_l = m.inv_ls2.cwiseSqrt();
   const Eigen::MatrixXd xs = m.x.topRows(n) * inv_l.asDiagonal();
   const Eigen::VectorXd xs_sq = xs.rowwise().squaredNorm();
-  const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>
+  const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic,
+                                       Eigen::RowMajor>>
       all(x, count, m.dim);
   ParallelFor(count, kPredictGrain, [&](int64_t b, int64_t e) {
     const int64_t rows = e - b;
@@ -234,9 +247,12 @@ void GaussianProcess::PredictBatch(const double* x, int64_t count, double* mean,
     }
     s = ks.array().max(0.0).sqrt() * kSqrt5;
     ks = (m.c * (1.0 + s + s.square() / 3.0) * (-s).exp()).matrix();
-    Eigen::Map<Eigen::VectorXd>(mean + b, rows).noalias() = ks.transpose() * m.alpha;
-    v.noalias() = m.li.topLeftCorner(n, n).triangularView<Eigen::Lower>() * ks;  // L^-1 K*
-    for (int64_t t = 0; t < rows; ++t) var[b + t] = std::max(m.c - v.col(t).squaredNorm(), 0.0);
+    Eigen::Map<Eigen::VectorXd>(mean + b, rows).noalias() =
+        ks.transpose() * m.alpha;
+    v.noalias() = m.li.topLeftCorner(n, n).triangularView<Eigen::Lower>() *
+                  ks;  // L^-1 K*
+    for (int64_t t = 0; t < rows; ++t)
+      var[b + t] = std::max(m.c - v.col(t).squaredNorm(), 0.0);
   });
 }
 

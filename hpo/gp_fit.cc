@@ -26,13 +26,14 @@ struct PairData {
   Eigen::VectorXd y;  // normalised targets
 };
 
-PairData MakePairData(std::span<const double> x, std::span<const double> y_norm, int dim) {
+PairData MakePairData(std::span<const double> x, std::span<const double> y_norm,
+                      int dim) {
   PairData p;
   p.n = static_cast<int>(y_norm.size());
   p.dim = dim;
   p.y = Eigen::Map<const Eigen::VectorXd>(y_norm.data(), p.n);
-  p.x = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
-      x.data(), p.n, dim);
+  p.x = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic,
+                                       Eigen::RowMajor>>(x.data(), p.n, dim);
   return p;
 }
 
@@ -44,7 +45,8 @@ class LmlWorkspace {
 
   // theta = (log c, log l_1..l_dim[, log noise]); noise = fixed_noise when
   // theta has no noise entry. grad (theta.size() entries) may be null.
-  double Evaluate(const double* theta, int n_theta, double fixed_noise, double* grad) {
+  double Evaluate(const double* theta, int n_theta, double fixed_noise,
+                  double* grad) {
     const int n = p_.n, dim = p_.dim;
     const double c = std::exp(theta[0]);
     const bool fit_noise = n_theta == dim + 2;
@@ -60,11 +62,13 @@ class LmlWorkspace {
     k_.diagonal().setZero();
     s_ = k_.array().max(0.0).sqrt() * kSqrt5;
     e_ = (-s_).exp();
-    k_ = (c * (1.0 + s_ + s_.square() / 3.0) * e_).matrix();  // signal part of K
+    k_ =
+        (c * (1.0 + s_ + s_.square() / 3.0) * e_).matrix();  // signal part of K
     kn_ = k_;
     kn_.diagonal().array() += noise + 1e-10;  // the base jitter of gp.cc
     llt_.compute(kn_);
-    if (llt_.info() != Eigen::Success) return -std::numeric_limits<double>::infinity();
+    if (llt_.info() != Eigen::Success)
+      return -std::numeric_limits<double>::infinity();
     alpha_ = llt_.solve(p_.y);
     const auto& l = llt_.matrixLLT();
     double logdet = 0;
@@ -114,7 +118,8 @@ struct Run {
 
 double NegLml(unsigned n, const double* theta, double* grad, void* data) {
   Run& r = *static_cast<Run*>(data);
-  const double lml = r.ws->Evaluate(theta, static_cast<int>(n), r.fixed_noise, grad);
+  const double lml =
+      r.ws->Evaluate(theta, static_cast<int>(n), r.fixed_noise, grad);
   if (!std::isfinite(lml)) {
     if (grad) std::fill(grad, grad + n, 0.0);
     return 1e300;
@@ -132,10 +137,12 @@ double NegLml(unsigned n, const double* theta, double* grad, void* data) {
 struct NloptDeleter {
   void operator()(nlopt_opt o) const { nlopt_destroy(o); }
 };
-using NloptPtr = std::unique_ptr<std::remove_pointer_t<nlopt_opt>, NloptDeleter>;
+using NloptPtr =
+    std::unique_ptr<std::remove_pointer_t<nlopt_opt>, NloptDeleter>;
 
-void RunLbfgs(Run* run, std::vector<double> theta, const std::vector<double>& lo,
-              const std::vector<double>& hi, const GpFitOptions& opt) {
+void RunLbfgs(Run* run, std::vector<double> theta,
+              const std::vector<double>& lo, const std::vector<double>& hi,
+              const GpFitOptions& opt) {
   const unsigned n = static_cast<unsigned>(theta.size());
   NloptPtr o(nlopt_create(NLOPT_LD_LBFGS, n));
   nlopt_set_lower_bounds(o.get(), lo.data());
@@ -143,7 +150,8 @@ void RunLbfgs(Run* run, std::vector<double> theta, const std::vector<double>& lo
   nlopt_set_min_objective(o.get(), NegLml, run);
   nlopt_set_maxeval(o.get(), opt.max_evals);
   nlopt_set_ftol_rel(o.get(), opt.ftol_rel);
-  for (unsigned i = 0; i < n; ++i) theta[i] = std::clamp(theta[i], lo[i], hi[i]);
+  for (unsigned i = 0; i < n; ++i)
+    theta[i] = std::clamp(theta[i], lo[i], hi[i]);
   double f = 0;
   nlopt_optimize(o.get(), theta.data(), &f);  // the result code is not needed:
                                               // Run tracks the best point seen
@@ -151,8 +159,9 @@ void RunLbfgs(Run* run, std::vector<double> theta, const std::vector<double>& lo
 
 }  // namespace
 
-double LogMarginalLikelihood(std::span<const double> x, std::span<const double> y_norm,
-                             int dim, const GpHyperparameters& hp,
+double LogMarginalLikelihood(std::span<const double> x,
+                             std::span<const double> y_norm, int dim,
+                             const GpHyperparameters& hp,
                              std::vector<double>* grad, bool with_noise_grad) {
   const PairData p = MakePairData(x, y_norm, dim);
   LmlWorkspace ws(p);
@@ -165,15 +174,16 @@ double LogMarginalLikelihood(std::span<const double> x, std::span<const double> 
 }
 
 Result<GpHyperparameters> FitGpHyperparameters(std::span<const double> x,
-                                               std::span<const double> y, int dim,
-                                               const GpFitOptions& opt,
+                                               std::span<const double> y,
+                                               int dim, const GpFitOptions& opt,
                                                const GpHyperparameters& start,
                                                uint64_t seed, uint64_t stream) {
   const size_t n = y.size();
-  if (n == 0 || x.size() != n * dim || static_cast<int>(start.length_scales.size()) != dim) {
-    return Status::InvalidArgument("GP hyperparameter fit: need n >= 1 points of " +
-                                   std::to_string(dim) + " coordinates and " +
-                                   std::to_string(dim) + " start length scales");
+  if (n == 0 || x.size() != n * dim ||
+      static_cast<int>(start.length_scales.size()) != dim) {
+    return Status::InvalidArgument(
+        "GP hyperparameter fit: need n >= 1 points of " + std::to_string(dim) +
+        " coordinates and " + std::to_string(dim) + " start length scales");
   }
   double mean, std;
   TargetNormalization(y, &mean, &std);
@@ -181,7 +191,8 @@ Result<GpHyperparameters> FitGpHyperparameters(std::span<const double> x,
   for (size_t i = 0; i < n; ++i) yn[i] = (y[i] - mean) / std;
   const PairData pairs = MakePairData(x, yn, dim);
 
-  std::vector<double> lo = {std::log(opt.amplitude_low)}, hi = {std::log(opt.amplitude_high)};
+  std::vector<double> lo = {std::log(opt.amplitude_low)},
+                      hi = {std::log(opt.amplitude_high)};
   for (int j = 0; j < dim; ++j) {
     lo.push_back(std::log(opt.length_scale_low));
     hi.push_back(std::log(opt.length_scale_high));
@@ -200,36 +211,47 @@ Result<GpHyperparameters> FitGpHyperparameters(std::span<const double> x,
   for (int r = 0; r < opt.n_restarts; ++r) {
     std::vector<double> t(n_theta);
     for (int i = 0; i < n_theta; ++i) {
-      t[i] = lo[i] + (hi[i] - lo[i]) * internal::UniformDouble(rng, r * n_theta + i);
+      t[i] = lo[i] +
+             (hi[i] - lo[i]) * internal::UniformDouble(rng, r * n_theta + i);
     }
     starts.push_back(std::move(t));
   }
   std::vector<Run> runs(starts.size());
-  ParallelFor(static_cast<int64_t>(starts.size()), 1, [&](int64_t b, int64_t e) {
-    for (int64_t s = b; s < e; ++s) {
-      LmlWorkspace ws(pairs);
-      runs[s] = Run{&ws, opt.fixed_noise, n_theta, -std::numeric_limits<double>::infinity(), {}};
-      RunLbfgs(&runs[s], starts[s], lo, hi, opt);
-      runs[s].ws = nullptr;
-    }
-  });
+  ParallelFor(static_cast<int64_t>(starts.size()), 1,
+              [&](int64_t b, int64_t e) {
+                for (int64_t s = b; s < e; ++s) {
+                  LmlWorkspace ws(pairs);
+                  runs[s] = Run{&ws,
+                                opt.fixed_noise,
+                                n_theta,
+                                -std::numeric_limits<double>::infinity(),
+                                {}};
+                  RunLbfgs(&runs[s], starts[s], lo, hi, opt);
+                  runs[s].ws = nullptr;
+                }
+              });
   int best = -1;
   for (int s = 0; s < static_cast<int>(runs.size()); ++s) {
-    if (!runs[s].best_theta.empty() && (best < 0 || runs[s].best > runs[best].best)) best = s;
+    if (!runs[s].best_theta.empty() &&
+        (best < 0 || runs[s].best > runs[best].best))
+      best = s;
   }
   if (best < 0) {
-    return Status::Internal("GP hyperparameter fit: the kernel matrix could not be factorised "
-                            "at any start point");
+    return Status::Internal(
+        "GP hyperparameter fit: the kernel matrix could not be factorised "
+        "at any start point");
   }
   const std::vector<double>& t = runs[best].best_theta;
   GpHyperparameters hp;
   // exp(log(bound)) may round just outside the bound: clamp.
-  hp.amplitude = std::clamp(std::exp(t[0]), opt.amplitude_low, opt.amplitude_high);
+  hp.amplitude =
+      std::clamp(std::exp(t[0]), opt.amplitude_low, opt.amplitude_high);
   for (int j = 0; j < dim; ++j) {
-    hp.length_scales.push_back(
-        std::clamp(std::exp(t[1 + j]), opt.length_scale_low, opt.length_scale_high));
+    hp.length_scales.push_back(std::clamp(
+        std::exp(t[1 + j]), opt.length_scale_low, opt.length_scale_high));
   }
-  hp.noise = opt.fit_noise ? std::clamp(std::exp(t[dim + 1]), opt.noise_low, opt.noise_high)
+  hp.noise = opt.fit_noise ? std::clamp(std::exp(t[dim + 1]), opt.noise_low,
+                                        opt.noise_high)
                            : opt.fixed_noise;
   return hp;
 }

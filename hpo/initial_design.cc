@@ -11,7 +11,8 @@
 namespace xw::hpo::internal {
 namespace {
 
-std::vector<double> RandomPoint(int dim, uint64_t seed, uint64_t stream, uint64_t k) {
+std::vector<double> RandomPoint(int dim, uint64_t seed, uint64_t stream,
+                                uint64_t k) {
   const Philox rng(seed, stream);
   std::vector<double> u(dim);
   for (int j = 0; j < dim; ++j) u[j] = UniformDouble(rng, k * dim + j);
@@ -21,7 +22,8 @@ std::vector<double> RandomPoint(int dim, uint64_t seed, uint64_t stream, uint64_
 // Row k of an n-point Latin hypercube: dimension j puts point k in stratum
 // perm_j[k] of n, jittered uniformly inside it. perm_j is a Fisher-Yates
 // shuffle driven by Philox(seed, "hpo/initial/lhs/perm" + j).
-std::vector<double> LatinHypercubePoint(int dim, int n, uint64_t seed, uint64_t k) {
+std::vector<double> LatinHypercubePoint(int dim, int n, uint64_t seed,
+                                        uint64_t k) {
   std::vector<double> u(dim);
   const Philox jitter(seed, StreamId("hpo/initial/lhs/jitter"));
   for (int j = 0; j < dim; ++j) {
@@ -39,10 +41,12 @@ std::vector<double> LatinHypercubePoint(int dim, int n, uint64_t seed, uint64_t 
 
 }  // namespace
 
-std::vector<double> InitialDesignPoint(InitialDesign kind, int dim, int n_initial,
-                                       uint64_t seed, uint64_t k, uint64_t attempt) {
+std::vector<double> InitialDesignPoint(InitialDesign kind, int dim,
+                                       int n_initial, uint64_t seed, uint64_t k,
+                                       uint64_t attempt) {
   if (attempt > 0) {
-    return RandomPoint(dim, seed, MixStream(StreamId("hpo/initial/retry"), attempt), k);
+    return RandomPoint(dim, seed,
+                       MixStream(StreamId("hpo/initial/retry"), attempt), k);
   }
   switch (kind) {
     case InitialDesign::kSobol: {
@@ -66,8 +70,8 @@ std::vector<double> InitialDesignPoint(InitialDesign kind, int dim, int n_initia
   return RandomPoint(dim, seed, StreamId("hpo/initial/random"), k);
 }
 
-std::vector<double> SobolCandidates(const Sobol& sobol, int count, uint64_t seed,
-                                    uint64_t stream) {
+std::vector<double> SobolCandidates(const Sobol& sobol, int count,
+                                    uint64_t seed, uint64_t stream) {
   const Philox rng(seed, stream);
   std::vector<uint32_t> shift(sobol.dim());
   for (int j = 0; j < sobol.dim(); ++j) shift[j] = rng.U32(j);

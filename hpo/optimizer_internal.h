@@ -17,12 +17,13 @@ namespace xw::hpo::internal {
 // gives replacement points (uniform random from a separate stream) for when
 // point k collides with an existing point after integer rounding. Latin
 // hypercube designs have n_initial rows; k >= n_initial falls back to random.
-std::vector<double> InitialDesignPoint(InitialDesign kind, int dim, int n_initial,
-                                       uint64_t seed, uint64_t k, uint64_t attempt);
+std::vector<double> InitialDesignPoint(InitialDesign kind, int dim,
+                                       int n_initial, uint64_t seed, uint64_t k,
+                                       uint64_t attempt);
 
 // A digitally shifted Sobol candidate set of `count` points, row-major.
-std::vector<double> SobolCandidates(const Sobol& sobol, int count, uint64_t seed,
-                                    uint64_t stream);
+std::vector<double> SobolCandidates(const Sobol& sobol, int count,
+                                    uint64_t seed, uint64_t stream);
 
 struct Proposal {
   std::vector<double> x;  // unit coordinates
@@ -34,10 +35,10 @@ struct Proposal {
 // (up to 64), as fallbacks when the best collide with existing points.
 // mean/var: the GP's normalised posterior at the candidates.
 std::vector<std::vector<Proposal>> ProposeByArm(
-    const GaussianProcess& gp, const std::vector<AcquisitionKind>& arms, double y_best,
-    const AcquisitionParams& params, const std::vector<double>& candidates,
-    const std::vector<double>& mean, const std::vector<double>& var, int n_local,
-    int local_max_evals);
+    const GaussianProcess& gp, const std::vector<AcquisitionKind>& arms,
+    double y_best, const AcquisitionParams& params,
+    const std::vector<double>& candidates, const std::vector<double>& mean,
+    const std::vector<double>& var, int n_local, int local_max_evals);
 
 }  // namespace xw::hpo::internal
 

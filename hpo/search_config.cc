@@ -25,8 +25,11 @@ std::string Shown(const json& v) {
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
 
-Status CheckKeys(const json& obj, const std::string& path, const std::set<std::string>& allowed) {
-  if (!obj.is_object()) return Bad(path.empty() ? "document" : path, "expected an object, got " + Shown(obj));
+Status CheckKeys(const json& obj, const std::string& path,
+                 const std::set<std::string>& allowed) {
+  if (!obj.is_object())
+    return Bad(path.empty() ? "document" : path,
+               "expected an object, got " + Shown(obj));
   for (const auto& [key, value] : obj.items()) {
     if (!allowed.count(key)) {
       return Bad(path.empty() ? key : path + "." + key, "unknown key");
@@ -35,17 +38,22 @@ Status CheckKeys(const json& obj, const std::string& path, const std::set<std::s
   return Status::OK();
 }
 
-Result<double> GetNumber(const json& v, const std::string& path, double lo, double hi) {
+Result<double> GetNumber(const json& v, const std::string& path, double lo,
+                         double hi) {
   if (!v.is_number()) return Bad(path, "expected a number, got " + Shown(v));
   const double d = v.get<double>();
   if (!(std::isfinite(d) && d >= lo && d <= hi)) {
-    return Bad(path, "value " + Num(d) + " is outside [" + Num(lo) + ", " + Num(hi) + "]");
+    return Bad(path, "value " + Num(d) + " is outside [" + Num(lo) + ", " +
+                         Num(hi) + "]");
   }
   return d;
 }
 
-Result<int64_t> GetInt(const json& v, const std::string& path, int64_t lo, int64_t hi) {
-  if (!v.is_number_integer() && !(v.is_number_float() && std::floor(v.get<double>()) == v.get<double>())) {
+Result<int64_t> GetInt(const json& v, const std::string& path, int64_t lo,
+                       int64_t hi) {
+  if (!v.is_number_integer() &&
+      !(v.is_number_float() &&
+        std::floor(v.get<double>()) == v.get<double>())) {
     return Bad(path, "expected an integer, got " + Shown(v));
   }
   if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi)) {
@@ -53,8 +61,8 @@ Result<int64_t> GetInt(const json& v, const std::string& path, int64_t lo, int64
   }
   const double d = v.get<double>();
   if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
-    return Bad(path, "value " + Shown(v) + " is outside [" + std::to_string(lo) + ", " +
-                         std::to_string(hi) + "]");
+    return Bad(path, "value " + Shown(v) + " is outside [" +
+                         std::to_string(lo) + ", " + std::to_string(hi) + "]");
   }
   return v.is_number_float() ? static_cast<int64_t>(d) : v.get<int64_t>();
 }
@@ -65,7 +73,8 @@ Result<std::string> GetString(const json& v, const std::string& path) {
 }
 
 Result<bool> GetBool(const json& v, const std::string& path) {
-  if (!v.is_boolean()) return Bad(path, "expected true or false, got " + Shown(v));
+  if (!v.is_boolean())
+    return Bad(path, "expected true or false, got " + Shown(v));
   return v.get<bool>();
 }
 
@@ -77,7 +86,8 @@ Result<T> Named(Result<T> r, const std::string& path) {
 }
 
 Result<SearchSpace> ParseDimensions(const json& v) {
-  if (!v.is_array() || v.empty()) return Bad("dimensions", "expected a non-empty array of objects");
+  if (!v.is_array() || v.empty())
+    return Bad("dimensions", "expected a non-empty array of objects");
   std::vector<Dimension> dims;
   for (size_t i = 0; i < v.size(); ++i) {
     const std::string p = "dimensions[" + std::to_string(i) + "]";
@@ -90,9 +100,13 @@ Result<SearchSpace> ParseDimensions(const json& v) {
     XW_ASSIGN_OR_RETURN(dim.name, GetString(d["name"], p + ".name"));
     if (d.contains("type")) {
       XW_ASSIGN_OR_RETURN(std::string t, GetString(d["type"], p + ".type"));
-      if (t == "real") dim.type = DimType::kReal;
-      else if (t == "integer") dim.type = DimType::kInteger;
-      else return Bad(p + ".type", "expected \"real\" or \"integer\", got \"" + t + "\"");
+      if (t == "real")
+        dim.type = DimType::kReal;
+      else if (t == "integer")
+        dim.type = DimType::kInteger;
+      else
+        return Bad(p + ".type",
+                   "expected \"real\" or \"integer\", got \"" + t + "\"");
     }
     const double inf = std::numeric_limits<double>::max();
     XW_ASSIGN_OR_RETURN(dim.low, GetNumber(d["low"], p + ".low", -inf, inf));
@@ -113,16 +127,19 @@ Status ParseData(const json& v, SearchConfig* c) {
     c->data = v.get<std::string>();
     return Status::OK();
   }
-  XW_RETURN_IF_ERROR(CheckKeys(v, "data", {"spec", "train_limit", "test_limit"}));
+  XW_RETURN_IF_ERROR(
+      CheckKeys(v, "data", {"spec", "train_limit", "test_limit"}));
   if (v.contains("spec")) {
     XW_ASSIGN_OR_RETURN(c->data, GetString(v["spec"], "data.spec"));
   }
   constexpr int64_t kMax = int64_t{1} << 40;
   if (v.contains("train_limit")) {
-    XW_ASSIGN_OR_RETURN(c->train_limit, GetInt(v["train_limit"], "data.train_limit", -1, kMax));
+    XW_ASSIGN_OR_RETURN(c->train_limit,
+                        GetInt(v["train_limit"], "data.train_limit", -1, kMax));
   }
   if (v.contains("test_limit")) {
-    XW_ASSIGN_OR_RETURN(c->test_limit, GetInt(v["test_limit"], "data.test_limit", -1, kMax));
+    XW_ASSIGN_OR_RETURN(c->test_limit,
+                        GetInt(v["test_limit"], "data.test_limit", -1, kMax));
   }
   return Status::OK();
 }
@@ -130,8 +147,10 @@ Status ParseData(const json& v, SearchConfig* c) {
 Status ParseOptimizerKeys(const json& doc, OptimizerOptions* o) {
   auto has = [&](const char* k) { return doc.contains(k); };
   if (has("acquisition")) {
-    XW_ASSIGN_OR_RETURN(std::string s, GetString(doc["acquisition"], "acquisition"));
-    XW_ASSIGN_OR_RETURN(o->acquisition, Named(ParseAcquisition(s), "acquisition"));
+    XW_ASSIGN_OR_RETURN(std::string s,
+                        GetString(doc["acquisition"], "acquisition"));
+    XW_ASSIGN_OR_RETURN(o->acquisition,
+                        Named(ParseAcquisition(s), "acquisition"));
   }
   if (has("xi")) {
     XW_ASSIGN_OR_RETURN(o->acq.xi, GetNumber(doc["xi"], "xi", 0, 1e6));
@@ -143,12 +162,15 @@ Status ParseOptimizerKeys(const json& doc, OptimizerOptions* o) {
     XW_ASSIGN_OR_RETURN(o->acq.eta, GetNumber(doc["eta"], "eta", 0, 1e6));
   }
   if (has("initial_design")) {
-    XW_ASSIGN_OR_RETURN(std::string s, GetString(doc["initial_design"], "initial_design"));
-    XW_ASSIGN_OR_RETURN(o->initial_design, Named(ParseInitialDesign(s), "initial_design"));
+    XW_ASSIGN_OR_RETURN(std::string s,
+                        GetString(doc["initial_design"], "initial_design"));
+    XW_ASSIGN_OR_RETURN(o->initial_design,
+                        Named(ParseInitialDesign(s), "initial_design"));
   }
   if (has("n_initial_points")) {
-    XW_ASSIGN_OR_RETURN(o->n_initial_points,
-                        GetInt(doc["n_initial_points"], "n_initial_points", 1, 100000));
+    XW_ASSIGN_OR_RETURN(
+        o->n_initial_points,
+        GetInt(doc["n_initial_points"], "n_initial_points", 1, 100000));
   }
   if (has("liar")) {
     XW_ASSIGN_OR_RETURN(std::string s, GetString(doc["liar"], "liar"));
@@ -162,25 +184,31 @@ Status ParseOptimizerKeys(const json& doc, OptimizerOptions* o) {
       o->gp.fit_noise = false;
       XW_ASSIGN_OR_RETURN(o->gp.fixed_noise, GetNumber(v, "noise", 0, 1e10));
     } else {
-      return Bad("noise", "expected \"gaussian\" or a non-negative variance, got " + Shown(v));
+      return Bad(
+          "noise",
+          "expected \"gaussian\" or a non-negative variance, got " + Shown(v));
     }
   }
   if (has("n_candidates")) {
-    XW_ASSIGN_OR_RETURN(o->n_candidates, GetInt(doc["n_candidates"], "n_candidates", 1, 10000000));
+    XW_ASSIGN_OR_RETURN(o->n_candidates, GetInt(doc["n_candidates"],
+                                                "n_candidates", 1, 10000000));
   }
   if (has("n_local_starts")) {
-    XW_ASSIGN_OR_RETURN(o->n_local_starts, GetInt(doc["n_local_starts"], "n_local_starts", 0, 1000));
+    XW_ASSIGN_OR_RETURN(o->n_local_starts, GetInt(doc["n_local_starts"],
+                                                  "n_local_starts", 0, 1000));
   }
   if (has("restart_every")) {
-    XW_ASSIGN_OR_RETURN(o->restart_every,
-                        GetInt(doc["restart_every"], "restart_every", 1, 1000000));
+    XW_ASSIGN_OR_RETURN(o->restart_every, GetInt(doc["restart_every"],
+                                                 "restart_every", 1, 1000000));
   }
   if (has("refit_every")) {
-    XW_ASSIGN_OR_RETURN(o->refit_every, GetInt(doc["refit_every"], "refit_every", 1, 1000000));
+    XW_ASSIGN_OR_RETURN(o->refit_every,
+                        GetInt(doc["refit_every"], "refit_every", 1, 1000000));
   }
   if (has("refit_dense_until")) {
-    XW_ASSIGN_OR_RETURN(o->refit_dense_until,
-                        GetInt(doc["refit_dense_until"], "refit_dense_until", 0, 1000000));
+    XW_ASSIGN_OR_RETURN(
+        o->refit_dense_until,
+        GetInt(doc["refit_dense_until"], "refit_dense_until", 0, 1000000));
   }
   return Status::OK();
 }
@@ -189,19 +217,24 @@ Status ParseOptimizerKeys(const json& doc, OptimizerOptions* o) {
 
 std::string ObjectiveName(Objective o) {
   switch (o) {
-    case Objective::kAbsAccDiff: return "abs_acc_diff";
-    case Objective::kDisagreement: return "disagreement";
-    case Objective::kMaxClassGap: return "max_class_gap";
+    case Objective::kAbsAccDiff:
+      return "abs_acc_diff";
+    case Objective::kDisagreement:
+      return "disagreement";
+    case Objective::kMaxClassGap:
+      return "max_class_gap";
   }
   return "?";
 }
 
 Result<Objective> ParseObjective(const std::string& name) {
-  for (Objective o : {Objective::kAbsAccDiff, Objective::kDisagreement, Objective::kMaxClassGap}) {
+  for (Objective o : {Objective::kAbsAccDiff, Objective::kDisagreement,
+                      Objective::kMaxClassGap}) {
     if (name == ObjectiveName(o)) return o;
   }
-  return Status::InvalidArgument("unknown objective '" + name +
-                                 "' (expected abs_acc_diff, disagreement or max_class_gap)");
+  return Status::InvalidArgument(
+      "unknown objective '" + name +
+      "' (expected abs_acc_diff, disagreement or max_class_gap)");
 }
 
 Result<SearchConfig> ParseSearchConfigJson(const std::string& text) {
@@ -212,12 +245,31 @@ Result<SearchConfig> ParseSearchConfigJson(const std::string& text) {
     return Status::InvalidArgument("search config: JSON syntax error at byte " +
                                    std::to_string(e.byte) + ": " + e.what());
   }
-  XW_RETURN_IF_ERROR(CheckKeys(
-      doc, "", {"dimensions", "arch", "profiles", "data", "objective", "budget",
-                "trials_per_subspace", "no_subspaces", "overlap", "log_split", "seed",
-                "acquisition", "xi", "kappa", "eta", "initial_design", "n_initial_points", "liar",
-                "noise", "n_candidates", "n_local_starts", "refit_every", "refit_dense_until",
-                "restart_every"}));
+  XW_RETURN_IF_ERROR(CheckKeys(doc, "",
+                               {"dimensions",
+                                "arch",
+                                "profiles",
+                                "data",
+                                "objective",
+                                "budget",
+                                "trials_per_subspace",
+                                "no_subspaces",
+                                "overlap",
+                                "log_split",
+                                "seed",
+                                "acquisition",
+                                "xi",
+                                "kappa",
+                                "eta",
+                                "initial_design",
+                                "n_initial_points",
+                                "liar",
+                                "noise",
+                                "n_candidates",
+                                "n_local_starts",
+                                "refit_every",
+                                "refit_dense_until",
+                                "restart_every"}));
   SearchConfig c;
   if (doc.contains("dimensions")) {
     XW_ASSIGN_OR_RETURN(c.space, ParseDimensions(doc["dimensions"]));
@@ -228,7 +280,9 @@ Result<SearchConfig> ParseSearchConfigJson(const std::string& text) {
   if (c.arch.empty()) return Bad("arch", "must not be empty");
   if (doc.contains("profiles")) {
     const json& v = doc["profiles"];
-    if (!v.is_array() || v.size() != 2) return Bad("profiles", "expected an array of two profile names, got " + Shown(v));
+    if (!v.is_array() || v.size() != 2)
+      return Bad("profiles",
+                 "expected an array of two profile names, got " + Shown(v));
     for (int i = 0; i < 2; ++i) {
       const std::string p = "profiles[" + std::to_string(i) + "]";
       XW_ASSIGN_OR_RETURN(c.profiles[i], GetString(v[i], p));
@@ -237,57 +291,75 @@ Result<SearchConfig> ParseSearchConfigJson(const std::string& text) {
   }
   if (doc.contains("data")) XW_RETURN_IF_ERROR(ParseData(doc["data"], &c));
   if (doc.contains("objective")) {
-    XW_ASSIGN_OR_RETURN(std::string s, GetString(doc["objective"], "objective"));
+    XW_ASSIGN_OR_RETURN(std::string s,
+                        GetString(doc["objective"], "objective"));
     XW_ASSIGN_OR_RETURN(c.objective, Named(ParseObjective(s), "objective"));
   }
   if (doc.contains("budget")) {
     const json& b = doc["budget"];
     XW_RETURN_IF_ERROR(CheckKeys(b, "budget", {"max_trials", "max_seconds"}));
     if (b.contains("max_trials")) {
-      XW_ASSIGN_OR_RETURN(c.budget.max_trials,
-                          GetInt(b["max_trials"], "budget.max_trials", 0, int64_t{1} << 40));
+      XW_ASSIGN_OR_RETURN(
+          c.budget.max_trials,
+          GetInt(b["max_trials"], "budget.max_trials", 0, int64_t{1} << 40));
     }
     if (b.contains("max_seconds")) {
-      XW_ASSIGN_OR_RETURN(c.budget.max_seconds,
-                          GetNumber(b["max_seconds"], "budget.max_seconds", 0, 1e9));
+      XW_ASSIGN_OR_RETURN(
+          c.budget.max_seconds,
+          GetNumber(b["max_seconds"], "budget.max_seconds", 0, 1e9));
     }
   }
   if (doc.contains("trials_per_subspace")) {
-    XW_ASSIGN_OR_RETURN(c.trials_per_subspace,
-                        GetInt(doc["trials_per_subspace"], "trials_per_subspace", 1, 1000000));
+    XW_ASSIGN_OR_RETURN(
+        c.trials_per_subspace,
+        GetInt(doc["trials_per_subspace"], "trials_per_subspace", 1, 1000000));
   }
   if (doc.contains("no_subspaces")) {
-    XW_ASSIGN_OR_RETURN(c.no_subspaces, GetBool(doc["no_subspaces"], "no_subspaces"));
+    XW_ASSIGN_OR_RETURN(c.no_subspaces,
+                        GetBool(doc["no_subspaces"], "no_subspaces"));
   }
   if (doc.contains("overlap")) {
     XW_ASSIGN_OR_RETURN(c.overlap, GetNumber(doc["overlap"], "overlap", 0, 1));
   }
   if (doc.contains("log_split")) {
-    XW_ASSIGN_OR_RETURN(std::string s, GetString(doc["log_split"], "log_split"));
-    if (s == "log") c.log_split = LogSplit::kLogSpace;
-    else if (s == "linear") c.log_split = LogSplit::kLinear;
-    else return Bad("log_split", "expected \"log\" or \"linear\", got \"" + s + "\"");
+    XW_ASSIGN_OR_RETURN(std::string s,
+                        GetString(doc["log_split"], "log_split"));
+    if (s == "log")
+      c.log_split = LogSplit::kLogSpace;
+    else if (s == "linear")
+      c.log_split = LogSplit::kLinear;
+    else
+      return Bad("log_split",
+                 "expected \"log\" or \"linear\", got \"" + s + "\"");
   }
   if (doc.contains("seed")) {
-    XW_ASSIGN_OR_RETURN(int64_t seed, GetInt(doc["seed"], "seed", 0, std::numeric_limits<int64_t>::max()));
+    XW_ASSIGN_OR_RETURN(
+        int64_t seed,
+        GetInt(doc["seed"], "seed", 0, std::numeric_limits<int64_t>::max()));
     c.optimizer.seed = static_cast<uint64_t>(seed);
   }
   XW_RETURN_IF_ERROR(ParseOptimizerKeys(doc, &c.optimizer));
   if (!c.no_subspaces && c.space.size() > 16) {
-    return Bad("dimensions", std::to_string(c.space.size()) +
-                                 " dimensions give too many subspaces; set no_subspaces");
+    return Bad("dimensions",
+               std::to_string(c.space.size()) +
+                   " dimensions give too many subspaces; set no_subspaces");
   }
-  if (c.space.size() > 21) return Bad("dimensions", "at most 21 dimensions are supported");
-  if (Status s = ValidateOptions(c.optimizer); !s.ok()) return Bad("optimizer", s.message());
+  if (c.space.size() > 21)
+    return Bad("dimensions", "at most 21 dimensions are supported");
+  if (Status s = ValidateOptions(c.optimizer); !s.ok())
+    return Bad("optimizer", s.message());
   return c;
 }
 
 Result<SearchConfig> LoadSearchConfig(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("search config file '" + path + "' cannot be opened");
+  if (!in)
+    return Status::NotFound("search config file '" + path +
+                            "' cannot be opened");
   std::stringstream ss;
   ss << in.rdbuf();
-  if (in.bad()) return Status::IOError("search config file '" + path + "': read failed");
+  if (in.bad())
+    return Status::IOError("search config file '" + path + "': read failed");
   auto c = ParseSearchConfigJson(ss.str());
   if (!c.ok()) return c.status().WithContext(path);
   return c;
@@ -296,17 +368,25 @@ Result<SearchConfig> LoadSearchConfig(const std::string& path) {
 std::string SearchConfigToJson(const SearchConfig& c) {
   json dims = json::array();
   for (const Dimension& d : c.space.dims()) {
-    dims.push_back({{"name", d.name}, {"type", DimTypeName(d.type)}, {"low", d.low},
-                    {"high", d.high}, {"log", d.log}});
+    dims.push_back({{"name", d.name},
+                    {"type", DimTypeName(d.type)},
+                    {"low", d.low},
+                    {"high", d.high},
+                    {"log", d.log}});
   }
   const OptimizerOptions& o = c.optimizer;
   json doc = {
       {"dimensions", dims},
       {"arch", c.arch},
       {"profiles", {c.profiles[0], c.profiles[1]}},
-      {"data", {{"spec", c.data}, {"train_limit", c.train_limit}, {"test_limit", c.test_limit}}},
+      {"data",
+       {{"spec", c.data},
+        {"train_limit", c.train_limit},
+        {"test_limit", c.test_limit}}},
       {"objective", ObjectiveName(c.objective)},
-      {"budget", {{"max_trials", c.budget.max_trials}, {"max_seconds", c.budget.max_seconds}}},
+      {"budget",
+       {{"max_trials", c.budget.max_trials},
+        {"max_seconds", c.budget.max_seconds}}},
       {"trials_per_subspace", c.trials_per_subspace},
       {"no_subspaces", c.no_subspaces},
       {"overlap", c.overlap},
@@ -325,8 +405,10 @@ std::string SearchConfigToJson(const SearchConfig& c) {
       {"restart_every", o.restart_every},
       {"refit_dense_until", o.refit_dense_until},
   };
-  if (o.gp.fit_noise) doc["noise"] = "gaussian";
-  else doc["noise"] = o.gp.fixed_noise;
+  if (o.gp.fit_noise)
+    doc["noise"] = "gaussian";
+  else
+    doc["noise"] = o.gp.fixed_noise;
   return doc.dump(2);
 }
 
@@ -336,7 +418,9 @@ int NumSearchSubspaces(const SearchConfig& c) {
 
 Result<SearchSpace> SearchSubspace(const SearchConfig& c, int index) {
   if (c.no_subspaces) {
-    if (index != 0) return Status::InvalidArgument("with no_subspaces the only subspace is 0");
+    if (index != 0)
+      return Status::InvalidArgument(
+          "with no_subspaces the only subspace is 0");
     return c.space;
   }
   return Subspace(c.space, index, c.overlap, c.log_split);

@@ -93,9 +93,11 @@ void Sobol::Generate(uint64_t start, int64_t count, double* out,
     if (i > 0) {
       // gray(k) ^ gray(k - 1) has the single bit ctz(k) set.
       const int b = std::countr_zero(start + static_cast<uint64_t>(i));
-      for (int j = 0; j < dim_; ++j) x[j] ^= v_[static_cast<size_t>(j) * 32 + b];
+      for (int j = 0; j < dim_; ++j)
+        x[j] ^= v_[static_cast<size_t>(j) * 32 + b];
     }
-    for (int j = 0; j < dim_; ++j) out[i * dim_ + j] = static_cast<double>(x[j]) * 0x1.0p-32;
+    for (int j = 0; j < dim_; ++j)
+      out[i * dim_ + j] = static_cast<double>(x[j]) * 0x1.0p-32;
   }
 }
 

@@ -29,19 +29,23 @@ Status ValidateDimension(const Dimension& d) {
   const std::string where = "dimension '" + d.name + "'";
   if (d.name.empty()) return Status::InvalidArgument("dimension name is empty");
   if (!std::isfinite(d.low) || !std::isfinite(d.high)) {
-    return Status::InvalidArgument(where + ": low and high must be finite (got " +
+    return Status::InvalidArgument(where +
+                                   ": low and high must be finite (got " +
                                    Num(d.low) + ", " + Num(d.high) + ")");
   }
   if (d.low > d.high || (d.type == DimType::kReal && d.low == d.high)) {
     return Status::InvalidArgument(where + ": low (" + Num(d.low) +
-                                   ") must be below high (" + Num(d.high) + ")");
+                                   ") must be below high (" + Num(d.high) +
+                                   ")");
   }
   if (d.log && d.low <= 0) {
-    return Status::InvalidArgument(where + ": a log dimension needs low > 0 (got " +
-                                   Num(d.low) + ")");
+    return Status::InvalidArgument(
+        where + ": a log dimension needs low > 0 (got " + Num(d.low) + ")");
   }
-  if (d.type == DimType::kInteger && (!IsIntegral(d.low) || !IsIntegral(d.high))) {
-    return Status::InvalidArgument(where + ": integer bounds must be integral (got " +
+  if (d.type == DimType::kInteger &&
+      (!IsIntegral(d.low) || !IsIntegral(d.high))) {
+    return Status::InvalidArgument(where +
+                                   ": integer bounds must be integral (got " +
                                    Num(d.low) + ", " + Num(d.high) + ")");
   }
   if (d.type == DimType::kInteger &&
@@ -53,14 +57,16 @@ Status ValidateDimension(const Dimension& d) {
 
 Result<SearchSpace> SearchSpace::Create(std::vector<Dimension> dims) {
   if (dims.empty() || dims.size() > 30) {
-    return Status::InvalidArgument("a search space needs 1 to 30 dimensions (got " +
-                                   std::to_string(dims.size()) + ")");
+    return Status::InvalidArgument(
+        "a search space needs 1 to 30 dimensions (got " +
+        std::to_string(dims.size()) + ")");
   }
   std::set<std::string> names;
   for (const Dimension& d : dims) {
     XW_RETURN_IF_ERROR(ValidateDimension(d));
     if (!names.insert(d.name).second) {
-      return Status::InvalidArgument("dimension name '" + d.name + "' is used twice");
+      return Status::InvalidArgument("dimension name '" + d.name +
+                                     "' is used twice");
     }
   }
   return SearchSpace(std::move(dims));
@@ -122,26 +128,28 @@ Status SearchSpace::CheckPoint(std::span<const double> x) const {
   for (int i = 0; i < size(); ++i) {
     const Dimension& d = dims_[i];
     const std::string where = "dimension '" + d.name + "' value " + Num(x[i]);
-    if (!std::isfinite(x[i])) return Status::InvalidArgument(where + " is not finite");
+    if (!std::isfinite(x[i]))
+      return Status::InvalidArgument(where + " is not finite");
     if (d.type == DimType::kInteger && !IsIntegral(x[i])) {
       return Status::InvalidArgument(where + " is not an integer");
     }
     const double tol = 1e-9 * std::max(d.high - d.low, std::abs(d.high));
     if (x[i] < d.low - tol || x[i] > d.high + tol) {
-      return Status::InvalidArgument(where + " is outside [" + Num(d.low) + ", " +
-                                     Num(d.high) + "]");
+      return Status::InvalidArgument(where + " is outside [" + Num(d.low) +
+                                     ", " + Num(d.high) + "]");
     }
   }
   return Status::OK();
 }
 
 SearchSpace DefaultSearchSpace() {
-  return SearchSpace::Create({
-                                 {"lr", DimType::kReal, 1e-8, 0.1, true},
-                                 {"epochs", DimType::kInteger, 1, 50, false},
-                                 {"adam_eps", DimType::kReal, 1e-8, 1.0, true},
-                                 {"batch_size", DimType::kInteger, 10, 10000, false},
-                             })
+  return SearchSpace::Create(
+             {
+                 {"lr", DimType::kReal, 1e-8, 0.1, true},
+                 {"epochs", DimType::kInteger, 1, 50, false},
+                 {"adam_eps", DimType::kReal, 1e-8, 1.0, true},
+                 {"batch_size", DimType::kInteger, 10, 10000, false},
+             })
       .value();
 }
 

@@ -56,15 +56,17 @@ Result<SearchSpace> Subspace(const SearchSpace& space, int index, double phi,
   }
   std::vector<Dimension> dims;
   for (int i = 0; i < space.size(); ++i) {
-    XW_ASSIGN_OR_RETURN(Dimension h,
-                        SplitDimension(space.dim(i), (index >> i) & 1, phi, log_split));
+    XW_ASSIGN_OR_RETURN(
+        Dimension h,
+        SplitDimension(space.dim(i), (index >> i) & 1, phi, log_split));
     dims.push_back(std::move(h));
   }
   return SearchSpace::Create(std::move(dims));
 }
 
 Result<std::vector<SearchSpace>> HyperSpacePartition(const SearchSpace& space,
-                                                     double phi, LogSplit log_split) {
+                                                     double phi,
+                                                     LogSplit log_split) {
   std::vector<SearchSpace> out;
   if (space.size() > 16) return Subspace(space, 0, phi, log_split).status();
   for (int s = 0; s < NumSubspaces(space); ++s) {

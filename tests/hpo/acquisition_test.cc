@@ -10,13 +10,18 @@ namespace {
 TEST(Acquisition, KnownValues) {
   const AcquisitionParams p;  // xi 0.01, kappa 1.96
   // scipy.stats.norm: mu 0.3, var 0.25, y* -0.2.
-  EXPECT_NEAR(AcquisitionValue(AcquisitionKind::kEI, 0.3, 0.25, -0.2, p), -0.040095218519595036, 1e-15);
-  EXPECT_NEAR(AcquisitionValue(AcquisitionKind::kPI, 0.3, 0.25, -0.2, p), -0.15386423037273478, 1e-15);
-  EXPECT_NEAR(AcquisitionValue(AcquisitionKind::kLCB, 0.3, 0.25, -0.2, p), -0.68, 1e-15);
+  EXPECT_NEAR(AcquisitionValue(AcquisitionKind::kEI, 0.3, 0.25, -0.2, p),
+              -0.040095218519595036, 1e-15);
+  EXPECT_NEAR(AcquisitionValue(AcquisitionKind::kPI, 0.3, 0.25, -0.2, p),
+              -0.15386423037273478, 1e-15);
+  EXPECT_NEAR(AcquisitionValue(AcquisitionKind::kLCB, 0.3, 0.25, -0.2, p),
+              -0.68, 1e-15);
   AcquisitionParams zero;
   zero.xi = 0;
-  EXPECT_NEAR(AcquisitionValue(AcquisitionKind::kEI, 0, 1, 0, zero), -0.3989422804014327, 1e-15);
-  EXPECT_NEAR(AcquisitionValue(AcquisitionKind::kPI, 0, 1, 0, zero), -0.5, 1e-15);
+  EXPECT_NEAR(AcquisitionValue(AcquisitionKind::kEI, 0, 1, 0, zero),
+              -0.3989422804014327, 1e-15);
+  EXPECT_NEAR(AcquisitionValue(AcquisitionKind::kPI, 0, 1, 0, zero), -0.5,
+              1e-15);
 }
 
 TEST(Acquisition, ZeroVarianceGivesNoImprovement) {
@@ -30,29 +35,35 @@ TEST(Acquisition, ZeroVarianceGivesNoImprovement) {
 
 TEST(Acquisition, DerivativesMatchFiniteDifferences) {
   const AcquisitionParams p;
-  for (AcquisitionKind k : {AcquisitionKind::kEI, AcquisitionKind::kPI, AcquisitionKind::kLCB}) {
+  for (AcquisitionKind k :
+       {AcquisitionKind::kEI, AcquisitionKind::kPI, AcquisitionKind::kLCB}) {
     for (double mu : {-1.0, 0.1, 0.8}) {
       for (double var : {0.01, 0.3, 2.0}) {
         double dm, dv;
         AcquisitionValue(k, mu, var, -0.3, p, &dm, &dv);
         const double h = 1e-6;
         const double fm = (AcquisitionValue(k, mu + h, var, -0.3, p) -
-                           AcquisitionValue(k, mu - h, var, -0.3, p)) / (2 * h);
+                           AcquisitionValue(k, mu - h, var, -0.3, p)) /
+                          (2 * h);
         const double fv = (AcquisitionValue(k, mu, var + h, -0.3, p) -
-                           AcquisitionValue(k, mu, var - h, -0.3, p)) / (2 * h);
-        EXPECT_NEAR(dm, fm, 1e-7) << AcquisitionName(k) << " mu " << mu << " var " << var;
-        EXPECT_NEAR(dv, fv, 1e-6) << AcquisitionName(k) << " mu " << mu << " var " << var;
+                           AcquisitionValue(k, mu, var - h, -0.3, p)) /
+                          (2 * h);
+        EXPECT_NEAR(dm, fm, 1e-7)
+            << AcquisitionName(k) << " mu " << mu << " var " << var;
+        EXPECT_NEAR(dv, fv, 1e-6)
+            << AcquisitionName(k) << " mu " << mu << " var " << var;
       }
     }
   }
 }
 
 TEST(Acquisition, NamesRoundTrip) {
-  for (AcquisitionKind k : {AcquisitionKind::kEI, AcquisitionKind::kPI, AcquisitionKind::kLCB,
-                            AcquisitionKind::kGpHedge}) {
+  for (AcquisitionKind k : {AcquisitionKind::kEI, AcquisitionKind::kPI,
+                            AcquisitionKind::kLCB, AcquisitionKind::kGpHedge}) {
     EXPECT_EQ(*ParseAcquisition(AcquisitionName(k)), k);
   }
-  EXPECT_NE(ParseAcquisition("ucb").status().message().find("unknown acquisition 'ucb'"),
+  EXPECT_NE(ParseAcquisition("ucb").status().message().find(
+                "unknown acquisition 'ucb'"),
             std::string::npos);
 }
 

@@ -10,7 +10,8 @@
 namespace xw::hpo {
 namespace {
 
-const std::vector<double> kX = {0.1, 0.2, 0.4, 0.9, 0.7, 0.3, 0.95, 0.65, 0.25, 0.55};
+const std::vector<double> kX = {0.1, 0.2,  0.4,  0.9,  0.7,
+                                0.3, 0.95, 0.65, 0.25, 0.55};
 const std::vector<double> kY = {1.3, -0.4, 2.2, 0.7, -1.1};
 const GpHyperparameters kHp{1.7, {0.3, 0.8}, 0.01};
 
@@ -28,7 +29,8 @@ double Kern(const double* a, const double* b, const GpHyperparameters& hp) {
 
 // Solves A z = b for symmetric positive definite A by plain Gaussian
 // elimination (independent of the Cholesky code under test).
-std::vector<double> Solve(std::vector<std::vector<double>> a, std::vector<double> b) {
+std::vector<double> Solve(std::vector<std::vector<double>> a,
+                          std::vector<double> b) {
   const size_t n = b.size();
   for (size_t k = 0; k < n; ++k) {
     for (size_t i = k + 1; i < n; ++i) {
@@ -61,7 +63,8 @@ TEST(GaussianProcess, PosteriorEqualsClosedForm) {
   for (int i = 0; i < n; ++i) {
     yn[i] = (kY[i] - ym) / ys;
     for (int j = 0; j < n; ++j) {
-      k[i][j] = Kern(&kX[2 * i], &kX[2 * j], kHp) + (i == j ? kHp.noise + 1e-10 : 0.0);
+      k[i][j] = Kern(&kX[2 * i], &kX[2 * j], kHp) +
+                (i == j ? kHp.noise + 1e-10 : 0.0);
     }
   }
   const std::vector<double> alpha = Solve(k, yn);
@@ -69,8 +72,10 @@ TEST(GaussianProcess, PosteriorEqualsClosedForm) {
   // (GaussianProcessRegressor, same fixed kernel, normalize_y, alpha 1e-10;
   // its predictive variance minus the white-noise term).
   const double test_x[3][2] = {{0.5, 0.5}, {0.1, 0.25}, {0.9, 0.1}};
-  const double sk_mean[3] = {0.6838475397692372, 1.1136135243504677, 1.4987276199181454};
-  const double sk_var[3] = {0.48403012362837283, 0.02361352465848728, 0.8481249461076785};
+  const double sk_mean[3] = {0.6838475397692372, 1.1136135243504677,
+                             1.4987276199181454};
+  const double sk_var[3] = {0.48403012362837283, 0.02361352465848728,
+                            0.8481249461076785};
   for (int t = 0; t < 3; ++t) {
     std::vector<double> ks(n);
     for (int i = 0; i < n; ++i) ks[i] = Kern(test_x[t], &kX[2 * i], kHp);
@@ -97,8 +102,8 @@ TEST(GaussianProcess, LogMarginalLikelihoodMatchesScikitLearn) {
   // sklearn log_marginal_likelihood(theta, eval_gradient=True), theta =
   // log(1.7, 0.3, 0.8, 0.01).
   EXPECT_NEAR(lml, -8.78940689974662, 1e-9);
-  const double sk_grad[4] = {1.372533909736097, -3.841846273588921, -1.7550460347324612,
-                             0.06827752914714486};
+  const double sk_grad[4] = {1.372533909736097, -3.841846273588921,
+                             -1.7550460347324612, 0.06827752914714486};
   ASSERT_EQ(grad.size(), 4u);
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(grad[i], sk_grad[i], 1e-8) << i;
 }
@@ -117,12 +122,14 @@ TEST(GaussianProcess, LikelihoodGradientMatchesFiniteDifferences) {
   const int n = 30, dim = 3;
   const std::vector<double> x = RandomPoints(n, dim, 7);
   std::vector<double> y(n);
-  for (int i = 0; i < n; ++i) y[i] = std::sin(6 * x[3 * i]) + x[3 * i + 1] * x[3 * i + 2];
+  for (int i = 0; i < n; ++i)
+    y[i] = std::sin(6 * x[3 * i]) + x[3 * i + 1] * x[3 * i + 2];
   double ym, ys;
   TargetNormalization(y, &ym, &ys);
   for (double& v : y) v = (v - ym) / ys;
   for (const GpHyperparameters& hp :
-       {GpHyperparameters{1.0, {0.2, 0.5, 2.0}, 1e-3}, GpHyperparameters{3.5, {1.1, 0.05, 0.3}, 0.2}}) {
+       {GpHyperparameters{1.0, {0.2, 0.5, 2.0}, 1e-3},
+        GpHyperparameters{3.5, {1.1, 0.05, 0.3}, 0.2}}) {
     for (bool with_noise : {true, false}) {
       std::vector<double> grad;
       LogMarginalLikelihood(x, y, dim, hp, &grad, with_noise);
@@ -131,14 +138,17 @@ TEST(GaussianProcess, LikelihoodGradientMatchesFiniteDifferences) {
         // Central differences in log-parameter space.
         auto shifted = [&](double h) {
           GpHyperparameters q = hp;
-          double* t = p == 0 ? &q.amplitude
-                             : (p <= static_cast<size_t>(dim) ? &q.length_scales[p - 1] : &q.noise);
+          double* t =
+              p == 0 ? &q.amplitude
+                     : (p <= static_cast<size_t>(dim) ? &q.length_scales[p - 1]
+                                                      : &q.noise);
           *t *= std::exp(h);
           return LogMarginalLikelihood(x, y, dim, q, nullptr, with_noise);
         };
         const double h = 1e-5;
         const double fd = (shifted(h) - shifted(-h)) / (2 * h);
-        EXPECT_NEAR(grad[p], fd, 1e-5 * std::max(1.0, std::abs(fd))) << "param " << p;
+        EXPECT_NEAR(grad[p], fd, 1e-5 * std::max(1.0, std::abs(fd)))
+            << "param " << p;
       }
     }
   }
@@ -148,7 +158,8 @@ TEST(GaussianProcess, PredictionGradientsMatchFiniteDifferences) {
   const int n = 25, dim = 3;
   const std::vector<double> x = RandomPoints(n, dim, 11);
   std::vector<double> y(n);
-  for (int i = 0; i < n; ++i) y[i] = x[3 * i] - 2 * x[3 * i + 1] * x[3 * i + 1] + x[3 * i + 2];
+  for (int i = 0; i < n; ++i)
+    y[i] = x[3 * i] - 2 * x[3 * i + 1] * x[3 * i + 1] + x[3 * i + 2];
   GaussianProcess gp(dim, GpHyperparameters{2.0, {0.4, 0.3, 0.7}, 1e-4});
   ASSERT_TRUE(gp.Fit(x, y).ok());
   const double p[3] = {0.33, 0.61, 0.17};
@@ -197,7 +208,8 @@ TEST(GaussianProcess, BatchPredictionMatchesSingleAndIgnoresThreadCount) {
   const int n = 60, dim = 4, m = 1000;
   const std::vector<double> x = RandomPoints(n, dim, 9);
   std::vector<double> y(n);
-  for (int i = 0; i < n; ++i) y[i] = x[4 * i] * x[4 * i + 1] - x[4 * i + 2] + x[4 * i + 3];
+  for (int i = 0; i < n; ++i)
+    y[i] = x[4 * i] * x[4 * i + 1] - x[4 * i + 2] + x[4 * i + 3];
   GaussianProcess gp(dim, GpHyperparameters{0.8, {0.3, 0.5, 0.2, 1.0}, 1e-2});
   ASSERT_TRUE(gp.Fit(x, y).ok());
   const std::vector<double> q = RandomPoints(m, dim, 13);
@@ -224,10 +236,12 @@ TEST(GaussianProcess, FitMaximisesTheLikelihoodWithinBounds) {
   const int n = 30, dim = 2;
   const std::vector<double> x = RandomPoints(n, dim, 21);
   std::vector<double> y(n);
-  for (int i = 0; i < n; ++i) y[i] = std::sin(8 * x[2 * i]) + 0.1 * x[2 * i + 1];
+  for (int i = 0; i < n; ++i)
+    y[i] = std::sin(8 * x[2 * i]) + 0.1 * x[2 * i + 1];
   GpFitOptions opt;
   GpHyperparameters start{1.0, {1.0, 1.0}, 1.0};
-  Result<GpHyperparameters> a = Status::Internal("unset"), b = Status::Internal("unset");
+  Result<GpHyperparameters> a = Status::Internal("unset"),
+                            b = Status::Internal("unset");
   {
     ThreadScope one(1);
     a = FitGpHyperparameters(x, y, dim, opt, start, 42, 7);
@@ -258,8 +272,10 @@ TEST(GaussianProcess, FitMaximisesTheLikelihoodWithinBounds) {
   for (double c : {0.1, 1.0, 10.0}) {
     for (double l : {0.05, 0.2, 1.0}) {
       for (double nz : {1e-5, 1e-3, 0.1}) {
-        EXPECT_LE(LogMarginalLikelihood(x, yn, dim, GpHyperparameters{c, {l, 10 * l}, nz}, nullptr),
-                  best + 1e-9);
+        EXPECT_LE(
+            LogMarginalLikelihood(
+                x, yn, dim, GpHyperparameters{c, {l, 10 * l}, nz}, nullptr),
+            best + 1e-9);
       }
     }
   }

@@ -24,7 +24,8 @@ double UnitDistance(const SearchSpace& s, const std::vector<double>& a,
                     const std::vector<double>& b) {
   const auto ua = s.ToUnit(a), ub = s.ToUnit(b);
   double d2 = 0;
-  for (size_t j = 0; j < ua.size(); ++j) d2 += (ua[j] - ub[j]) * (ua[j] - ub[j]);
+  for (size_t j = 0; j < ua.size(); ++j)
+    d2 += (ua[j] - ub[j]) * (ua[j] - ub[j]);
   return std::sqrt(d2);
 }
 
@@ -68,14 +69,17 @@ TEST(GpOptimizer, LatinHypercubeDesignIsStratified) {
   ASSERT_TRUE(xs.ok());
   for (int j = 0; j < 2; ++j) {
     std::set<int> bins;
-    for (const auto& x : *xs) bins.insert(static_cast<int>(opt.space().ToUnit(j, x[j]) * 10));
+    for (const auto& x : *xs)
+      bins.insert(static_cast<int>(opt.space().ToUnit(j, x[j]) * 10));
     EXPECT_EQ(bins.size(), 10u) << "dimension " << j;
   }
 }
 
 TEST(GpOptimizer, ConcurrentAsksNeverRepeatAPendingPoint) {
-  for (AcquisitionKind k : {AcquisitionKind::kEI, AcquisitionKind::kLCB, AcquisitionKind::kGpHedge}) {
-    for (LiarStrategy liar : {LiarStrategy::kMin, LiarStrategy::kMean, LiarStrategy::kMax}) {
+  for (AcquisitionKind k : {AcquisitionKind::kEI, AcquisitionKind::kLCB,
+                            AcquisitionKind::kGpHedge}) {
+    for (LiarStrategy liar :
+         {LiarStrategy::kMin, LiarStrategy::kMean, LiarStrategy::kMax}) {
       OptimizerOptions o;
       o.acquisition = k;
       o.liar = liar;
@@ -96,10 +100,12 @@ TEST(GpOptimizer, ConcurrentAsksNeverRepeatAPendingPoint) {
       for (size_t a = 0; a < all.size(); ++a) {
         for (size_t b = a + 1; b < all.size(); ++b) {
           EXPECT_GT(UnitDistance(opt.space(), all[a], all[b]), 1e-3)
-              << AcquisitionName(k) << "/" << LiarName(liar) << " points " << a << ", " << b;
+              << AcquisitionName(k) << "/" << LiarName(liar) << " points " << a
+              << ", " << b;
         }
         for (int i = 0; i < opt.num_observations(); ++i) {
-          EXPECT_GT(UnitDistance(opt.space(), all[a], opt.observation(i)), 1e-3);
+          EXPECT_GT(UnitDistance(opt.space(), all[a], opt.observation(i)),
+                    1e-3);
         }
       }
     }
@@ -118,7 +124,8 @@ TEST(GpOptimizer, IntegerSpaceBatchesAreDistinctAfterRounding) {
     ASSERT_TRUE(xs.ok()) << xs.status().ToString();
     for (const auto& x : *xs) {
       EXPECT_TRUE(seen.insert(x).second) << "repeated " << x[0] << "," << x[1];
-      ASSERT_TRUE(opt.Tell(x, (x[0] - 3) * (x[0] - 3) + (x[1] - 2) * (x[1] - 2)).ok());
+      ASSERT_TRUE(
+          opt.Tell(x, (x[0] - 3) * (x[0] - 3) + (x[1] - 2) * (x[1] - 2)).ok());
     }
   }
   // 28 of the 30 grid points are taken; 3 more do not fit.
@@ -139,7 +146,8 @@ TEST(GpOptimizer, SameSeedAndObservationsGiveSameSuggestionsForAnyThreadCount) {
     auto xs = opt.Ask(3, {{1.0, 1.0}});
     ASSERT_TRUE(xs.ok());
     auto& out = threads == 1 ? a : b;
-    for (int i = 0; i < opt.num_observations(); ++i) out.push_back(opt.observation(i));
+    for (int i = 0; i < opt.num_observations(); ++i)
+      out.push_back(opt.observation(i));
     out.insert(out.end(), xs->begin(), xs->end());
   }
   EXPECT_EQ(a, b);  // bitwise
@@ -176,16 +184,20 @@ TEST(GpOptimizer, SparseScheduleWithoutEarlyRefitPoints) {
   GpOptimizer a = GpOptimizer::Create(BraninSpace(), o).value();
   RunBranin(&a, 13);  // models at 3..9 observations come before refit point 10
   GpOptimizer b = GpOptimizer::Create(BraninSpace(), o).value();
-  for (int i = 0; i < a.num_observations(); ++i) ASSERT_TRUE(b.Tell(a.observation(i), a.target(i)).ok());
+  for (int i = 0; i < a.num_observations(); ++i)
+    ASSERT_TRUE(b.Tell(a.observation(i), a.target(i)).ok());
   ASSERT_TRUE(b.set_hedge_state(a.hedge_state()).ok());
   EXPECT_EQ(*a.Ask(2), *b.Ask(2));
 }
 
 TEST(GpOptimizer, BadTellsAreRejectedAndNotRecorded) {
-  GpOptimizer opt = GpOptimizer::Create(DefaultSearchSpace(), OptimizerOptions{}).value();
+  GpOptimizer opt =
+      GpOptimizer::Create(DefaultSearchSpace(), OptimizerOptions{}).value();
   Status s = opt.Tell(std::vector<double>{1e-3, 60, 1e-4, 100}, 0.5);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
-  EXPECT_NE(s.message().find("'epochs' value 60 is outside [1, 50]"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("'epochs' value 60 is outside [1, 50]"),
+            std::string::npos)
+      << s.message();
   s = opt.Tell(std::vector<double>{1e-3, 6, 1e-4, 100}, NAN);
   EXPECT_NE(s.message().find("not finite"), std::string::npos);
   EXPECT_EQ(opt.num_observations(), 0);
@@ -199,7 +211,8 @@ TEST(GpOptimizer, BadTellsAreRejectedAndNotRecorded) {
 }
 
 TEST(GpOptimizer, SuggestionsLieInsideTheSpace) {
-  GpOptimizer opt = GpOptimizer::Create(DefaultSearchSpace(), OptimizerOptions{}).value();
+  GpOptimizer opt =
+      GpOptimizer::Create(DefaultSearchSpace(), OptimizerOptions{}).value();
   for (int i = 0; i < 14; ++i) {
     auto xs = opt.Ask(1);
     ASSERT_TRUE(xs.ok());
@@ -216,13 +229,15 @@ TEST(GpOptimizer, SuggestionsLieInsideTheSpace) {
 TEST(GpOptimizer, OptionsAreValidatedByName) {
   OptimizerOptions o;
   o.n_initial_points = 0;
-  EXPECT_NE(ValidateOptions(o).message().find("n_initial_points"), std::string::npos);
+  EXPECT_NE(ValidateOptions(o).message().find("n_initial_points"),
+            std::string::npos);
   o = OptimizerOptions{};
   o.acq.xi = -1;
   EXPECT_NE(ValidateOptions(o).message().find("xi = -1"), std::string::npos);
   o = OptimizerOptions{};
   o.gp.length_scale_low = 0;
-  EXPECT_NE(ValidateOptions(o).message().find("gp.length_scale"), std::string::npos);
+  EXPECT_NE(ValidateOptions(o).message().find("gp.length_scale"),
+            std::string::npos);
   EXPECT_FALSE(GpOptimizer::Create(BraninSpace(), o).ok());
   EXPECT_EQ(*ParseInitialDesign("lhs"), InitialDesign::kLatinHypercube);
   EXPECT_EQ(*ParseLiar("max"), LiarStrategy::kMax);

@@ -35,12 +35,14 @@ double RunGp(const SearchSpace& space, const Fn& f, int budget, uint64_t seed,
   return opt.target(opt.best_index());
 }
 
-double RunRandom(const SearchSpace& space, const Fn& f, int budget, uint64_t seed) {
+double RunRandom(const SearchSpace& space, const Fn& f, int budget,
+                 uint64_t seed) {
   const Philox rng(seed, StreamId("test/random_search"));
   double best = 1e300;
   std::vector<double> u(space.size());
   for (int i = 0; i < budget; ++i) {
-    for (int j = 0; j < space.size(); ++j) u[j] = rng.Uniform(i * space.size() + j);
+    for (int j = 0; j < space.size(); ++j)
+      u[j] = rng.Uniform(i * space.size() + j);
     best = std::min(best, f(space.FromUnit(u)));
   }
   return best;
@@ -54,14 +56,17 @@ SearchSpace BraninSpace() {
 
 SearchSpace UnitCube(int d) {
   std::vector<Dimension> dims;
-  for (int j = 0; j < d; ++j) dims.push_back({"x" + std::to_string(j), DimType::kReal, 0, 1, false});
+  for (int j = 0; j < d; ++j)
+    dims.push_back({"x" + std::to_string(j), DimType::kReal, 0, 1, false});
   return SearchSpace::Create(dims).value();
 }
 
 TEST(Quality, TestFunctionsHaveTheirKnownMinima) {
-  EXPECT_NEAR(testing::Branin({-3.14159265358979, 12.275}), testing::kBraninMin, 1e-6);
+  EXPECT_NEAR(testing::Branin({-3.14159265358979, 12.275}), testing::kBraninMin,
+              1e-6);
   EXPECT_NEAR(testing::Branin({9.42478, 2.475}), testing::kBraninMin, 1e-6);
-  EXPECT_NEAR(testing::Hartmann6({0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573}),
+  EXPECT_NEAR(testing::Hartmann6(
+                  {0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573}),
               testing::kHartmann6Min, 1e-5);
 }
 
@@ -70,8 +75,8 @@ TEST(Quality, BraninWithin50Evaluations) {
   for (uint64_t seed = 1; seed <= 5; ++seed) {
     gp.push_back(RunGp(BraninSpace(), testing::Branin, 50, seed));
     rnd.push_back(RunRandom(BraninSpace(), testing::Branin, 50, seed));
-    std::printf("Branin seed %d: gp %.5f random %.5f\n", static_cast<int>(seed), gp.back(),
-                rnd.back());
+    std::printf("Branin seed %d: gp %.5f random %.5f\n", static_cast<int>(seed),
+                gp.back(), rnd.back());
   }
   EXPECT_LE(Median(gp), 0.448);
   EXPECT_LT(Median(gp), Median(rnd));
@@ -82,8 +87,8 @@ TEST(Quality, Hartmann6Within200Evaluations) {
   for (uint64_t seed = 1; seed <= 5; ++seed) {
     gp.push_back(RunGp(UnitCube(6), testing::Hartmann6, 200, seed));
     rnd.push_back(RunRandom(UnitCube(6), testing::Hartmann6, 200, seed));
-    std::printf("Hartmann6 seed %d: gp %.5f random %.5f\n", static_cast<int>(seed), gp.back(),
-                rnd.back());
+    std::printf("Hartmann6 seed %d: gp %.5f random %.5f\n",
+                static_cast<int>(seed), gp.back(), rnd.back());
   }
   EXPECT_LE(Median(gp), -3.2);
   EXPECT_LT(Median(gp), Median(rnd) - 0.3);

@@ -74,43 +74,63 @@ TEST(SearchConfig, ParsesEveryKey) {
 }
 
 TEST(SearchConfig, ErrorsNameTheField) {
-  EXPECT_NE(ErrorOf(R"({"trials_per_subspace": "ten"})").find("trials_per_subspace: expected an integer"),
+  EXPECT_NE(ErrorOf(R"({"trials_per_subspace": "ten"})")
+                .find("trials_per_subspace: expected an integer"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"overlap": 1.5})").find("overlap: value 1.5 is outside [0, 1]"),
+  EXPECT_NE(ErrorOf(R"({"overlap": 1.5})")
+                .find("overlap: value 1.5 is outside [0, 1]"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"overlpa": 0.5})").find("overlpa: unknown key"), std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"dimensions": [{"name": "lr", "low": 0, "high": 1, "log": true}]})")
-                .find("dimensions[0]: dimension 'lr': a log dimension needs low > 0"),
+  EXPECT_NE(ErrorOf(R"({"overlpa": 0.5})").find("overlpa: unknown key"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"dimensions": [{"name": "lr", "high": 1}]})").find("dimensions[0].low: missing"),
+  EXPECT_NE(
+      ErrorOf(
+          R"({"dimensions": [{"name": "lr", "low": 0, "high": 1, "log": true}]})")
+          .find("dimensions[0]: dimension 'lr': a log dimension needs low > 0"),
+      std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"dimensions": [{"name": "lr", "high": 1}]})")
+                .find("dimensions[0].low: missing"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"dimensions": [{"name": "a", "low": 0, "high": 1, "typ": "real"}]})")
-                .find("dimensions[0].typ: unknown key"),
+  EXPECT_NE(
+      ErrorOf(
+          R"({"dimensions": [{"name": "a", "low": 0, "high": 1, "typ": "real"}]})")
+          .find("dimensions[0].typ: unknown key"),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf(
+          R"({"dimensions": [{"name": "a", "type": "float", "low": 0, "high": 1}]})")
+          .find("dimensions[0].type"),
+      std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"profiles": ["torch"]})")
+                .find("profiles: expected an array of two"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"dimensions": [{"name": "a", "type": "float", "low": 0, "high": 1}]})")
-                .find("dimensions[0].type"),
+  EXPECT_NE(ErrorOf(R"({"objective": "kl"})")
+                .find("objective: unknown objective 'kl'"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"profiles": ["torch"]})").find("profiles: expected an array of two"),
+  EXPECT_NE(ErrorOf(R"({"acquisition": "UCB"})")
+                .find("acquisition: unknown acquisition"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"objective": "kl"})").find("objective: unknown objective 'kl'"),
+  EXPECT_NE(
+      ErrorOf(R"({"noise": "poisson"})").find("noise: expected \"gaussian\""),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf(R"({"budget": {"max_trials": -3}})").find("budget.max_trials"),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf(R"({"data": {"spec": 5}})").find("data.spec: expected a string"),
+      std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"seed": 1.5})").find("seed: expected an integer"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"acquisition": "UCB"})").find("acquisition: unknown acquisition"),
+  EXPECT_NE(ErrorOf("[1, 2]").find("document: expected an object"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"noise": "poisson"})").find("noise: expected \"gaussian\""),
+  EXPECT_NE(ErrorOf(R"({"arch": "cnn",})").find("JSON syntax error"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"budget": {"max_trials": -3}})").find("budget.max_trials"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"data": {"spec": 5}})").find("data.spec: expected a string"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"seed": 1.5})").find("seed: expected an integer"), std::string::npos);
-  EXPECT_NE(ErrorOf("[1, 2]").find("document: expected an object"), std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"arch": "cnn",})").find("JSON syntax error"), std::string::npos);
 }
 
 TEST(SearchConfig, LoadNamesTheFile) {
   auto missing = LoadSearchConfig("/nonexistent/search.json");
   EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);
-  EXPECT_NE(missing.status().message().find("/nonexistent/search.json"), std::string::npos);
+  EXPECT_NE(missing.status().message().find("/nonexistent/search.json"),
+            std::string::npos);
   const std::string path = ::testing::TempDir() + "/xw_search_config_test.json";
   {
     std::ofstream out(path);
@@ -121,7 +141,8 @@ TEST(SearchConfig, LoadNamesTheFile) {
   EXPECT_NE(bad.status().message().find("liar"), std::string::npos);
   // The file is only read, never rewritten.
   std::ifstream in(path);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
   EXPECT_EQ(text, R"({"seed": 7, "liar": "maximum"})");
   std::remove(path.c_str());
 }

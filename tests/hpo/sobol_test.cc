@@ -52,7 +52,8 @@ TEST(Sobol, LaterPointsInHighDimensionsMatchScipy) {
 TEST(Sobol, GenerateEqualsPointAndShiftIsAnXor) {
   const Sobol s = Sobol::Create(5).value();
   std::vector<double> block(300 * 5);
-  const uint32_t shift[5] = {0x80000000u, 0x12345678u, 0u, 0xffffffffu, 0x0f0f0f0fu};
+  const uint32_t shift[5] = {0x80000000u, 0x12345678u, 0u, 0xffffffffu,
+                             0x0f0f0f0fu};
   s.Generate(37, 300, block.data(), shift);
   for (int i = 0; i < 300; ++i) {
     double x[5], plain[5];
@@ -75,14 +76,16 @@ TEST(Sobol, EachCoordinateIsStratified) {
   s.Generate(0, 1024, pts.data(), shift.data());
   for (int j = 0; j < 21; ++j) {
     std::set<int> bins;
-    for (int i = 0; i < 1024; ++i) bins.insert(static_cast<int>(pts[i * 21 + j] * 1024));
+    for (int i = 0; i < 1024; ++i)
+      bins.insert(static_cast<int>(pts[i * 21 + j] * 1024));
     EXPECT_EQ(bins.size(), 1024u) << "dimension " << j;
   }
 }
 
 TEST(Sobol, DimensionIsChecked) {
   EXPECT_FALSE(Sobol::Create(0).ok());
-  EXPECT_NE(Sobol::Create(22).status().message().find("[1, 21]"), std::string::npos);
+  EXPECT_NE(Sobol::Create(22).status().message().find("[1, 21]"),
+            std::string::npos);
 }
 
 }  // namespace

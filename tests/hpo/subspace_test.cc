@@ -37,7 +37,8 @@ TEST(Subspace, IntegersFloorTheLowHalfAndCeilTheHighHalf) {
   EXPECT_EQ(SplitDimension(epochs, 1, 0.5)->low, 14.0);   // ceil(13.25)
   const Dimension batch{"batch_size", DimType::kInteger, 10, 10000, false};
   EXPECT_EQ(SplitDimension(batch, 0, 0.5)->high, 7502.0);  // floor(10 + 7492.5)
-  EXPECT_EQ(SplitDimension(batch, 1, 0.5)->low, 2508.0);   // ceil(10000 - 7492.5)
+  EXPECT_EQ(SplitDimension(batch, 1, 0.5)->low,
+            2508.0);  // ceil(10000 - 7492.5)
 }
 
 TEST(Subspace, LogDimensionsSplitInLog10ByDefault) {
@@ -49,7 +50,8 @@ TEST(Subspace, LogDimensionsSplitInLog10ByDefault) {
   // HyperSpace's own behaviour: the same formula on the raw bounds.
   const auto [lo, hi] = Half(1e-8, 0.1, 0, 0.5);
   EXPECT_DOUBLE_EQ(SplitDimension(lr, 0, 0.5, LogSplit::kLinear)->high, hi);
-  EXPECT_DOUBLE_EQ(SplitDimension(lr, 1, 0.5, LogSplit::kLinear)->low, Half(1e-8, 0.1, 1, 0.5).first);
+  EXPECT_DOUBLE_EQ(SplitDimension(lr, 1, 0.5, LogSplit::kLinear)->low,
+                   Half(1e-8, 0.1, 1, 0.5).first);
   EXPECT_EQ(lo, 1e-8);
 }
 
@@ -61,7 +63,8 @@ TEST(Subspace, BitIPicksDimensionIsHalf) {
   ASSERT_EQ(all->size(), 16u);
   for (int s = 0; s < 16; ++s) {
     for (int i = 0; i < 4; ++i) {
-      const Dimension expect = SplitDimension(space.dim(i), (s >> i) & 1, 0.5).value();
+      const Dimension expect =
+          SplitDimension(space.dim(i), (s >> i) & 1, 0.5).value();
       EXPECT_EQ((*all)[s].dim(i), expect) << "subspace " << s << " dim " << i;
     }
   }
@@ -91,8 +94,11 @@ TEST(Subspace, HalvesCoverTheWholeRangeAndOverlap) {
 
 TEST(Subspace, BadArgumentsAreRejected) {
   const SearchSpace space = DefaultSearchSpace();
-  EXPECT_NE(Subspace(space, 16, 0.5).status().message().find("subspace index 16"), std::string::npos);
-  EXPECT_NE(Subspace(space, 0, 1.5).status().message().find("overlap phi"), std::string::npos);
+  EXPECT_NE(
+      Subspace(space, 16, 0.5).status().message().find("subspace index 16"),
+      std::string::npos);
+  EXPECT_NE(Subspace(space, 0, 1.5).status().message().find("overlap phi"),
+            std::string::npos);
   EXPECT_FALSE(SplitDimension(space.dim(0), 2, 0.5).ok());
 }
 

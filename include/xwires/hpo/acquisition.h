@@ -50,7 +50,8 @@ inline constexpr std::array<AcquisitionKind, 3> kHedgeArms = {
     AcquisitionKind::kEI, AcquisitionKind::kLCB, AcquisitionKind::kPI};
 
 // Arm probabilities softmax(eta * (gains - max(gains))).
-std::array<double, 3> HedgeProbabilities(const std::array<double, 3>& gains, double eta);
+std::array<double, 3> HedgeProbabilities(const std::array<double, 3>& gains,
+                                         double eta);
 
 }  // namespace xw::hpo
 

@@ -11,9 +11,9 @@
 // Cholesky factors come from Eigen's LLT of K + 1e-10 I (scikit-learn's
 // default alpha); if that is not numerically positive definite a further
 // 1e-8, 1e-6, ..., 1e-2 times (c + noise) is added to the diagonal until it
-// is (the likelihood uses the 1e-10 only). Points can be appended one at a time (a new row
-// of the factor, O(n^2)) so that between hyperparameter refits a suggestion
-// costs no O(n^3) work.
+// is (the likelihood uses the 1e-10 only). Points can be appended one at a time
+// (a new row of the factor, O(n^2)) so that between hyperparameter refits a
+// suggestion costs no O(n^3) work.
 //
 // Thread-safety: const methods may run concurrently; mutation needs exclusive
 // access. PredictBatch parallelises with xw::ParallelFor over fixed chunks, so
@@ -63,9 +63,11 @@ void TargetNormalization(std::span<const double> y, double* mean, double* std);
 // If grad is non-null it receives the gradient with respect to
 // theta = (log c, log l_1, ..., log l_dim[, log noise]) -- the noise entry only
 // when with_noise_grad. Returns -infinity if K cannot be factorised.
-double LogMarginalLikelihood(std::span<const double> x, std::span<const double> y_norm,
-                             int dim, const GpHyperparameters& hp,
-                             std::vector<double>* grad, bool with_noise_grad = true);
+double LogMarginalLikelihood(std::span<const double> x,
+                             std::span<const double> y_norm, int dim,
+                             const GpHyperparameters& hp,
+                             std::vector<double>* grad,
+                             bool with_noise_grad = true);
 
 // Maximises the log marginal likelihood over log hyperparameters inside the
 // bounds of `opt` with NLopt's L-BFGS and analytic gradients, from `start`
@@ -74,8 +76,8 @@ double LogMarginalLikelihood(std::span<const double> x, std::span<const double> 
 // the earlier start), so the result is deterministic. y is raw (normalised
 // here). Needs n >= 1.
 Result<GpHyperparameters> FitGpHyperparameters(std::span<const double> x,
-                                               std::span<const double> y, int dim,
-                                               const GpFitOptions& opt,
+                                               std::span<const double> y,
+                                               int dim, const GpFitOptions& opt,
                                                const GpHyperparameters& start,
                                                uint64_t seed, uint64_t stream);
 
@@ -112,10 +114,11 @@ class GaussianProcess {
   // Posterior of the latent function at unit point x (dim entries), in
   // normalised units. dmean/dvar (dim entries each, may be null) receive the
   // gradients with respect to x.
-  void Predict(const double* x, double* mean, double* var, double* dmean = nullptr,
-               double* dvar = nullptr) const;
+  void Predict(const double* x, double* mean, double* var,
+               double* dmean = nullptr, double* dvar = nullptr) const;
   // Mean and variance at m points (row-major [m, dim]); parallel.
-  void PredictBatch(const double* x, int64_t m, double* mean, double* var) const;
+  void PredictBatch(const double* x, int64_t m, double* mean,
+                    double* var) const;
 
  private:
   struct Impl;

@@ -108,7 +108,8 @@ struct HedgeState {
 
 class GpOptimizer {
  public:
-  static Result<GpOptimizer> Create(SearchSpace space, OptimizerOptions options);
+  static Result<GpOptimizer> Create(SearchSpace space,
+                                    OptimizerOptions options);
   ~GpOptimizer();
   GpOptimizer(GpOptimizer&&) noexcept;
   GpOptimizer& operator=(GpOptimizer&&) noexcept;

@@ -46,15 +46,17 @@ namespace xw::hpo {
 
 enum class Objective {
   kAbsAccDiff,    // "abs_acc_diff": |accuracy_A - accuracy_B|
-  kDisagreement,  // "disagreement": fraction of test samples predicted differently
-  kMaxClassGap,   // "max_class_gap": max over classes of |class acc_A - class acc_B|
+  kDisagreement,  // "disagreement": fraction of test samples predicted
+                  // differently
+  kMaxClassGap,   // "max_class_gap": max over classes of |class acc_A - class
+                  // acc_B|
 };
 std::string ObjectiveName(Objective o);
 Result<Objective> ParseObjective(const std::string& name);
 
 struct SearchBudget {
-  int64_t max_trials = 0;   // total over all subspaces; 0 = no limit
-  double max_seconds = 0;   // wall clock; 0 = no limit
+  int64_t max_trials = 0;  // total over all subspaces; 0 = no limit
+  double max_seconds = 0;  // wall clock; 0 = no limit
   bool operator==(const SearchBudget&) const = default;
 };
 

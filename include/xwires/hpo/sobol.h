@@ -31,7 +31,8 @@ class Sobol {
   int dim() const { return dim_; }
   // Writes dim() coordinates in [0, 1) to out. shift: nullptr or dim() words
   // XORed into the coordinates (a digital shift). index < 2^32.
-  void Point(uint64_t index, double* out, const uint32_t* shift = nullptr) const;
+  void Point(uint64_t index, double* out,
+             const uint32_t* shift = nullptr) const;
   // Points start .. start+count-1 into out (row-major [count, dim]), by the
   // Gray-code recursion (one XOR per coordinate per point); equal to Point().
   void Generate(uint64_t start, int64_t count, double* out,

@@ -46,7 +46,8 @@ Result<SearchSpace> Subspace(const SearchSpace& space, int index, double phi,
 // All 2^D subspaces in index order. InvalidArgument for D > 16 (65536
 // subspaces is far beyond any sensible budget).
 Result<std::vector<SearchSpace>> HyperSpacePartition(
-    const SearchSpace& space, double phi, LogSplit log_split = LogSplit::kLogSpace);
+    const SearchSpace& space, double phi,
+    LogSplit log_split = LogSplit::kLogSpace);
 
 }  // namespace xw::hpo
 
