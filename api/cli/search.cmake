@@ -1,1 +1,5 @@
 # xwires CLI: search commands. target_sources(xwires PRIVATE ...) and target_link_libraries(xwires PRIVATE ...).
+target_sources(xwires PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/cmd_search.cc
+)
+target_link_libraries(xwires PRIVATE xwires_search xwires_dataset nlohmann_json::nlohmann_json)
