@@ -8,8 +8,10 @@ xwires_add_test(bundle_tests
     bundle_manifest_test.cc
     bundle_ops_test.cc
     bundle_attack_test.cc
+    bundle_cli_test.cc
   LIBS xwires_dataset LibArchive::LibArchive OpenSSL::Crypto nlohmann_json::nlohmann_json)
 target_include_directories(bundle_tests PRIVATE ${PROJECT_SOURCE_DIR}/dataset)
+add_dependencies(bundle_tests xwires)  # bundle_cli_test drives the CLI
 
 # libFuzzer smoke run (CI): builds tests/fuzz with clang and runs the manifest
 # and archive fuzzers for 15 s each. Longer runs: tests/fuzz/run.sh DIR 600.

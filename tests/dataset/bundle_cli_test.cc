@@ -1,0 +1,136 @@
+// `xwires bundle create|verify|import` and `xwires merge` end to end, with
+// trials trained by the real trainer (`xwires train`, tiny MLP runs):
+// an honest bundle replays bit for bit and imports with identical query
+// results; a bundle whose weights were altered by one bit (re-stored with
+// consistent hashes, so only a replay can tell) fails --replay; a machine
+// fingerprint that rules out bitwise comparison falls back to accuracies and
+// says so; a bad bundle creates no dataset.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "bundle_store.h"
+#include "bundle_test_util.h"
+#include "test_util.h"
+#include "xwires/dataset/bundle.h"
+#include "xwires/dataset/dataset.h"
+
+namespace xw {
+namespace {
+
+namespace fs = std::filesystem;
+using testutil::ShellQuote;
+using testutil::Xwires;
+
+class BundleCliTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testutil::TempDir();
+    for (int seed : {1, 2}) {
+      auto r = Xwires("train --arch mlp --width 0.25 --train-limit 100 --test-limit 50 "
+                      "--epochs 1 --threads 1 --quiet --seed " + std::to_string(seed) +
+                      " --lr " + (seed == 1 ? "0.001" : "0.01") + " --dataset " + Path("A"));
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    auto r = Xwires("bundle create " + Path("A") + " --trials 1,2 -o " + Path("honest.tar.zst") +
+                    " --contributor " + ShellQuote("Test Bot <bot@example.org>"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::string Path(const std::string& name) {
+    return ShellQuote((fs::path(dir_->path()) / name).string());
+  }
+  static std::string Raw(const std::string& name) {
+    return (fs::path(dir_->path()) / name).string();
+  }
+  static int Count(const std::string& text, const std::string& part) {
+    int n = 0;
+    for (size_t p = text.find(part); p != std::string::npos; p = text.find(part, p + 1)) ++n;
+    return n;
+  }
+  static testutil::TempDir* dir_;
+};
+testutil::TempDir* BundleCliTest::dir_ = nullptr;
+
+TEST_F(BundleCliTest, HonestBundleReplaysBitForBit) {
+  auto r = Xwires("bundle verify " + Path("honest.tar.zst") + " --replay 2 --threads 1");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(Count(r.out, "bitwise check passed"), 4) << r.out;
+  EXPECT_NE(r.out.find("replay: 4 models re-trained, 0 failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bundle OK"), std::string::npos);
+}
+
+TEST_F(BundleCliTest, ImportGivesIdenticalQueryResultsAndSkipsRepeats) {
+  auto r = Xwires("bundle import " + Path("B") + " " + Path("honest.tar.zst"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("added 2 trials, skipped 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("contributor 'Test Bot <bot@example.org>'"), std::string::npos);
+  for (const char* q : {"", " --where 'lr > 0.005'", " --sort -acc_torch"}) {
+    auto qa = Xwires("query " + Path("A") + q), qb = Xwires("query " + Path("B") + q);
+    ASSERT_EQ(qa.exit_code, 0) << qa.err;
+    EXPECT_EQ(qa.out, qb.out) << "query" << q;
+  }
+  r = Xwires("bundle import " + Path("B") + " " + Path("honest.tar.zst"));
+  EXPECT_NE(r.out.find("added 0 trials, skipped 2"), std::string::npos) << r.out;
+  r = Xwires("merge " + Path("M") + " " + Path("A"));
+  EXPECT_NE(r.out.find("added 2 trials, skipped 0"), std::string::npos) << r.out << r.err;
+  r = Xwires("merge " + Path("M") + " " + Path("B"));
+  EXPECT_NE(r.out.find("added 0 trials, skipped 2"), std::string::npos) << r.out << r.err;
+}
+
+TEST_F(BundleCliTest, OneAlteredBitFailsReplay) {
+  // Dataset C holds trial 1 with one weight bit flipped (stored afresh, so
+  // every hash in the bundle is consistent) and trial 2 as trained but with a
+  // fingerprint naming another ISA.
+  {
+    auto a = Dataset::Open(Raw("A")).value();
+    auto c = Dataset::Open(Raw("C"), OpenMode::kCreate).value();
+    auto profiles = *bundle::ModelProfiles(*a);
+    TrialRecord t1 = *bundle::RecordFromRow(*a, *a->GetTrial(1), profiles, true, true);
+    uint32_t bits;
+    std::memcpy(&bits, t1.models[0].weights[0].value.data(), 4);
+    bits ^= 1u;
+    std::memcpy(t1.models[0].weights[0].value.data(), &bits, 4);
+    t1.models[0].weights_sha256.clear();
+    ASSERT_TRUE(c->AddTrial(t1).ok());
+    TrialRecord t2 = *bundle::RecordFromRow(*a, *a->GetTrial(2), profiles, true, true);
+    for (ModelRecord& m : t2.models) {
+      auto fp = nlohmann::json::parse(m.fingerprint_json);
+      fp["isa"] = "other-isa";
+      m.fingerprint_json = fp.dump();
+    }
+    ASSERT_TRUE(c->AddTrial(t2).ok());
+  }
+  auto r = Xwires("bundle create " + Path("C") + " --trials 1,2 -o " + Path("altered.tar.zst"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Xwires("bundle verify " + Path("altered.tar.zst"));
+  ASSERT_EQ(r.exit_code, 0) << "static checks cannot see it: " << r.err;
+  r = Xwires("bundle verify " + Path("altered.tar.zst") + " --replay 2 --threads 1");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("trial 0 profile 'torch': bitwise check FAILED"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("trial 0 profile 'tf': bitwise check passed"), std::string::npos);
+  EXPECT_NE(r.out.find("trial 1 profile 'torch': accuracy check passed"), std::string::npos);
+  EXPECT_NE(r.out.find("bitwise impossible: isa differs (bundle 'other-isa'"),
+            std::string::npos);
+  EXPECT_NE(r.err.find("replay failed: 1 model(s) do not reproduce"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(BundleCliTest, BadBundleCreatesNoDataset) {
+  testutil::WriteFileBytes(Raw("junk.tar.zst"), std::string(300, 'j'));
+  auto r = Xwires("bundle import " + Path("D") + " " + Path("junk.tar.zst"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("junk.tar.zst"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(Raw("D")));
+  r = Xwires("bundle create " + Path("A") + " -o " + Path("none.tar.zst"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("exactly one of --search ID and --trials LIST"), std::string::npos);
+  r = Xwires("bundle create " + Path("A") + " --trials 1,x -o " + Path("none.tar.zst"));
+  EXPECT_NE(r.err.find("'x' is not a trial id"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace xw
