@@ -58,8 +58,10 @@ const char* kTiny =
 
 TEST(TrainCliTest, TrainsBothProfilesAndWritesWeightsAndMetrics) {
   const std::string dir = TempDir("train");
-  CliRun r = Xwires(std::string("train ") + kTiny + " --profiles torch,tf --out " + dir);
+  CliRun r = Xwires(std::string("train ") + kTiny + " --profiles torch,tf --out " + dir +
+                     " --dataset " + dir + "/store");
   ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("stored trial 1 in " + dir + "/store"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("torch"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("|difference|"), std::string::npos) << r.out;
 
