@@ -9,6 +9,7 @@
 
 #include "xwires/core/data.h"
 #include "xwires/hpo/search_config.h"
+#include "xwires/hpo/search_driver.h"
 #include "xwires/trainers/profile.h"
 #include "xwires/trainers/trainer.h"
 
@@ -65,10 +66,17 @@ Result<TrainOptions> OptionsOf(const TrialRecord& t, const json& hp,
   return o;
 }
 
-// SearchConfig of a stored search: its config, else its space as dimensions.
-Result<hpo::SearchConfig> ConfigOf(const SearchRecord& search) {
+// SearchConfig of a stored search: `xwires search` stores its whole driver
+// configuration; plain search configs and a bare dimension list (the space
+// column) are read too.
+// `whole` tells whether the config (arch, ...) was read, not just the space.
+Result<hpo::SearchConfig> ConfigOf(const SearchRecord& search, bool* whole) {
+  *whole = true;
+  auto d = hpo::ParseDriverConfigJson(search.config_json);
+  if (d.ok()) return d->search;
   auto c = hpo::ParseSearchConfigJson(search.config_json);
   if (c.ok()) return c;
+  *whole = false;
   json space = json::parse(search.space_json, nullptr, false);
   if (space.is_object() && space.contains("dimensions"))
     space = space["dimensions"];
@@ -76,7 +84,7 @@ Result<hpo::SearchConfig> ConfigOf(const SearchRecord& search) {
     auto s = hpo::ParseSearchConfigJson(json{{"dimensions", space}}.dump());
     if (s.ok()) return s;
   }
-  return c.status().WithContext(
+  return d.status().WithContext(
       "the bundle's search configuration cannot be read");
 }
 
@@ -102,7 +110,12 @@ Result<double> ValueOf(const TrialRecord& t, const json& hp,
 }
 
 Status CheckSearchSpace(const SearchRecord& search, const TrialRecord& t) {
-  XW_ASSIGN_OR_RETURN(hpo::SearchConfig c, ConfigOf(search));
+  bool whole = false;
+  XW_ASSIGN_OR_RETURN(hpo::SearchConfig c, ConfigOf(search, &whole));
+  if (whole && c.arch != t.arch) {
+    return Status::InvalidArgument("arch '" + t.arch +
+                                   "' is not the search's '" + c.arch + "'");
+  }
   json hp = json::parse(t.hparams_json.empty() ? "{}" : t.hparams_json, nullptr,
                         false);
   if (!hp.is_object())
