@@ -119,6 +119,42 @@ TEST_F(BundleCliTest, OneAlteredBitFailsReplay) {
       << r.err;
 }
 
+TEST_F(BundleCliTest, SearchBundlesCheckTheSearchSpace) {
+  testutil::WriteFileBytes(Raw("search.json"), R"({
+    "arch": "mlp", "data": {"spec": "synthetic", "train_limit": 100, "test_limit": 50},
+    "dimensions": [{"name": "lr", "type": "real", "low": 1e-4, "high": 0.1, "log": true}],
+    "budget": {"max_trials": 2}, "no_subspaces": true, "n_initial_points": 2})");
+  auto r = Xwires("search --config " + Path("search.json") + " --dataset " + Path("S") +
+                  " --quiet --jobs 1 --threads 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Xwires("bundle create " + Path("S") + " --search 1 -o " + Path("s.tar.zst"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Xwires("bundle verify " + Path("s.tar.zst"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("search: hyperparameters of 2 trials lie in the search space"),
+            std::string::npos)
+      << r.out;
+  {  // A trial recorded under the search with lr outside its space.
+    auto s = Dataset::Open(Raw("S"), OpenMode::kReadWrite).value();
+    auto rows = *s->Query({});
+    TrialRecord t = *bundle::RecordFromRow(*s, rows[0], *bundle::ModelProfiles(*s), true, true);
+    t.lr = 0.5;
+    auto hp = nlohmann::json::parse(t.hparams_json);
+    hp["lr"] = 0.5;
+    t.hparams_json = hp.dump();
+    ASSERT_TRUE(s->AddTrial(t).ok());
+  }
+  r = Xwires("bundle create " + Path("S") + " --search 1 -o " + Path("s2.tar.zst"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Xwires("bundle verify " + Path("s2.tar.zst"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("trials.json: trial 2: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("lr"), std::string::npos) << r.err;
+  r = Xwires("bundle import " + Path("T") + " " + Path("s2.tar.zst"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(fs::exists(Raw("T")));
+}
+
 TEST_F(BundleCliTest, BadBundleCreatesNoDataset) {
   testutil::WriteFileBytes(Raw("junk.tar.zst"), std::string(300, 'j'));
   auto r = Xwires("bundle import " + Path("D") + " " + Path("junk.tar.zst"));
