@@ -8,3 +8,4 @@ list(APPEND XW_TRAINERS_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/trainer.cc
   ${CMAKE_CURRENT_LIST_DIR}/metrics.cc
 )
+list(APPEND XW_TRAINERS_SOURCES ${CMAKE_CURRENT_LIST_DIR}/capture.cc)  # per-module activations (analysis, issue #7)

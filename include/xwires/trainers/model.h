@@ -64,6 +64,9 @@ class Model {
   // overwriting every parameter gradient.
   Status Backward(Tensor& dlogits, const RunContext& ctx);
 
+  // The module tree, for per-module inspection (trainers/capture.h).
+  Module& root() { return *root_; }
+
  private:
   std::string arch_;
   ArchFamily family_;

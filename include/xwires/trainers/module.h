@@ -85,6 +85,8 @@ class Sequential : public Module {
   // Appends with the next numeric name ("0", "1", ...), counting every child.
   Module* Add(ModulePtr m);
   size_t size() const { return children_.size(); }
+  // Child i and its name, for per-module inspection (trainers/capture.h).
+  const std::pair<std::string, ModulePtr>& child(size_t i) const { return children_[i]; }
 
   Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
   Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
