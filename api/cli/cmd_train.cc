@@ -73,7 +73,6 @@ Prepared Prepare(const TrainArgs& a) {
   o.test_limit = a.test_limit;
   Check(ValidateTrainOptions(o));
 
-  if (!a.out.empty()) Check(PrepareOutputDir(a.out));
   if (!a.init_weights.empty()) {
     p.init = Unwrap(ReadTensorFile(a.init_weights));
     o.init_weights = &p.init;
@@ -87,6 +86,8 @@ Prepared Prepare(const TrainArgs& a) {
   // The architecture must fit the data and the init weights the architecture.
   auto model = Unwrap(BuildModel(a.arch, InputOfData(p.data), a.arch_options));
   if (o.init_weights != nullptr) Check(model->LoadState(p.init, a.init_weights));
+  // Directories are created last, once every other input has been accepted.
+  if (!a.out.empty()) Check(PrepareOutputDir(a.out));
   if (!a.dataset.empty()) p.store = Unwrap(Dataset::Open(a.dataset, OpenMode::kCreate));
   return p;
 }

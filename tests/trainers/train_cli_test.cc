@@ -123,6 +123,12 @@ TEST(TrainCliTest, BadInputFailsCleanlyAndLeavesFilesIntact) {
   }
   EXPECT_EQ(ReadText(keep), "previous run\n");
   EXPECT_FALSE(fs::exists(dir + "/torch.h5"));
+  // A rejected run creates neither its output directory nor its dataset.
+  CliRun fresh = Xwires(std::string("train ") + kTiny + " --arch resnet21 --out " + dir +
+                        "/fresh --dataset " + dir + "/store");
+  EXPECT_EQ(fresh.code, 2) << fresh.out;
+  EXPECT_FALSE(fs::exists(dir + "/fresh"));
+  EXPECT_FALSE(fs::exists(dir + "/store"));
 
   // predict: missing 'x', wrong image shape, output not written.
   const std::string in = dir + "/in.h5", w = dir + "/w.h5";
