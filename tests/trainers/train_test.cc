@@ -57,6 +57,33 @@ TEST(TrainTest, SameSeedAndProfileGiveIdenticalWeightsOnOneAndTwoThreads) {
   }
 }
 
+TEST(TrainTest, UserProfileWithShuffleIsDeterministicAndChangesTheOrder) {
+  const DataSplits data = SmallData(40, 10);
+  std::string json = Load("torch").json;
+  const auto name = json.find("\"name\": \"torch\"");
+  const auto shuffle = json.find("\"shuffle\": false");
+  ASSERT_NE(name, std::string::npos);
+  ASSERT_NE(shuffle, std::string::npos);
+  json.replace(shuffle, 16, "\"shuffle\": true");
+  json.replace(name, 15, "\"name\": \"torch_shuffled\"");
+  auto shuffled = ParseProfileJson(json);
+  ASSERT_TRUE(shuffled.ok()) << shuffled.status().ToString();
+  EXPECT_TRUE(shuffled->shuffle);
+  TrainOptions o = Tiny("mlp");
+  o.epochs = 2;
+  o.batch_size = 8;
+  o.threads = 1;
+  auto one = TrainProfile(*shuffled, data, o);
+  o.threads = 2;
+  auto two = TrainProfile(*shuffled, data, o);
+  auto plain = TrainProfile(Load("torch"), data, o);
+  ASSERT_TRUE(one.ok() && two.ok() && plain.ok()) << one.status().ToString();
+  EXPECT_EQ(one->record.profile, "torch_shuffled");
+  EXPECT_EQ(one->record.weights_sha256, two->record.weights_sha256);
+  // Same init stream and arithmetic; only the batch order differs.
+  EXPECT_NE(one->record.weights_sha256, plain->record.weights_sha256);
+}
+
 TEST(TrainTest, ProfilesDivergeFromTheSameStart) {
   const DataSplits data = SmallData(32, 10);
   auto torch = TrainProfile(Load("torch"), data, Tiny("simple_cnn"));
