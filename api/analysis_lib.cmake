@@ -7,8 +7,11 @@ add_library(xwires_api
   ${CMAKE_CURRENT_LIST_DIR}/trial_setup.cc
   ${CMAKE_CURRENT_LIST_DIR}/compare.cc
   ${CMAKE_CURRENT_LIST_DIR}/compare_format.cc
+  ${CMAKE_CURRENT_LIST_DIR}/attribute.cc
+  ${CMAKE_CURRENT_LIST_DIR}/attribute_summary.cc
 )
 target_include_directories(xwires_api PUBLIC ${PROJECT_SOURCE_DIR}/include)
+target_include_directories(xwires_api PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(xwires_api
   PUBLIC xwires_core xwires_dataset xwires_trainers
   PRIVATE nlohmann_json::nlohmann_json SQLiteCpp SQLite::SQLite3)

@@ -1,0 +1,18 @@
+// Internal to the attribution: derived effects and renderings
+// (attribute_summary.cc), filled after the runs (attribute.cc).
+#ifndef XWIRES_API_ATTRIBUTE_INTERNAL_H_
+#define XWIRES_API_ATTRIBUTE_INTERNAL_H_
+
+#include "xwires/api/attribute.h"
+
+namespace xw {
+
+// From r->runs (baselines) and r->knobs' switched accuracies: the baseline
+// accuracies and divergence, each knob's alone_a / remain_b / share, the
+// knobs sorted by share (largest first, then by path), main_knobs and the
+// summary line.
+void SummarizeAttribution(AttributionReport* r);
+
+}  // namespace xw
+
+#endif  // XWIRES_API_ATTRIBUTE_INTERNAL_H_
