@@ -9,6 +9,11 @@ add_library(xwires_api
   ${CMAKE_CURRENT_LIST_DIR}/compare_format.cc
   ${CMAKE_CURRENT_LIST_DIR}/attribute.cc
   ${CMAKE_CURRENT_LIST_DIR}/attribute_summary.cc
+  ${CMAKE_CURRENT_LIST_DIR}/kde.cc
+  ${CMAKE_CURRENT_LIST_DIR}/svg_plot.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report_plots.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report_runs.cc
 )
 target_include_directories(xwires_api PUBLIC ${PROJECT_SOURCE_DIR}/include)
 target_include_directories(xwires_api PRIVATE ${CMAKE_CURRENT_LIST_DIR})

@@ -20,7 +20,9 @@ double OptValue(const std::optional<int64_t>& v) {
   return v ? static_cast<double>(*v) : kUnknown;
 }
 
-double VariableOf(const TrialRow& t, const std::string& name, bool log_scale) {
+}  // namespace
+
+double TrialVariable(const TrialRow& t, const std::string& name, bool log_scale) {
   double v = kUnknown;
   if (name == "lr") v = t.lr;
   if (name == "adam_eps") v = t.adam_eps;
@@ -35,6 +37,8 @@ double VariableOf(const TrialRow& t, const std::string& name, bool log_scale) {
   return v;
 }
 
+namespace {
+
 // Variables with at least two distinct known values among `trials`.
 std::vector<std::string> VaryingVariables(const std::vector<const TrialRow*>& trials,
                                           bool log_scale) {
@@ -42,7 +46,7 @@ std::vector<std::string> VaryingVariables(const std::vector<const TrialRow*>& tr
   for (const std::string& name : MiVariableNames()) {
     std::set<double> seen;
     for (const TrialRow* t : trials) {
-      const double v = VariableOf(*t, name, log_scale);
+      const double v = TrialVariable(*t, name, log_scale);
       if (std::isfinite(v)) seen.insert(v);
       if (seen.size() > 1) break;
     }
@@ -58,7 +62,7 @@ Result<MiRow> Estimate(const std::string& group, const std::vector<std::string>&
   for (const TrialRow* t : trials) {
     if (!std::isfinite(t->divergence)) continue;
     std::vector<double> row;
-    for (const std::string& v : vars) row.push_back(VariableOf(*t, v, opt.log_scale));
+    for (const std::string& v : vars) row.push_back(TrialVariable(*t, v, opt.log_scale));
     bool ok = true;
     for (double d : row) ok = ok && std::isfinite(d);
     if (!ok) continue;

@@ -49,6 +49,11 @@ Table MiTable(const std::vector<MiRow>& rows);
 // Names of the hyperparameter columns considered, in order.
 const std::vector<std::string>& MiVariableNames();
 
+// Value of hyperparameter column `name` (one of MiVariableNames()) of a
+// trial; NaN if unknown (or, with log_scale, log10 of it for lr, adam_eps and
+// weight_decay; NaN if not positive).
+double TrialVariable(const TrialRow& t, const std::string& name, bool log_scale = false);
+
 }  // namespace xw
 
 #endif  // XWIRES_API_MI_ANALYSIS_H_
