@@ -80,6 +80,10 @@ Result<TrainSettings> ParseTrain(const json& v) {
 // Every corner value of the space must make valid training options; the
 // trainer's own validation names the option.
 Status CheckSpace(const DriverConfig& c) {
+  // The fixed settings on their own (even those a dimension overrides).
+  if (Status st = ValidateTrainOptions(internal::TrialTrainOptions(c, {}, 1)); !st.ok()) {
+    return Bad("train", st.message());
+  }
   const SearchSpace& s = c.search.space;
   const auto& names = internal::SearchableNames();
   for (const Dimension& d : s.dims()) {
@@ -118,7 +122,7 @@ DriverConfig DefaultDriverConfig() {
                                     {"lr", DimType::kReal, 1e-8, 0.1, true},
                                     {"epochs", DimType::kInteger, 1, 5, false},
                                     {"adam_eps", DimType::kReal, 1e-8, 1.0, true},
-                                    {"batch_size", DimType::kInteger, 10, 2000, false},
+                                    {"batch_size", DimType::kInteger, 10, 400, true},
                                 })
                 .value();
   s.arch = "simple_cnn";

@@ -60,7 +60,6 @@ struct TrainSettings {
   uint64_t seed = 0;  // init, dropout and synthetic data seed of every trial
   int64_t eval_batch_size = 256;
   bool store_weights = true;  // keep both models' weights in the dataset
-  bool operator==(const TrainSettings&) const = default;
 };
 
 struct DriverConfig {
@@ -71,8 +70,8 @@ struct DriverConfig {
 // The configuration of `xwires search` with no arguments (docs/search.md
 // lists and explains every value): simple_cnn at width 0.5 on 2000/1000
 // synthetic images, torch vs tf, |acc difference|, the Table 1 space with
-// epochs in [1, 5] and batch_size in [10, 2000], 16 subspaces x 3 trials,
-// 2 initial points per subspace, at most 270 s of new trials.
+// epochs scaled to [1, 5] and batch_size to [10, 400] (log), 16 subspaces x
+// 3 trials, 2 initial points per subspace, at most 270 s of new trials.
 DriverConfig DefaultDriverConfig();
 
 // Parses a config document (search_config.h keys plus "train"), missing keys
