@@ -2,7 +2,6 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <cfloat>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -102,7 +101,6 @@ struct Inserter {
               "weight_decay, batch_size, epochs, seed, divergence, hparams_json, extra_json, "
               "search_id, provenance_id, external_id) VALUES "
               "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-        rtree(db, "INSERT INTO trials_rtree VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
         model(db,
               "INSERT INTO models (trial_id, idx, profile, profile_id, status, train_acc, test_acc, "
               "train_loss, test_loss, n_epochs, has_weights, h5_file, h5_group, weights_sha256, "
@@ -137,16 +135,8 @@ struct Inserter {
     return prof_cache[key] = prof_sel.getColumn(0).getInt64();
   }
 
-  // Rtree boxes: the point itself (rounded outward to float32 by SQLite);
-  // unknown values span everything so range queries fall back to the exact
-  // SQL predicate for them.
-  void BindBox(int index, double v) {
-    rtree.bind(index, std::isnan(v) ? -FLT_MAX : v);
-    rtree.bind(index + 1, std::isnan(v) ? FLT_MAX : v);
-  }
-
   SQLite::Database& db;
-  SQLite::Statement prov_ins, prov_sel, prof_ins, prof_sel, trial, rtree, model;
+  SQLite::Statement prov_ins, prov_sel, prof_ins, prof_sel, trial, model;
   std::map<std::string, int64_t> prov_cache;
   std::map<std::tuple<std::string, std::string, bool>, int64_t> prof_cache;
   std::string now = sql::NowUtc();
@@ -177,15 +167,6 @@ void InsertTrial(Inserter& in, const TrialRecord& t, const std::string& provenan
   st.exec();
   const int64_t id = in.db.getLastInsertRowid();
   ids.push_back(id);
-
-  in.rtree.reset();
-  in.rtree.bind(1, id);
-  in.BindBox(2, t.lr);
-  in.BindBox(4, t.adam_eps);
-  in.BindBox(6, t.batch_size > 0 ? double(t.batch_size) : kUnknown);
-  in.BindBox(8, t.epochs > 0 ? double(t.epochs) : kUnknown);
-  in.BindBox(10, t.divergence);
-  in.rtree.exec();
 
   for (size_t j = 0; j < t.models.size(); ++j) {
     const ModelRecord& m = t.models[j];

@@ -217,7 +217,7 @@ Result<std::vector<EpochMetrics>> Dataset::LoadCurves(int64_t model_id) const {
 Result<std::vector<std::string>> Dataset::ProfileNames() const {
   std::vector<std::string> out;
   XW_RETURN_IF_ERROR(sql::Guarded(impl_->DbPath(), [&]() -> Status {
-    SQLite::Statement st(*impl_->db, "SELECT DISTINCT profile FROM models ORDER BY profile");
+    SQLite::Statement st(*impl_->db, "SELECT DISTINCT name FROM profiles ORDER BY name");
     while (st.executeStep()) out.push_back(st.getColumn(0).getString());
     return Status::OK();
   }));

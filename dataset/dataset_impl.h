@@ -36,7 +36,7 @@ void AttachModels(SQLite::Database& db, std::vector<TrialRow>& trials);
 extern const char* const kModelSelect;
 ModelRow ReadModelColumns(const SQLite::Statement& st);
 
-// A TrialQuery compiled to SQL over trials `t` (and R*Tree `r`):
+// A TrialQuery compiled to SQL over trials `t`:
 //   "SELECT ... FROM " + tables + " WHERE " + where + order
 // with `params` bound in order, then `order_params` if `order` is used.
 struct CompiledQuery {

@@ -9,8 +9,6 @@
 
 namespace xw::filter {
 
-const char* const kRtreeColumns[kNumDims] = {"lr", "eps", "bs", "ep", "div"};
-
 namespace {
 
 struct Plain {
@@ -182,7 +180,7 @@ class Parser {
   const Token& Next() { return toks_[i_ < toks_.size() - 1 ? i_++ : i_]; }
 
   // `top` is true while we are inside the top-level conjunction, where the
-  // comparisons bound the R*Tree box.
+  // comparisons bound the box.
   Status ParseOr(Condition& c, bool top) {
     std::vector<Condition> terms(1);
     XW_RETURN_IF_ERROR(ParseAnd(terms[0], top));
@@ -277,7 +275,7 @@ class Parser {
                                        ", found " + Describe(v));
       }
       c.params.push_back(x);
-      if (top && field->rtree_dim >= 0) Bound(c, field->rtree_dim, sql_op, x);
+      if (top && field->index_dim >= 0) Bound(c, field->index_dim, sql_op, x);
     } else {
       if (v.kind != Tok::kString && v.kind != Tok::kWord) {
         return Status::InvalidArgument("expected text for field '" + ft.text + "'" + At(v.pos) +
@@ -328,13 +326,6 @@ class Parser {
 };
 
 }  // namespace
-
-bool Condition::Bounded() const {
-  for (int d = 0; d < kNumDims; ++d) {
-    if (std::isfinite(lo[d]) || std::isfinite(hi[d])) return true;
-  }
-  return false;
-}
 
 void Condition::And(const Condition& o) {
   if (o.sql == "1") return;
@@ -391,9 +382,9 @@ Result<Condition> Range(const std::string& field_name, double lo, double hi) {
   }
   if (parts.empty()) return c;
   c.sql = parts.size() == 1 ? parts[0] : "(" + parts[0] + " AND " + parts[1] + ")";
-  if (f.rtree_dim >= 0) {
-    c.lo[f.rtree_dim] = lo;
-    c.hi[f.rtree_dim] = hi;
+  if (f.index_dim >= 0) {
+    c.lo[f.index_dim] = lo;
+    c.hi[f.index_dim] = hi;
   }
   return c;
 }

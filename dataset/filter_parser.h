@@ -16,16 +16,15 @@
 
 namespace xw::filter {
 
-// Dimensions of trials_rtree, in column order.
-enum RtreeDim { kLr = 0, kAdamEps, kBatchSize, kEpochs, kDivergence, kNumDims };
-extern const char* const kRtreeColumns[kNumDims];  // "lr", "eps", "bs", "ep", "div"
+// Indexed numeric dimensions whose bounds the query planner looks at.
+enum IndexDim { kLr = 0, kAdamEps, kBatchSize, kEpochs, kDivergence, kNumDims };
 
 struct Field {
   std::string name;       // canonical name, e.g. "lr", "acc_torch"
   std::string sql;        // SQL expression over `t`, may contain '?'
   std::vector<sql::Param> params;  // bound to the '?' in `sql`
   bool numeric = true;
-  int rtree_dim = -1;     // RtreeDim or -1
+  int index_dim = -1;     // IndexDim or -1
 };
 
 // Resolves a field name (aliases included). InvalidArgument naming the field
@@ -33,7 +32,8 @@ struct Field {
 Result<Field> ResolveField(const std::string& name);
 
 // A condition: `sql` with `params`, plus the box that every matching trial's
-// point lies in (from the top-level conjunction only), for the R*Tree.
+// point lies in (from the top-level conjunction only), which the query
+// engine uses to pick the index that drives the scan.
 struct Condition {
   std::string sql = "1";
   std::vector<sql::Param> params;
@@ -42,7 +42,6 @@ struct Condition {
     lo.fill(-std::numeric_limits<double>::infinity());
     hi.fill(std::numeric_limits<double>::infinity());
   }
-  bool Bounded() const;  // true if any dimension is constrained
   // this AND other (boxes intersect).
   void And(const Condition& other);
 };

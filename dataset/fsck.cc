@@ -44,10 +44,6 @@ void CheckSql(SQLite::Database& db, FsckReport& r) {
                             std::to_string(fk.getColumn(1).getInt64()) + " references missing " +
                             fk.getColumn(2).getString()});
   }
-  SQLite::Statement rt(db, "SELECT id FROM trials WHERE id NOT IN (SELECT id FROM trials_rtree)");
-  while (rt.executeStep()) {
-    r.issues.push_back({"rtree-missing", "", rt.getColumn(0).getInt64(), "trial not in trials_rtree"});
-  }
 }
 
 // Checks every bundle the rows point at; returns trial ids to drop and
@@ -137,12 +133,6 @@ Status Repair(Dataset::Impl& impl, const std::set<int64_t>& bad_trials,
       del.bind(1, id);
       del.exec();
     }
-    impl.db->exec(
-        "INSERT INTO trials_rtree SELECT id, coalesce(lr, -3.4e38), coalesce(lr, 3.4e38), "
-        "coalesce(adam_eps, -3.4e38), coalesce(adam_eps, 3.4e38), coalesce(batch_size, -3.4e38), "
-        "coalesce(batch_size, 3.4e38), coalesce(epochs, -3.4e38), coalesce(epochs, 3.4e38), "
-        "coalesce(divergence, -3.4e38), coalesce(divergence, 3.4e38) FROM trials "
-        "WHERE id NOT IN (SELECT id FROM trials_rtree)");
     tx.commit();
     return Status::OK();
   }));
@@ -154,7 +144,7 @@ Status Repair(Dataset::Impl& impl, const std::set<int64_t>& bad_trials,
     } else if (i.kind == "orphan-file") {
       i.repaired = Quarantine(impl, i.path).ok();
     } else if (i.kind == "missing-file" || i.kind == "missing-group" ||
-               i.kind == "weights-mismatch" || i.kind == "rtree-missing") {
+               i.kind == "weights-mismatch") {
       i.repaired = true;
     }
   }

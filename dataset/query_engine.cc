@@ -1,8 +1,14 @@
 // Dataset::Query / Count / Near and the query builder: a TrialQuery becomes
-// one parameterized SELECT. When the filter's top-level conjunction bounds any
-// of the R*Tree dimensions (lr, adam_eps, batch_size, epochs, divergence) the
-// scan starts from the R*Tree box (a superset: float32 boxes rounded outward)
-// and the exact SQL predicate keeps the matching rows.
+// one parameterized SELECT over `trials t`.
+//
+// Index choice: SQLite (built without STAT4) cannot estimate range
+// selectivities, and would drive a query such as "lr in [a, b] and
+// batch_size in [c, d] and diff > 0.3" by a two-sided hyperparameter range.
+// Divergent trials are rare, so when the top-level conjunction puts a lower
+// bound on the divergence (and no architecture is named, which trials_arch
+// serves better) the scan is pinned to trials_divergence, whose entries also
+// carry lr, batch_size, adam_eps and epochs: the hyperparameter tests run
+// inside the index and only matching rows are read.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -32,24 +38,10 @@ Result<CompiledQuery> CompileQuery(const TrialQuery& q) {
     cond.And(r);
   }
   CompiledQuery c;
-  if (cond.Bounded()) {
-    // CROSS JOIN pins the join order: R*Tree box first, then rowid lookups.
-    c.tables = "trials_rtree r CROSS JOIN trials t ON t.id = r.id";
-    for (int d = 0; d < filter::kNumDims; ++d) {
-      std::string col = filter::kRtreeColumns[d];
-      if (std::isfinite(cond.lo[d])) {
-        c.where += "r." + col + "_hi >= ? AND ";
-        c.params.push_back(cond.lo[d]);
-      }
-      if (std::isfinite(cond.hi[d])) {
-        c.where += "r." + col + "_lo <= ? AND ";
-        c.params.push_back(cond.hi[d]);
-      }
-    }
-  } else {
-    c.tables = "trials t";
-  }
-  c.where += cond.sql;
+  const bool divergence_floor = std::isfinite(cond.lo[filter::kDivergence]);
+  c.tables = divergence_floor && q.archs.empty() ? "trials t INDEXED BY trials_divergence"
+                                                 : "trials t";
+  c.where = cond.sql;
   c.params.insert(c.params.end(), cond.params.begin(), cond.params.end());
   if (!q.archs.empty()) {
     c.where += " AND t.arch IN " + InList(q.archs.size());
@@ -253,7 +245,7 @@ Result<NearTarget> ParseNearTarget(const std::string& text) {
     }
     std::string name = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
     XW_ASSIGN_OR_RETURN(filter::Field f, filter::ResolveField(name));
-    if (!f.numeric || !f.params.empty() || f.rtree_dim == filter::kDivergence || f.name == "id" ||
+    if (!f.numeric || !f.params.empty() || f.index_dim == filter::kDivergence || f.name == "id" ||
         f.name == "search_id") {
       return Status::InvalidArgument("near: '" + name + "' is not a hyperparameter");
     }

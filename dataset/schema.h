@@ -1,7 +1,7 @@
 // Internal: the SQL schema of xwires.db, its version and migrations.
 //
 // Version history (kDatasetSchemaVersion in dataset.h is the newest):
-//   1: searches, provenance, profiles, trials (+ trials_rtree), models.
+//   1: searches, provenance, profiles, trials, models.
 // A migration is a list of SQL statements that takes version v-1 to v; all
 // pending migrations run in one IMMEDIATE transaction, so concurrent openers
 // migrate exactly once.

@@ -37,13 +37,6 @@ int64_t ProvenanceId(SQLite::Database& db, const std::string& description) {
   return sel.getColumn(0).getInt64();
 }
 
-// The rtree box of a value: the point, or everything when unknown (as
-// Dataset::AddTrials does, so range queries fall back to the SQL predicate).
-void BindBox(SQLite::Statement& st, int index, double v) {
-  st.bind(index, std::isnan(v) ? -FLT_MAX : v);
-  st.bind(index + 1, std::isnan(v) ? FLT_MAX : v);
-}
-
 }  // namespace
 
 Result<int64_t> AddPendingTrial(Dataset& ds, const TrialRecord& t) {
@@ -82,14 +75,6 @@ Result<int64_t> AddPendingTrial(Dataset& ds, const TrialRecord& t) {
     st.bind(16, t.external_id);
     st.exec();
     id = db.getLastInsertRowid();
-    SQLite::Statement rt(db, "INSERT INTO trials_rtree VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    rt.bind(1, id);
-    BindBox(rt, 2, t.lr);
-    BindBox(rt, 4, t.adam_eps);
-    BindBox(rt, 6, t.batch_size > 0 ? double(t.batch_size) : kUnknown);
-    BindBox(rt, 8, t.epochs > 0 ? double(t.epochs) : kUnknown);
-    BindBox(rt, 10, kUnknown);
-    rt.exec();
     tx.commit();
     return Status::OK();
   }));
@@ -117,7 +102,6 @@ Status DeletePendingTrial(Dataset& ds, int64_t trial_id) {
   XW_RETURN_IF_ERROR(CheckWritable(ds));
   auto& impl = ds.impl();
   return sql::Guarded(impl.DbPath(), [&]() -> Status {
-    // The trials_rtree_delete trigger removes the box in the same statement.
     SQLite::Statement st(*impl.db, "DELETE FROM trials WHERE id = ? AND status = 'pending'");
     st.bind(1, trial_id);
     if (st.exec() == 0) {

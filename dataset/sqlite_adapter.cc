@@ -27,7 +27,9 @@ Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path, 
     if (mode != "wal") db->execAndGet("PRAGMA journal_mode = WAL");
     db->exec("PRAGMA synchronous = FULL");
     db->exec("PRAGMA foreign_keys = ON");
-    db->exec("PRAGMA cache_size = -65536");  // 64 MiB: bulk inserts touch many index pages
+    // Up to 512 MiB of page cache (allocated only as used): bulk inserts into
+    // the divergence indexes touch pages all over them.
+    db->exec("PRAGMA cache_size = -524288");
     return Status::OK();
   });
   if (!s.ok()) return s;

@@ -1,15 +1,13 @@
 // Consistency check and repair of a dataset directory (`xwires fsck`).
 //
-// Finds: SQLite integrity / foreign-key errors; trials missing from the
-// R*Tree index; model rows whose HDF5 bundle is missing, unreadable or lacks
+// Finds: SQLite integrity / foreign-key errors; model rows whose HDF5 bundle is missing, unreadable or lacks
 // the model's group (and, with verify_weights, weights whose sha256 differs);
 // orphan bundles no row points at (a writer killed between rename and
 // commit) and leftover temp files.
 //
 // Repair (under the dataset's exclusive lock, so no writer is mid-commit):
 // deletes trials whose models point at missing/damaged data (one
-// transaction), re-indexes trials missing from the R*Tree, removes temp
-// files, and moves orphan and damaged bundles to DIR/lost+found/. SQLite
+// transaction), removes temp files, and moves orphan and damaged bundles to DIR/lost+found/. SQLite
 // integrity errors are reported, never "repaired".
 #ifndef XWIRES_DATASET_FSCK_H_
 #define XWIRES_DATASET_FSCK_H_
@@ -28,7 +26,7 @@ struct FsckOptions {
 };
 
 struct FsckIssue {
-  // "sqlite-integrity", "foreign-key", "rtree-missing", "missing-file",
+  // "sqlite-integrity", "foreign-key", "missing-file",
   // "damaged-file", "missing-group", "weights-mismatch", "orphan-file",
   // "temp-file"
   std::string kind;

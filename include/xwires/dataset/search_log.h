@@ -13,8 +13,8 @@
 //            that on resume by the reference.
 //
 // Pending and failed rows carry the hyperparameters (typed columns,
-// hparams_json), search_id, provenance and extra_json of the trial, and a
-// trials_rtree box like every other trial row (divergence unknown).
+// hparams_json), search_id, provenance and extra_json of the trial, indexed
+// like every other trial row (divergence unknown).
 //
 // Thread-safety: as Dataset (one thread at a time per Dataset object).
 #ifndef XWIRES_DATASET_SEARCH_LOG_H_
@@ -40,7 +40,7 @@ Result<int64_t> AddPendingTrial(Dataset& ds, const TrialRecord& trial);
 // that id (a finished or failed trial is never changed).
 Status MarkTrialFailed(Dataset& ds, int64_t trial_id, const std::string& extra_json);
 
-// Removes pending row `trial_id` (and its rtree box). NotFound if there is no
+// Removes pending row `trial_id`. NotFound if there is no
 // pending row with that id.
 Status DeletePendingTrial(Dataset& ds, int64_t trial_id);
 
