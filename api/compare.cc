@@ -17,8 +17,9 @@ DiffStats Diff(const float* a, const float* b, int64_t n, double rtol, double at
   double aa = 0, bb = 0, ab = 0, dd = 0;
   for (int64_t i = 0; i < n; ++i) {
     const double x = a[i], y = b[i];
-    if (std::memcmp(a + i, b + i, sizeof(float)) != 0) s.identical = false;
-    const bool equal = x == y;  // also equal infinities
+    const bool same_bits = std::memcmp(a + i, b + i, sizeof(float)) == 0;
+    if (!same_bits) s.identical = false;
+    const bool equal = same_bits || x == y;  // also equal infinities and NaN bits
     const double d = equal ? 0.0 : std::fabs(x - y);
     const double diff = std::isnan(d) ? INFINITY : d;
     s.max_abs = std::max(s.max_abs, diff);
