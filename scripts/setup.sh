@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev
   python3 python3-numpy python3-h5py python3-pandas python3-sklearn
+  chromium  # headless rendering check of `xwires report` (tests/api/report_test.cc)
 )
 
 SUDO=""
