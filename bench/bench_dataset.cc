@@ -1,5 +1,5 @@
 // Dataset benchmarks on 1,000,000 synthetic trials (two models each):
-//   BM_BulkInsert      AddTrials in batches of 10,000 into a fresh dataset
+//   BM_BulkInsert      AddTrials in batches of 100,000 into a fresh dataset
 //                      (trials/s; goal >= 50,000)
 //   BM_QueryTop10      two hyperparameter ranges + a divergence threshold,
 //                      sorted by -diff, limit 10, rows with models (the CLI's
@@ -27,7 +27,7 @@
 namespace {
 
 constexpr int64_t kTrials = 1000000;
-constexpr int64_t kBatch = 10000;
+constexpr int64_t kBatch = 100000;  // trials per AddTrials call (one transaction)
 
 std::string BenchDir() {
   const char* d = std::getenv("XWIRES_BENCH_DATASET");

@@ -121,6 +121,19 @@ struct Inserter {
   }
 
   int64_t ProfileId(const ModelRecord& m) {
+    // Most trials reuse the previous trial's profiles: check that first.
+    for (const auto& [pm, id] : prof_recent) {
+      if (pm->profile == m.profile && pm->external == m.external && pm->profile_json == m.profile_json) {
+        return id;
+      }
+    }
+    int64_t id = ProfileIdSlow(m);
+    if (prof_recent.size() >= 4) prof_recent.erase(prof_recent.begin());
+    prof_recent.emplace_back(&m, id);
+    return id;
+  }
+
+  int64_t ProfileIdSlow(const ModelRecord& m) {
     auto key = std::make_tuple(m.profile, m.profile_json, m.external);
     auto it = prof_cache.find(key);
     if (it != prof_cache.end()) return it->second;
@@ -139,17 +152,23 @@ struct Inserter {
   SQLite::Statement prov_ins, prov_sel, prof_ins, prof_sel, trial, model;
   std::map<std::string, int64_t> prov_cache;
   std::map<std::tuple<std::string, std::string, bool>, int64_t> prof_cache;
+  std::vector<std::pair<const ModelRecord*, int64_t>> prof_recent;  // records outlive the call
   std::string now = sql::NowUtc();
 };
 
+// Binds text without copying it: every string bound here outlives exec().
+void BindText(SQLite::Statement& st, int index, const std::string& s) { st.bindNoCopy(index, s); }
+
 void InsertTrial(Inserter& in, const TrialRecord& t, const std::string& provenance,
                  const std::string& file, size_t k, std::vector<int64_t>& ids) {
+  static const std::string kEmptyObject = "{}", kEmpty;
+  const std::string status = TrialStatus(t);
   auto& st = in.trial;
   st.reset();
-  st.bind(1, in.now);
-  st.bind(2, t.arch);
-  st.bind(3, t.data_spec);
-  st.bind(4, TrialStatus(t));
+  BindText(st, 1, in.now);
+  BindText(st, 2, t.arch);
+  BindText(st, 3, t.data_spec);
+  BindText(st, 4, status);
   sql::BindReal(st, 5, t.lr);
   sql::BindReal(st, 6, t.adam_eps);
   sql::BindReal(st, 7, t.beta1);
@@ -159,25 +178,31 @@ void InsertTrial(Inserter& in, const TrialRecord& t, const std::string& provenan
   sql::BindOptInt(st, 11, t.epochs > 0 ? std::optional<int64_t>(t.epochs) : std::nullopt);
   st.bind(12, t.seed);
   sql::BindReal(st, 13, t.divergence);
-  st.bind(14, t.hparams_json.empty() ? "{}" : t.hparams_json);
-  st.bind(15, t.extra_json.empty() ? "{}" : t.extra_json);
+  BindText(st, 14, t.hparams_json.empty() ? kEmptyObject : t.hparams_json);
+  BindText(st, 15, t.extra_json.empty() ? kEmptyObject : t.extra_json);
   sql::BindOptInt(st, 16, t.search_id);
   st.bind(17, in.ProvenanceId(provenance));
-  st.bind(18, t.external_id);
+  BindText(st, 18, t.external_id);
   st.exec();
   const int64_t id = in.db.getLastInsertRowid();
   ids.push_back(id);
 
   for (size_t j = 0; j < t.models.size(); ++j) {
     const ModelRecord& m = t.models[j];
-    bool in_file = !m.weights.empty() || !m.curves.empty();
+    const bool in_file = !m.weights.empty() || !m.curves.empty();
+    const std::string group = in_file ? std::to_string(k) + "/" + std::to_string(j) : "";
+    const std::string sha = m.weights.empty() ? ""
+                            : m.weights_sha256.empty() ? WeightsSha256(m.weights)
+                                                       : m.weights_sha256;
+    const std::string isa = FingerprintField(m.fingerprint_json, "isa");
+    const std::string compiler = FingerprintField(m.fingerprint_json, "compiler");
     auto& ms = in.model;
     ms.reset();
     ms.bind(1, id);
     ms.bind(2, static_cast<int64_t>(j));
-    ms.bind(3, m.profile);
+    BindText(ms, 3, m.profile);
     ms.bind(4, in.ProfileId(m));
-    ms.bind(5, m.status);
+    BindText(ms, 5, m.status);
     sql::BindReal(ms, 6, m.train_acc);
     sql::BindReal(ms, 7, m.test_acc);
     sql::BindReal(ms, 8, m.train_loss);
@@ -185,19 +210,18 @@ void InsertTrial(Inserter& in, const TrialRecord& t, const std::string& provenan
     ms.bind(10, static_cast<int64_t>(m.curves.size()));
     ms.bind(11, m.weights.empty() ? 0 : 1);
     if (in_file) {
-      ms.bind(12, file);
-      ms.bind(13, std::to_string(k) + "/" + std::to_string(j));
+      BindText(ms, 12, file);
+      BindText(ms, 13, group);
     } else {
       ms.bind(12);
       ms.bind(13);
     }
-    ms.bind(14, m.weights.empty() ? "" : (m.weights_sha256.empty() ? WeightsSha256(m.weights)
-                                                                  : m.weights_sha256));
+    BindText(ms, 14, sha);
     ms.bind(15, m.param_count);
     sql::BindReal(ms, 16, m.wall_time_s);
-    ms.bind(17, m.fingerprint_json.empty() ? "{}" : m.fingerprint_json);
-    ms.bind(18, FingerprintField(m.fingerprint_json, "isa"));
-    ms.bind(19, FingerprintField(m.fingerprint_json, "compiler"));
+    BindText(ms, 17, m.fingerprint_json.empty() ? kEmptyObject : m.fingerprint_json);
+    BindText(ms, 18, isa);
+    BindText(ms, 19, compiler);
     ms.bind(20, m.threads);
     ms.exec();
   }

@@ -13,8 +13,10 @@ Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path, 
                                                        bool create) {
   std::unique_ptr<SQLite::Database> db;
   Status s = Guarded(path, [&]() -> Status {
-    int flags = SQLite::OPEN_READWRITE;
-    if (read_only && ::access(path.c_str(), W_OK) != 0) flags = SQLite::OPEN_READONLY;
+    // NOMUTEX: a Dataset (one connection) is used by one thread at a time,
+    // so SQLite's per-call connection mutex is pure overhead.
+    int flags = SQLite::OPEN_READWRITE | SQLite::OPEN_NOMUTEX;
+    if (read_only && ::access(path.c_str(), W_OK) != 0) flags = SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX;
     if (!read_only && create) flags |= SQLite::OPEN_CREATE;
     db = std::make_unique<SQLite::Database>(path, flags, kBusyTimeoutMs);
     if (read_only) {
