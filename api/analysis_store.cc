@@ -39,8 +39,10 @@ const char* const kCreateStatements[] = {
             status TEXT NOT NULL,
             test_acc REAL, test_loss REAL,
             weights_sha256 TEXT NOT NULL))sql",
-    "CREATE INDEX IF NOT EXISTS analysis_results_trial ON analysis_results (trial_id, kind)",
-    "CREATE INDEX IF NOT EXISTS attribution_runs_result ON attribution_runs (result_id)",
+    "CREATE INDEX IF NOT EXISTS analysis_results_trial ON analysis_results "
+    "(trial_id, kind)",
+    "CREATE INDEX IF NOT EXISTS attribution_runs_result ON attribution_runs "
+    "(result_id)",
 };
 
 std::string NowUtc() {
@@ -57,8 +59,10 @@ Status Guarded(const std::string& what, Fn&& fn) {
   try {
     return fn();
   } catch (const SQLite::Exception& e) {
-    if (e.getErrorCode() == SQLITE_CONSTRAINT) return Status::InvalidArgument(what + ": " + e.what());
-    if (e.getErrorCode() == SQLITE_NOTADB || e.getErrorCode() == SQLITE_CORRUPT) {
+    if (e.getErrorCode() == SQLITE_CONSTRAINT)
+      return Status::InvalidArgument(what + ": " + e.what());
+    if (e.getErrorCode() == SQLITE_NOTADB ||
+        e.getErrorCode() == SQLITE_CORRUPT) {
       return Status::Corruption(what + ": " + e.what());
     }
     return Status::IOError(what + ": " + e.what());
@@ -70,12 +74,14 @@ Status Guarded(const std::string& what, Fn&& fn) {
 // A second connection to the dataset's database. Read-only connections set
 // query_only (and open the file read-only when it is not writable), like the
 // dataset module's own, so reading never changes a file.
-Result<std::unique_ptr<SQLite::Database>> Connect(const Dataset& ds, bool write) {
+Result<std::unique_ptr<SQLite::Database>> Connect(const Dataset& ds,
+                                                  bool write) {
   const std::string path = ds.dir() + "/xwires.db";
   std::unique_ptr<SQLite::Database> db;
   XW_RETURN_IF_ERROR(Guarded(path, [&]() -> Status {
     int flags = SQLite::OPEN_READWRITE;
-    if (!write && ::access(path.c_str(), W_OK) != 0) flags = SQLite::OPEN_READONLY;
+    if (!write && ::access(path.c_str(), W_OK) != 0)
+      flags = SQLite::OPEN_READONLY;
     db = std::make_unique<SQLite::Database>(path, flags, kBusyTimeoutMs);
     if (write) {
       db->exec("PRAGMA foreign_keys = ON");
@@ -90,15 +96,20 @@ Result<std::unique_ptr<SQLite::Database>> Connect(const Dataset& ds, bool write)
 
 Status EnsureTables(SQLite::Database& db) {
   for (const char* stmt : kCreateStatements) db.exec(stmt);
-  if (db.execAndGet("SELECT count(*) FROM analysis_schema_version").getInt() == 0) {
-    SQLite::Statement ins(db, "INSERT INTO analysis_schema_version VALUES (?, ?)");
+  if (db.execAndGet("SELECT count(*) FROM analysis_schema_version").getInt() ==
+      0) {
+    SQLite::Statement ins(db,
+                          "INSERT INTO analysis_schema_version VALUES (?, ?)");
     ins.bind(1, kAnalysisSchemaVersion);
     ins.bind(2, NowUtc());
     ins.exec();
   }
-  const int version = db.execAndGet("SELECT max(version) FROM analysis_schema_version").getInt();
+  const int version =
+      db.execAndGet("SELECT max(version) FROM analysis_schema_version")
+          .getInt();
   if (version > kAnalysisSchemaVersion) {
-    return Status::NotSupported("analysis tables of version " + std::to_string(version) +
+    return Status::NotSupported("analysis tables of version " +
+                                std::to_string(version) +
                                 " are newer than this xwires supports (" +
                                 std::to_string(kAnalysisSchemaVersion) + ")");
   }
@@ -113,15 +124,18 @@ void BindReal(SQLite::Statement& st, int i, double v) {
   }
 }
 
-double GetReal(const SQLite::Column& c) { return c.isNull() ? kUnknown : c.getDouble(); }
+double GetReal(const SQLite::Column& c) {
+  return c.isNull() ? kUnknown : c.getDouble();
+}
 
 }  // namespace
 
 Result<int64_t> StoreAnalysisResult(Dataset& ds, const AnalysisResultRow& row) {
   const std::string what = ds.dir() + "/xwires.db";
   if (ds.read_only()) {
-    return Status::FailedPrecondition(ds.dir() + ": dataset is open read-only; cannot store " +
-                                      row.kind + " results");
+    return Status::FailedPrecondition(
+        ds.dir() + ": dataset is open read-only; cannot store " + row.kind +
+        " results");
   }
   if (row.kind != "compare" && row.kind != "attribute") {
     return Status::InvalidArgument("analysis result kind '" + row.kind +
@@ -136,9 +150,10 @@ Result<int64_t> StoreAnalysisResult(Dataset& ds, const AnalysisResultRow& row) {
   XW_RETURN_IF_ERROR(Guarded(what, [&]() -> Status {
     SQLite::Transaction tx(*db, SQLite::TransactionBehavior::IMMEDIATE);
     XW_RETURN_IF_ERROR(EnsureTables(*db));
-    SQLite::Statement ins(*db,
-                          "INSERT INTO analysis_results (trial_id, kind, created_at, toolkit, "
-                          "summary, result_json) VALUES (?, ?, ?, ?, ?, ?)");
+    SQLite::Statement ins(
+        *db,
+        "INSERT INTO analysis_results (trial_id, kind, created_at, toolkit, "
+        "summary, result_json) VALUES (?, ?, ?, ?, ?, ?)");
     ins.bind(1, row.trial_id);
     ins.bind(2, row.kind);
     ins.bind(3, NowUtc());
@@ -147,10 +162,11 @@ Result<int64_t> StoreAnalysisResult(Dataset& ds, const AnalysisResultRow& row) {
     ins.bind(6, row.result_json);
     ins.exec();
     id = db->getLastInsertRowid();
-    SQLite::Statement run(*db,
-                          "INSERT INTO attribution_runs (result_id, knob, direction, profile, "
-                          "value_json, status, test_acc, test_loss, weights_sha256) "
-                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    SQLite::Statement run(
+        *db,
+        "INSERT INTO attribution_runs (result_id, knob, direction, profile, "
+        "value_json, status, test_acc, test_loss, weights_sha256) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const AttributionRunRow& r : row.runs) {
       run.reset();
       run.bind(1, id);
@@ -170,25 +186,27 @@ Result<int64_t> StoreAnalysisResult(Dataset& ds, const AnalysisResultRow& row) {
   return id;
 }
 
-Result<std::vector<AnalysisResultRow>> LoadAnalysisResults(const Dataset& ds, int64_t trial_id,
-                                                           const std::string& kind) {
+Result<std::vector<AnalysisResultRow>> LoadAnalysisResults(
+    const Dataset& ds, int64_t trial_id, const std::string& kind) {
   const std::string what = ds.dir() + "/xwires.db";
   XW_ASSIGN_OR_RETURN(auto db, Connect(ds, /*write=*/false));
   std::vector<AnalysisResultRow> out;
   XW_RETURN_IF_ERROR(Guarded(what, [&]() -> Status {
     if (!db->tableExists("analysis_results")) return Status::OK();
-    SQLite::Statement st(*db,
-                         "SELECT id, trial_id, kind, created_at, toolkit, summary, result_json "
-                         "FROM analysis_results WHERE (? < 0 OR trial_id = ?) "
-                         "AND (? = '' OR kind = ?) ORDER BY id");
+    SQLite::Statement st(
+        *db,
+        "SELECT id, trial_id, kind, created_at, toolkit, summary, result_json "
+        "FROM analysis_results WHERE (? < 0 OR trial_id = ?) "
+        "AND (? = '' OR kind = ?) ORDER BY id");
     st.bind(1, trial_id);
     st.bind(2, trial_id);
     st.bind(3, kind);
     st.bind(4, kind);
-    SQLite::Statement runs(*db,
-                           "SELECT knob, direction, profile, value_json, status, test_acc, "
-                           "test_loss, weights_sha256 FROM attribution_runs "
-                           "WHERE result_id = ? ORDER BY id");
+    SQLite::Statement runs(
+        *db,
+        "SELECT knob, direction, profile, value_json, status, test_acc, "
+        "test_loss, weights_sha256 FROM attribution_runs "
+        "WHERE result_id = ? ORDER BY id");
     while (st.executeStep()) {
       AnalysisResultRow r;
       r.id = st.getColumn(0).getInt64();
@@ -219,21 +237,25 @@ Result<std::vector<AnalysisResultRow>> LoadAnalysisResults(const Dataset& ds, in
   return out;
 }
 
-Result<std::vector<std::string>> StoredProfileJson(const Dataset& ds, const TrialRow& trial) {
+Result<std::vector<std::string>> StoredProfileJson(const Dataset& ds,
+                                                   const TrialRow& trial) {
   const std::string what = ds.dir() + "/xwires.db";
   XW_ASSIGN_OR_RETURN(auto db, Connect(ds, /*write=*/false));
   std::vector<std::string> out;
   XW_RETURN_IF_ERROR(Guarded(what, [&]() -> Status {
-    SQLite::Statement st(*db,
-                         "SELECT pr.json, pr.external FROM models m "
-                         "JOIN profiles pr ON pr.id = m.profile_id WHERE m.id = ?");
+    SQLite::Statement st(
+        *db,
+        "SELECT pr.json, pr.external FROM models m "
+        "JOIN profiles pr ON pr.id = m.profile_id WHERE m.id = ?");
     for (const ModelRow& m : trial.models) {
       st.reset();
       st.bind(1, m.id);
       if (!st.executeStep()) {
-        return Status::NotFound(what + ": model " + std::to_string(m.id) + " has no profile row");
+        return Status::NotFound(what + ": model " + std::to_string(m.id) +
+                                " has no profile row");
       }
-      out.push_back(st.getColumn(1).getInt() != 0 ? "" : st.getColumn(0).getString());
+      out.push_back(
+          st.getColumn(1).getInt() != 0 ? "" : st.getColumn(0).getString());
     }
     return Status::OK();
   }));

@@ -20,9 +20,11 @@ namespace {
 
 using OJson = nlohmann::ordered_json;
 
-void Flatten(const OJson& j, const std::string& prefix, std::vector<std::pair<std::string, OJson>>* out) {
+void Flatten(const OJson& j, const std::string& prefix,
+             std::vector<std::pair<std::string, OJson>>* out) {
   for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string path = prefix.empty() ? it.key() : prefix + "." + it.key();
+    const std::string path =
+        prefix.empty() ? it.key() : prefix + "." + it.key();
     if (it->is_object()) {
       Flatten(*it, path, out);
     } else {
@@ -58,11 +60,13 @@ Result<Profile> SwitchKnob(const Profile& base, const std::string& path,
   OJson j = OJson::parse(ProfileToJson(base));
   const OJson::json_pointer ptr(Pointer(path));
   if (path == "name" || !j.contains(ptr) || j.at(ptr).is_object()) {
-    return Status::InvalidArgument("profile knob '" + path + "' does not exist");
+    return Status::InvalidArgument("profile knob '" + path +
+                                   "' does not exist");
   }
   OJson value = OJson::parse(value_json, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) {
-    return Status::InvalidArgument("knob '" + path + "': value is not JSON: " + value_json);
+    return Status::InvalidArgument("knob '" + path +
+                                   "': value is not JSON: " + value_json);
   }
   j[ptr] = value;
   j["name"] = base.name + "+" + path;
@@ -90,7 +94,8 @@ void RunJob(const TrialSetup& s, int threads, Job* job) {
   if (!s.init_weights.empty()) o.init_weights = &s.init_weights;
   auto r = TrainProfile(job->profile, s.data, o);
   if (!r.ok()) {
-    job->status = r.status().WithContext("training '" + job->profile.name + "'");
+    job->status =
+        r.status().WithContext("training '" + job->profile.name + "'");
     return;
   }
   const ModelRecord& m = r->record;
@@ -104,7 +109,8 @@ void RunJob(const TrialSetup& s, int threads, Job* job) {
     job->status = model.status();
     return;
   }
-  auto logits = Predict(**model, job->profile, s.data.test.images, o.eval_batch_size);
+  auto logits =
+      Predict(**model, job->profile, s.data.test.images, o.eval_batch_size);
   if (!logits.ok()) {
     job->status = logits.status();
     return;
@@ -115,12 +121,14 @@ void RunJob(const TrialSetup& s, int threads, Job* job) {
     job->predictions[i] = ArgMax(logits->data() + i * k, k);
   }
   job->run.wall_time_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
 }
 
 // Runs every job on `jobs` worker threads; progress is reported on the
 // calling thread.
-Status RunAll(const TrialSetup& s, std::vector<Job>& all, const AttributeOptions& opt) {
+Status RunAll(const TrialSetup& s, std::vector<Job>& all,
+              const AttributeOptions& opt) {
   const int n = static_cast<int>(all.size());
   const int hw = HardwareThreads();
   const int jobs = std::clamp(opt.jobs > 0 ? opt.jobs : std::min(n, hw), 1, n);
@@ -148,7 +156,10 @@ Status RunAll(const TrialSetup& s, std::vector<Job>& all, const AttributeOptions
     finished.pop_front();
     lock.unlock();
     ++done;
-    if (opt.on_run) opt.on_run(done, n, all[i].run.profile.empty() ? all[i].profile.name : all[i].run.profile);
+    if (opt.on_run)
+      opt.on_run(done, n,
+                 all[i].run.profile.empty() ? all[i].profile.name
+                                            : all[i].run.profile);
   }
   for (auto& t : workers) t.join();
   for (const Job& j : all) XW_RETURN_IF_ERROR(j.status);
@@ -174,32 +185,37 @@ Job MakeJob(Profile p, const std::string& knob, const std::string& direction,
 
 }  // namespace
 
-Result<AttributionReport> AttributeDivergence(const Dataset& ds, int64_t trial_id,
+Result<AttributionReport> AttributeDivergence(const Dataset& ds,
+                                              int64_t trial_id,
                                               const AttributeOptions& opt) {
   if (opt.jobs < 0 || opt.threads < 0) {
     return Status::InvalidArgument("--jobs and --threads must be >= 0");
   }
-  XW_ASSIGN_OR_RETURN(TrialSetup s, LoadTrialSetup(ds, trial_id, /*train_data=*/true));
+  XW_ASSIGN_OR_RETURN(TrialSetup s,
+                      LoadTrialSetup(ds, trial_id, /*train_data=*/true));
   XW_ASSIGN_OR_RETURN(size_t ia, PickModel(s.trial, opt.profile_a, 0));
   XW_ASSIGN_OR_RETURN(size_t ib, PickModel(s.trial, opt.profile_b, 1));
-  if (ia == ib) return Status::InvalidArgument("attribute: both sides name the same model");
+  if (ia == ib)
+    return Status::InvalidArgument("attribute: both sides name the same model");
   const Profile& pa = s.profiles[ia];
   const Profile& pb = s.profiles[ib];
   std::vector<Knob> knobs = DifferingKnobs(pa, pb);
   if (knobs.empty()) {
-    return Status::FailedPrecondition("trial " + std::to_string(trial_id) + ": profiles '" +
-                                      pa.name + "' and '" + pb.name +
-                                      "' have the same knobs; nothing to attribute");
+    return Status::FailedPrecondition(
+        "trial " + std::to_string(trial_id) + ": profiles '" + pa.name +
+        "' and '" + pb.name + "' have the same knobs; nothing to attribute");
   }
   if (!opt.knobs.empty()) {
     std::vector<Knob> picked;
     for (const std::string& name : opt.knobs) {
-      auto it = std::find_if(knobs.begin(), knobs.end(), [&](const Knob& k) { return k.path == name; });
+      auto it = std::find_if(knobs.begin(), knobs.end(),
+                             [&](const Knob& k) { return k.path == name; });
       if (it == knobs.end()) {
         std::string have;
         for (const Knob& k : knobs) have += (have.empty() ? "" : ", ") + k.path;
-        return Status::InvalidArgument("--knob '" + name + "' is not a knob on which '" + pa.name +
-                                       "' and '" + pb.name + "' differ (they differ in: " + have + ")");
+        return Status::InvalidArgument(
+            "--knob '" + name + "' is not a knob on which '" + pa.name +
+            "' and '" + pb.name + "' differ (they differ in: " + have + ")");
       }
       picked.push_back(*it);
     }
@@ -221,9 +237,12 @@ Result<AttributionReport> AttributeDivergence(const Dataset& ds, int64_t trial_i
   r.arch = s.trial.arch;
   r.profile_a = s.trial.models[ia].profile;
   r.profile_b = s.trial.models[ib].profile;
-  r.stored_divergence = std::fabs(s.trial.models[ia].test_acc - s.trial.models[ib].test_acc);
-  r.reproduced_a = all[0].run.weights_sha256 == s.trial.models[ia].weights_sha256;
-  r.reproduced_b = all[1].run.weights_sha256 == s.trial.models[ib].weights_sha256;
+  r.stored_divergence =
+      std::fabs(s.trial.models[ia].test_acc - s.trial.models[ib].test_acc);
+  r.reproduced_a =
+      all[0].run.weights_sha256 == s.trial.models[ia].weights_sha256;
+  r.reproduced_b =
+      all[1].run.weights_sha256 == s.trial.models[ib].weights_sha256;
   const std::vector<int>& pred_a = all[0].predictions;
   const std::vector<int>& pred_b = all[1].predictions;
   for (Job& j : all) {

@@ -38,31 +38,39 @@ void SummarizeAttribution(AttributionReport* r) {
   for (KnobEffect& e : r->knobs) {
     e.alone_a = std::fabs(e.acc_a_switched - r->acc_a);
     e.remain_b = std::fabs(e.acc_b_switched - r->acc_b);
-    e.share = r->divergence > 0 ? (e.alone_a + e.remain_b) / (2 * r->divergence) : NAN;
+    e.share = r->divergence > 0 ? (e.alone_a + e.remain_b) / (2 * r->divergence)
+                                : NAN;
   }
-  std::stable_sort(r->knobs.begin(), r->knobs.end(), [](const KnobEffect& x, const KnobEffect& y) {
-    const double sx = std::isfinite(x.share) ? x.share : -1, sy = std::isfinite(y.share) ? y.share : -1;
-    if (sx != sy) return sx > sy;
-    return x.disagree_alone_a + x.disagree_remain_b > y.disagree_alone_a + y.disagree_remain_b;
-  });
+  std::stable_sort(r->knobs.begin(), r->knobs.end(),
+                   [](const KnobEffect& x, const KnobEffect& y) {
+                     const double sx = std::isfinite(x.share) ? x.share : -1,
+                                  sy = std::isfinite(y.share) ? y.share : -1;
+                     if (sx != sy) return sx > sy;
+                     return x.disagree_alone_a + x.disagree_remain_b >
+                            y.disagree_alone_a + y.disagree_remain_b;
+                   });
   r->main_knobs.clear();
   if (!(r->divergence > 0)) {
     r->summary = "retrained " + r->profile_a + " and " + r->profile_b +
-                 " reach the same accuracy (" + Num(r->acc_a) + "): no divergence to attribute";
+                 " reach the same accuracy (" + Num(r->acc_a) +
+                 "): no divergence to attribute";
     return;
   }
   for (const KnobEffect& e : r->knobs) {
     if (e.share >= 0.5) r->main_knobs.push_back(e.knob.path);
   }
-  if (r->main_knobs.empty() && !r->knobs.empty()) r->main_knobs.push_back(r->knobs[0].knob.path);
+  if (r->main_knobs.empty() && !r->knobs.empty())
+    r->main_knobs.push_back(r->knobs[0].knob.path);
   std::string names;
-  for (const std::string& k : r->main_knobs) names += (names.empty() ? "" : ", ") + k;
-  r->summary = "divergence " + Num(r->divergence) + " (" + r->profile_a + " " + Num(r->acc_a) +
-               " vs " + r->profile_b + " " + Num(r->acc_b) + "): main knob" +
-               (r->main_knobs.size() > 1 ? "s " : " ") + names + " (" +
-               Pct(r->knobs[0].share) + " for the largest)";
+  for (const std::string& k : r->main_knobs)
+    names += (names.empty() ? "" : ", ") + k;
+  r->summary = "divergence " + Num(r->divergence) + " (" + r->profile_a + " " +
+               Num(r->acc_a) + " vs " + r->profile_b + " " + Num(r->acc_b) +
+               "): main knob" + (r->main_knobs.size() > 1 ? "s " : " ") +
+               names + " (" + Pct(r->knobs[0].share) + " for the largest)";
   if (!r->reproduced_a || !r->reproduced_b) {
-    r->summary += "; note: the retrained baselines do not reproduce the stored weights";
+    r->summary +=
+        "; note: the retrained baselines do not reproduce the stored weights";
   }
 }
 
@@ -98,7 +106,8 @@ std::string AttributionJson(const AttributionReport& r) {
     runs.push_back({{"knob", u.knob},
                     {"direction", u.direction},
                     {"profile", u.profile},
-                    {"value", u.value_json.empty() ? Json(nullptr) : Json::parse(u.value_json)},
+                    {"value", u.value_json.empty() ? Json(nullptr)
+                                                   : Json::parse(u.value_json)},
                     {"status", u.status},
                     {"test_acc", J(u.test_acc)},
                     {"test_loss", J(u.test_loss)},
@@ -113,18 +122,30 @@ std::string AttributionJson(const AttributionReport& r) {
 }
 
 std::string AttributionText(const AttributionReport& r) {
-  std::string out = "trial " + std::to_string(r.trial_id) + " (" + r.arch + "): " + r.profile_a +
-                    " (A) vs " + r.profile_b + " (B)\n";
-  out += "baselines retrained: acc A " + Num(r.acc_a) + (r.reproduced_a ? " (reproduced)" : " (NOT reproduced)") +
-         ", acc B " + Num(r.acc_b) + (r.reproduced_b ? " (reproduced)" : " (NOT reproduced)") +
-         "; divergence " + Num(r.divergence) + " (stored " + Num(r.stored_divergence) +
-         "), predictions disagree on " + Num(100 * r.disagree_ab) + "%\n\n";
+  std::string out = "trial " + std::to_string(r.trial_id) + " (" + r.arch +
+                    "): " + r.profile_a + " (A) vs " + r.profile_b + " (B)\n";
+  out += "baselines retrained: acc A " + Num(r.acc_a) +
+         (r.reproduced_a ? " (reproduced)" : " (NOT reproduced)") + ", acc B " +
+         Num(r.acc_b) +
+         (r.reproduced_b ? " (reproduced)" : " (NOT reproduced)") +
+         "; divergence " + Num(r.divergence) + " (stored " +
+         Num(r.stored_divergence) + "), predictions disagree on " +
+         Num(100 * r.disagree_ab) + "%\n\n";
   Table t;
-  t.columns = {"knob", "A value", "B value", "acc A_k", "acc B_k", "alone from A", "remains (only k differs)",
-               "share", "disagree A_k/A", "disagree B_k/B"};
+  t.columns = {"knob",
+               "A value",
+               "B value",
+               "acc A_k",
+               "acc B_k",
+               "alone from A",
+               "remains (only k differs)",
+               "share",
+               "disagree A_k/A",
+               "disagree B_k/B"};
   for (const KnobEffect& e : r.knobs) {
-    t.rows.push_back({e.knob.path, e.knob.a_value, e.knob.b_value, e.acc_a_switched, e.acc_b_switched,
-                      e.alone_a, e.remain_b, Pct(e.share), e.disagree_alone_a, e.disagree_remain_b});
+    t.rows.push_back({e.knob.path, e.knob.a_value, e.knob.b_value,
+                      e.acc_a_switched, e.acc_b_switched, e.alone_a, e.remain_b,
+                      Pct(e.share), e.disagree_alone_a, e.disagree_remain_b});
   }
   out += FormatTable(t, TableFormat::kTable);
   out += "\n" + r.summary + "\n";

@@ -30,12 +30,13 @@ double ScottBandwidth(std::span<const double> samples) {
   return sigma * std::pow(n, -0.2);
 }
 
-std::vector<double> GaussianKde(std::span<const double> samples, std::span<const double> grid,
-                                double h) {
+std::vector<double> GaussianKde(std::span<const double> samples,
+                                std::span<const double> grid, double h) {
   const std::vector<double> v = Finite(samples);
   std::vector<double> out(grid.size(), 0.0);
   if (v.empty() || !(h > 0)) return out;
-  const double norm = 1.0 / (static_cast<double>(v.size()) * h * std::sqrt(2 * std::numbers::pi));
+  const double norm = 1.0 / (static_cast<double>(v.size()) * h *
+                             std::sqrt(2 * std::numbers::pi));
   for (size_t g = 0; g < grid.size(); ++g) {
     double s = 0;
     for (double d : v) {
@@ -49,7 +50,8 @@ std::vector<double> GaussianKde(std::span<const double> samples, std::span<const
 
 std::vector<double> Linspace(double lo, double hi, int n) {
   std::vector<double> out(n);
-  for (int i = 0; i < n; ++i) out[i] = n == 1 ? lo : lo + (hi - lo) * i / (n - 1);
+  for (int i = 0; i < n; ++i)
+    out[i] = n == 1 ? lo : lo + (hi - lo) * i / (n - 1);
   return out;
 }
 

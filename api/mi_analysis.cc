@@ -9,8 +9,9 @@
 namespace xw {
 
 const std::vector<std::string>& MiVariableNames() {
-  static const std::vector<std::string> names = {"lr",           "adam_eps",   "beta1", "beta2",
-                                                 "weight_decay", "batch_size", "epochs"};
+  static const std::vector<std::string> names = {
+      "lr",           "adam_eps",   "beta1", "beta2",
+      "weight_decay", "batch_size", "epochs"};
   return names;
 }
 
@@ -22,7 +23,8 @@ double OptValue(const std::optional<int64_t>& v) {
 
 }  // namespace
 
-double TrialVariable(const TrialRow& t, const std::string& name, bool log_scale) {
+double TrialVariable(const TrialRow& t, const std::string& name,
+                     bool log_scale) {
   double v = kUnknown;
   if (name == "lr") v = t.lr;
   if (name == "adam_eps") v = t.adam_eps;
@@ -31,7 +33,8 @@ double TrialVariable(const TrialRow& t, const std::string& name, bool log_scale)
   if (name == "weight_decay") v = t.weight_decay;
   if (name == "batch_size") v = OptValue(t.batch_size);
   if (name == "epochs") v = OptValue(t.epochs);
-  if (log_scale && (name == "lr" || name == "adam_eps" || name == "weight_decay")) {
+  if (log_scale &&
+      (name == "lr" || name == "adam_eps" || name == "weight_decay")) {
     v = v > 0 ? std::log10(v) : kUnknown;
   }
   return v;
@@ -40,8 +43,8 @@ double TrialVariable(const TrialRow& t, const std::string& name, bool log_scale)
 namespace {
 
 // Variables with at least two distinct known values among `trials`.
-std::vector<std::string> VaryingVariables(const std::vector<const TrialRow*>& trials,
-                                          bool log_scale) {
+std::vector<std::string> VaryingVariables(
+    const std::vector<const TrialRow*>& trials, bool log_scale) {
   std::vector<std::string> out;
   for (const std::string& name : MiVariableNames()) {
     std::set<double> seen;
@@ -55,14 +58,17 @@ std::vector<std::string> VaryingVariables(const std::vector<const TrialRow*>& tr
   return out;
 }
 
-Result<MiRow> Estimate(const std::string& group, const std::vector<std::string>& vars,
-                       const std::vector<const TrialRow*>& trials, const MiAnalysisOptions& opt) {
+Result<MiRow> Estimate(const std::string& group,
+                       const std::vector<std::string>& vars,
+                       const std::vector<const TrialRow*>& trials,
+                       const MiAnalysisOptions& opt) {
   std::vector<std::vector<double>> xs(vars.size());
   std::vector<double> y;
   for (const TrialRow* t : trials) {
     if (!std::isfinite(t->divergence)) continue;
     std::vector<double> row;
-    for (const std::string& v : vars) row.push_back(TrialVariable(*t, v, opt.log_scale));
+    for (const std::string& v : vars)
+      row.push_back(TrialVariable(*t, v, opt.log_scale));
     bool ok = true;
     for (double d : row) ok = ok && std::isfinite(d);
     if (!ok) continue;
@@ -71,14 +77,17 @@ Result<MiRow> Estimate(const std::string& group, const std::vector<std::string>&
   }
   MiRow r;
   r.group = group;
-  for (const std::string& v : vars) r.variable += (r.variable.empty() ? "" : "+") + v;
+  for (const std::string& v : vars)
+    r.variable += (r.variable.empty() ? "" : "+") + v;
   // The jitter stream depends on the variable set only, so a group's result
   // does not change when other groups or variables are added.
-  XW_ASSIGN_OR_RETURN(r.estimate, EstimateMi(xs, y, opt.mi, StreamId(r.variable)));
+  XW_ASSIGN_OR_RETURN(r.estimate,
+                      EstimateMi(xs, y, opt.mi, StreamId(r.variable)));
   return r;
 }
 
-Status AddGroup(const std::string& group, const std::vector<const TrialRow*>& trials,
+Status AddGroup(const std::string& group,
+                const std::vector<const TrialRow*>& trials,
                 const MiAnalysisOptions& opt, std::vector<MiRow>* out) {
   const std::vector<std::string> vars = VaryingVariables(trials, opt.log_scale);
   for (const std::string& v : vars) {
@@ -88,7 +97,8 @@ Status AddGroup(const std::string& group, const std::vector<const TrialRow*>& tr
   if (!opt.pairs) return Status::OK();
   for (size_t i = 0; i < vars.size(); ++i) {
     for (size_t j = i + 1; j < vars.size(); ++j) {
-      XW_ASSIGN_OR_RETURN(MiRow r, Estimate(group, {vars[i], vars[j]}, trials, opt));
+      XW_ASSIGN_OR_RETURN(MiRow r,
+                          Estimate(group, {vars[i], vars[j]}, trials, opt));
       out->push_back(std::move(r));
     }
   }
@@ -97,9 +107,12 @@ Status AddGroup(const std::string& group, const std::vector<const TrialRow*>& tr
 
 }  // namespace
 
-Result<std::vector<MiRow>> ComputeDatasetMi(const Dataset& ds, const MiAnalysisOptions& opt) {
-  if (opt.mi.repeats < 1) return Status::InvalidArgument("--repeats must be >= 1");
-  if (!(opt.mi.jitter >= 0)) return Status::InvalidArgument("--jitter must be >= 0");
+Result<std::vector<MiRow>> ComputeDatasetMi(const Dataset& ds,
+                                            const MiAnalysisOptions& opt) {
+  if (opt.mi.repeats < 1)
+    return Status::InvalidArgument("--repeats must be >= 1");
+  if (!(opt.mi.jitter >= 0))
+    return Status::InvalidArgument("--jitter must be >= 0");
   if (opt.mi.ksg_k < 1) return Status::InvalidArgument("--k must be >= 1");
   TrialQuery q;
   q.where = opt.where;
@@ -113,10 +126,12 @@ Result<std::vector<MiRow>> ComputeDatasetMi(const Dataset& ds, const MiAnalysisO
     all.push_back(&t);
   }
   if (all.empty()) {
-    return Status::NotFound(ds.dir() + ": no trial with a known divergence matches");
+    return Status::NotFound(ds.dir() +
+                            ": no trial with a known divergence matches");
   }
   std::vector<MiRow> out;
-  for (const auto& [arch, trials] : by_arch) XW_RETURN_IF_ERROR(AddGroup(arch, trials, opt, &out));
+  for (const auto& [arch, trials] : by_arch)
+    XW_RETURN_IF_ERROR(AddGroup(arch, trials, opt, &out));
   if (by_arch.size() > 1) XW_RETURN_IF_ERROR(AddGroup("all", all, opt, &out));
   return out;
 }
@@ -125,7 +140,8 @@ Table MiTable(const std::vector<MiRow>& rows) {
   Table t;
   t.columns = {"group", "variable", "mi_mean", "mi_std", "n"};
   for (const MiRow& r : rows) {
-    t.rows.push_back({r.group, r.variable, r.estimate.mean, r.estimate.std, r.estimate.n});
+    t.rows.push_back(
+        {r.group, r.variable, r.estimate.mean, r.estimate.std, r.estimate.n});
   }
   return t;
 }

@@ -51,8 +51,9 @@ double DiscreteMi(std::span<const int> x, std::span<const int> y) {
     const int xi = static_cast<int>(key >> 32);
     const int yi = static_cast<int>(static_cast<uint32_t>(key & 0xffffffff));
     const double pxy = static_cast<double>(c) / nn;
-    mi += pxy * std::log(static_cast<double>(c) * nn /
-                         (static_cast<double>(cx[xi]) * static_cast<double>(cy[yi])));
+    mi += pxy *
+          std::log(static_cast<double>(c) * nn /
+                   (static_cast<double>(cx[xi]) * static_cast<double>(cy[yi])));
   }
   return std::max(mi, 0.0);
 }
@@ -65,7 +66,8 @@ class IntDigamma {
   explicit IntDigamma(int64_t max_n) : table_(max_n + 2) {
     constexpr double kEulerGamma = 0.57721566490153286061;
     table_[1] = -kEulerGamma;
-    for (size_t i = 2; i < table_.size(); ++i) table_[i] = table_[i - 1] + 1.0 / (i - 1);
+    for (size_t i = 2; i < table_.size(); ++i)
+      table_[i] = table_[i - 1] + 1.0 / (i - 1);
   }
   double operator()(int64_t n) const { return table_[n]; }
 
@@ -75,7 +77,8 @@ class IntDigamma {
 
 }  // namespace
 
-double KsgMi(const std::vector<std::vector<double>>& xs, std::span<const double> y, int k) {
+double KsgMi(const std::vector<std::vector<double>>& xs,
+             std::span<const double> y, int k) {
   const int64_t n = static_cast<int64_t>(y.size());
   if (n < 2 || xs.empty()) return 0.0;
   k = std::clamp<int>(k, 1, static_cast<int>(n - 1));
@@ -110,10 +113,12 @@ Result<MiEstimate> EstimateMi(const std::vector<std::vector<double>>& xs,
                               std::span<const double> y, const MiOptions& opt,
                               uint64_t stream) {
   if (xs.empty() || xs.size() > 2) {
-    return Status::InvalidArgument("mutual information: expected one or two variables, got " +
-                                   std::to_string(xs.size()));
+    return Status::InvalidArgument(
+        "mutual information: expected one or two variables, got " +
+        std::to_string(xs.size()));
   }
-  if (opt.repeats < 1) return Status::InvalidArgument("mi: repeats must be >= 1");
+  if (opt.repeats < 1)
+    return Status::InvalidArgument("mi: repeats must be >= 1");
   if (!(opt.jitter >= 0) || !std::isfinite(opt.jitter)) {
     return Status::InvalidArgument("mi: jitter must be a finite value >= 0");
   }
@@ -122,16 +127,21 @@ Result<MiEstimate> EstimateMi(const std::vector<std::vector<double>>& xs,
   for (const auto& x : xs) {
     if (x.size() != n) {
       return Status::InvalidArgument("mutual information: variable of length " +
-                                     std::to_string(x.size()) + " vs " + std::to_string(n) +
-                                     " divergence values");
+                                     std::to_string(x.size()) + " vs " +
+                                     std::to_string(n) + " divergence values");
     }
   }
   auto finite = [](std::span<const double> v) {
-    return std::all_of(v.begin(), v.end(), [](double d) { return std::isfinite(d); });
+    return std::all_of(v.begin(), v.end(),
+                       [](double d) { return std::isfinite(d); });
   };
-  if (!finite(y)) return Status::InvalidArgument("mutual information: non-finite target value");
+  if (!finite(y))
+    return Status::InvalidArgument(
+        "mutual information: non-finite target value");
   for (const auto& x : xs) {
-    if (!finite(x)) return Status::InvalidArgument("mutual information: non-finite variable value");
+    if (!finite(x))
+      return Status::InvalidArgument(
+          "mutual information: non-finite variable value");
   }
 
   std::vector<std::vector<double>> base;
@@ -142,7 +152,9 @@ Result<MiEstimate> EstimateMi(const std::vector<std::vector<double>>& xs,
   std::vector<double> values(opt.repeats);
   std::vector<std::vector<double>> noisy(vars, std::vector<double>(n));
   for (int r = 0; r < opt.repeats; ++r) {
-    const Philox rng(opt.seed, MixStream(MixStream(StreamId("analysis/mi/jitter"), stream), r));
+    const Philox rng(
+        opt.seed,
+        MixStream(MixStream(StreamId("analysis/mi/jitter"), stream), r));
     for (size_t v = 0; v < vars; ++v) {
       for (size_t i = 0; i < n; ++i) {
         const double u = rng.Uniform(v * n + i);
@@ -156,7 +168,8 @@ Result<MiEstimate> EstimateMi(const std::vector<std::vector<double>>& xs,
       std::vector<int> bx(n), by(n);
       for (size_t i = 0; i < n; ++i) {
         int label = 0;
-        for (size_t v = 0; v + 1 < vars; ++v) label = label * kMiBins + DigitizeUnit(noisy[v][i]);
+        for (size_t v = 0; v + 1 < vars; ++v)
+          label = label * kMiBins + DigitizeUnit(noisy[v][i]);
         bx[i] = label;
         by[i] = DigitizeUnit(noisy.back()[i]);
       }

@@ -23,14 +23,17 @@ void Context::Heading(const std::string& anchor, const std::string& text) {
   html += "<h2 id=\"" + anchor + "\">" + XmlEscape(text) + "</h2>\n";
 }
 
-void Context::Para(const std::string& text) { html += "<p>" + XmlEscape(text) + "</p>\n"; }
+void Context::Para(const std::string& text) {
+  html += "<p>" + XmlEscape(text) + "</p>\n";
+}
 
 std::string PlotId(const std::vector<std::string>& parts) {
   std::string id;
   for (const std::string& p : parts) {
     if (!id.empty()) id += '-';
     for (char ch : p) {
-      const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      const char c =
+          static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
       id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
     }
   }
@@ -68,22 +71,28 @@ std::string HtmlTable(const Table& t) {
 
 Status StatsSection(Context& c) {
   c.Heading("stats", "Divergence statistics");
-  c.Para("Per architecture: divergence (|difference of test accuracies|) minimum, maximum, "
-         "median and mean, the share of trials diverging by at least " +
-         std::string(Fmt(c.opt.threshold, "%g")) +
-         ", and each profile's test-accuracy range (the CrossedWires study's Tables 2 and 3).");
+  c.Para(
+      "Per architecture: divergence (|difference of test accuracies|) minimum, "
+      "maximum, "
+      "median and mean, the share of trials diverging by at least " +
+      std::string(Fmt(c.opt.threshold, "%g")) +
+      ", and each profile's test-accuracy range (the CrossedWires study's "
+      "Tables 2 and 3).");
   StatsOptions so;
   so.threshold = c.opt.threshold;
   so.filter.where = c.opt.where;
   so.filter.archs = c.opt.archs;
   XW_ASSIGN_OR_RETURN(auto stats, ComputeStats(c.ds, so));
-  c.html += "<div class=\"scroll\" data-table=\"stats\">" + HtmlTable(StatsTable(stats, so)) + "</div>";
+  c.html += "<div class=\"scroll\" data-table=\"stats\">" +
+            HtmlTable(StatsTable(stats, so)) + "</div>";
   TopOptions to;
   to.k = std::max(c.opt.top_k, 1);
   to.filter = so.filter;
   XW_ASSIGN_OR_RETURN(auto top, TopTrials(c.ds, to));
-  c.html += "<h3>Most divergent trials per architecture</h3>\n<div class=\"scroll\" data-table=\"top\">" +
-            HtmlTable(TopTable(top)) + "</div>";
+  c.html +=
+      "<h3>Most divergent trials per architecture</h3>\n<div class=\"scroll\" "
+      "data-table=\"top\">" +
+      HtmlTable(TopTable(top)) + "</div>";
   return Status::OK();
 }
 
@@ -110,9 +119,12 @@ std::string NowUtc() {
 
 Status CheckOptions(const ReportOptions& o) {
   if (o.top_k < 0) return Status::InvalidArgument("--top must be >= 0");
-  if (o.kde_points < 2) return Status::InvalidArgument("kde_points must be >= 2");
-  if (!(o.threshold >= 0)) return Status::InvalidArgument("--threshold must be >= 0");
-  if (o.mi.repeats < 1) return Status::InvalidArgument("--mi-repeats must be >= 1");
+  if (o.kde_points < 2)
+    return Status::InvalidArgument("kde_points must be >= 2");
+  if (!(o.threshold >= 0))
+    return Status::InvalidArgument("--threshold must be >= 0");
+  if (o.mi.repeats < 1)
+    return Status::InvalidArgument("--mi-repeats must be >= 1");
   return Status::OK();
 }
 
@@ -126,23 +138,34 @@ Result<Report> BuildReport(const Dataset& ds, const ReportOptions& opt) {
   q.where = opt.where;
   q.archs = opt.archs;
   XW_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, ds.Query(q));
-  if (trials.empty()) return Status::NotFound(ds.dir() + ": no trial matches the report's filter");
-  Context c{ds, opt, std::move(trials), {}, {}, {}};
+  if (trials.empty())
+    return Status::NotFound(ds.dir() +
+                            ": no trial matches the report's filter");
+  Context c{ds, opt, std::move(trials), {}, {}, {}, {}};
   std::set<std::string> profiles;
   for (const TrialRow& t : c.trials) {
     c.by_arch[t.arch].push_back(&t);
     for (const ModelRow& m : t.models) profiles.insert(m.profile);
   }
   std::string names;
-  for (const std::string& p : profiles) names += (names.empty() ? "" : ", ") + p;
-  c.html += "<h1>" + XmlEscape(opt.title) + "</h1>\n<p class=\"meta\">dataset " +
-            XmlEscape(ds.dir()) + " &middot; " + std::to_string(c.trials.size()) + " trials, " +
-            std::to_string(c.by_arch.size()) + " architectures, profiles " + XmlEscape(names) +
-            " &middot; generated " + report::NowUtc() + " by xwires " +
-            XmlEscape(GetBuildInfo().toolkit_version) + "</p>\n";
-  c.html += "<nav><a href=\"#stats\">Statistics</a><a href=\"#dist\">Distributions</a>"
-            "<a href=\"#space\">Hyperparameter space</a><a href=\"#mi\">Mutual information</a>"
-            "<a href=\"#curves\">Training curves</a><a href=\"#analyses\">Compare / attribute</a></nav>\n";
+  for (const std::string& p : profiles) {
+    names += (names.empty() ? "" : ", ") + p;
+    c.profile_colors[p] = PaletteColor(c.profile_colors.size());
+  }
+  c.html += "<h1>" + XmlEscape(opt.title) +
+            "</h1>\n<p class=\"meta\">dataset " + XmlEscape(ds.dir()) +
+            " &middot; " + std::to_string(c.trials.size()) + " trials, " +
+            std::to_string(c.by_arch.size()) + " architectures, profiles " +
+            XmlEscape(names) + " &middot; generated " + report::NowUtc() +
+            " by xwires " + XmlEscape(GetBuildInfo().toolkit_version) +
+            "</p>\n";
+  c.html +=
+      "<nav><a href=\"#stats\">Statistics</a><a "
+      "href=\"#dist\">Distributions</a>"
+      "<a href=\"#space\">Hyperparameter space</a><a href=\"#mi\">Mutual "
+      "information</a>"
+      "<a href=\"#curves\">Training curves</a><a href=\"#analyses\">Compare / "
+      "attribute</a></nav>\n";
   XW_RETURN_IF_ERROR(report::StatsSection(c));
   report::DistributionSection(c);
   report::ScatterSection(c);
@@ -150,9 +173,11 @@ Result<Report> BuildReport(const Dataset& ds, const ReportOptions& opt) {
   XW_RETURN_IF_ERROR(report::CurvesSection(c));
   XW_RETURN_IF_ERROR(report::AnalysesSection(c));
   Report r;
-  r.html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
-           XmlEscape(opt.title) + "</title><style>" + report::kStyle + "</style></head><body>\n" +
-           c.html + "</body></html>\n";
+  r.html =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
+      "charset=\"utf-8\"><title>" +
+      XmlEscape(opt.title) + "</title><style>" + report::kStyle +
+      "</style></head><body>\n" + c.html + "</body></html>\n";
   r.plot_ids = std::move(c.plot_ids);
   return r;
 }

@@ -15,10 +15,13 @@ namespace xw::report {
 struct Context {
   const Dataset& ds;
   const ReportOptions& opt;
-  std::vector<TrialRow> trials;                                // matching, by id
-  std::map<std::string, std::vector<const TrialRow*>> by_arch;  // sorted by arch
+  std::vector<TrialRow> trials;  // matching, by id
+  std::map<std::string, std::vector<const TrialRow*>>
+      by_arch;  // sorted by arch
   std::string html;
   std::vector<std::string> plot_ids;
+  std::map<std::string, std::string>
+      profile_colors;  // the same colour in every plot
 
   // Appends `svg` (whose data-plot is `id`) in a figure box and records id.
   void AddPlot(const std::string& id, const std::string& svg);

@@ -21,8 +21,8 @@ struct Sample {
 // One density line per sample set on a shared grid spanning every set's
 // values +- 3 bandwidths, clipped to [lo_clip, hi_clip]. Sets with fewer
 // than two distinct values get no line.
-std::vector<LineSeries> Densities(const std::vector<Sample>& sets, int points, double lo_clip,
-                                  double hi_clip) {
+std::vector<LineSeries> Densities(const std::vector<Sample>& sets, int points,
+                                  double lo_clip, double hi_clip) {
   double lo = INFINITY, hi = -INFINITY, h_max = 0;
   std::vector<double> hs;
   for (const Sample& s : sets) {
@@ -39,13 +39,17 @@ std::vector<LineSeries> Densities(const std::vector<Sample>& sets, int points, d
   std::vector<LineSeries> out;
   if (!(h_max > 0)) return out;
   const std::vector<double> grid =
-      Linspace(std::max(lo_clip, lo - 3 * h_max), std::min(hi_clip, hi + 3 * h_max), points);
+      Linspace(std::max(lo_clip, lo - 3 * h_max),
+               std::min(hi_clip, hi + 3 * h_max), points);
   for (size_t i = 0; i < sets.size(); ++i) {
     if (!(hs[i] > 0)) continue;
     int64_t n = 0;
     for (double v : sets[i].values) n += std::isfinite(v);
-    out.push_back({sets[i].name + " (n=" + std::to_string(n) + ")", grid,
-                   GaussianKde(sets[i].values, grid, hs[i])});
+    LineSeries line;
+    line.name = sets[i].name + " (n=" + std::to_string(n) + ")";
+    line.x = grid;
+    line.y = GaussianKde(sets[i].values, grid, hs[i]);
+    out.push_back(std::move(line));
   }
   return out;
 }
@@ -70,8 +74,10 @@ bool UseLog(const std::string& var, const std::vector<double>& v) {
 
 void DistributionSection(Context& c) {
   c.Heading("dist", "Distributions");
-  c.Para("Gaussian kernel density estimates (Scott's bandwidth) of each profile's final test "
-         "accuracy per architecture, and of the divergence of each architecture.");
+  c.Para(
+      "Gaussian kernel density estimates (Scott's bandwidth) of each profile's "
+      "final test "
+      "accuracy per architecture, and of the divergence of each architecture.");
   std::vector<Sample> divergence;
   for (const auto& [arch, trials] : c.by_arch) {
     std::map<std::string, Sample> by_profile;
@@ -88,22 +94,28 @@ void DistributionSection(Context& c) {
     for (auto& [p, s] : by_profile) sets.push_back(std::move(s));
     auto lines = Densities(sets, c.opt.kde_points, 0.0, 1.0);
     if (lines.empty()) continue;
+    for (LineSeries& l : lines)
+      l.color = c.profile_colors[l.name.substr(0, l.name.find(" (n="))];
     const std::string id = PlotId({"kde", "acc", arch});
-    c.AddPlot(id, LinePlotSvg(id, arch + ": test accuracy density", {"test accuracy"},
-                              {"density"}, lines));
+    c.AddPlot(id, LinePlotSvg(id, arch + ": test accuracy density",
+                              {"test accuracy"}, {"density"}, lines));
   }
   auto lines = Densities(divergence, c.opt.kde_points, 0.0, 1.0);
   if (!lines.empty()) {
     const std::string id = PlotId({"kde", "divergence"});
-    c.AddPlot(id, LinePlotSvg(id, "Divergence density per architecture",
-                              {"divergence |acc A - acc B|"}, {"density"}, lines));
+    c.AddPlot(id,
+              LinePlotSvg(id, "Divergence density per architecture",
+                          {"divergence |acc A - acc B|"}, {"density"}, lines));
   }
 }
 
 void ScatterSection(Context& c) {
   c.Heading("space", "Hyperparameter space");
-  c.Para("Each trial at its hyperparameters, coloured by divergence (yellow: most divergent, "
-         "drawn on top). Pairs of the hyperparameters that vary within an architecture.");
+  c.Para(
+      "Each trial at its hyperparameters, coloured by divergence (yellow: most "
+      "divergent, "
+      "drawn on top). Pairs of the hyperparameters that vary within an "
+      "architecture.");
   for (const auto& [arch, trials] : c.by_arch) {
     std::vector<std::string> vars;
     for (const std::string& v : MiVariableNames()) {
@@ -124,24 +136,31 @@ void ScatterSection(Context& c) {
           ys.push_back(TrialVariable(*t, vars[j]));
         }
         const std::string id = PlotId({"scatter", arch, vars[i], vars[j]});
-        c.AddPlot(id, ScatterPlotSvg(id, arch + ": " + vars[j] + " vs " + vars[i],
-                                     {vars[i], UseLog(vars[i], xs)}, {vars[j], UseLog(vars[j], ys)},
-                                     xs, ys, div, "divergence"));
+        c.AddPlot(id,
+                  ScatterPlotSvg(id, arch + ": " + vars[j] + " vs " + vars[i],
+                                 {vars[i], UseLog(vars[i], xs)},
+                                 {vars[j], UseLog(vars[j], ys)}, xs, ys, div,
+                                 "divergence"));
       }
     }
-    if (vars.size() < 2) c.Para(arch + ": fewer than two varying hyperparameters; no scatter plot.");
+    if (vars.size() < 2)
+      c.Para(arch +
+             ": fewer than two varying hyperparameters; no scatter plot.");
   }
 }
 
 Status MiSection(Context& c) {
   c.Heading("mi", "Mutual information");
   const MiOptions& mi = c.opt.mi;
-  c.Para(std::string("Mutual information (nats) between each hyperparameter, and each pair, and the "
+  c.Para(std::string("Mutual information (nats) between each hyperparameter, "
+                     "and each pair, and the "
                      "divergence: ") +
-         (mi.estimator == MiEstimator::kKsg ? "KSG k-nearest-neighbour estimate"
-                                             : "values normalised to [0, 1] and digitized in 0.1 bins") +
-         ", " + std::to_string(mi.repeats) + " repeats with uniform jitter of " +
-         Fmt(mi.jitter, "%g") + "; bars show the mean, whiskers one standard deviation.");
+         (mi.estimator == MiEstimator::kKsg
+              ? "KSG k-nearest-neighbour estimate"
+              : "values normalised to [0, 1] and digitized in 0.1 bins") +
+         ", " + std::to_string(mi.repeats) +
+         " repeats with uniform jitter of " + Fmt(mi.jitter, "%g") +
+         "; bars show the mean, whiskers one standard deviation.");
   MiAnalysisOptions o;
   o.archs = c.opt.archs;
   o.where = c.opt.where;
@@ -169,12 +188,14 @@ Status MiSection(Context& c) {
       errors.push_back(r->estimate.std);
     }
     const std::string id = PlotId({"mi", g});
-    c.AddPlot(id, BarPlotSvg(id, g + ": mutual information with divergence (n=" +
-                                     std::to_string(groups[g].front()->estimate.n) + ")",
-                             labels, values, errors, "MI (nats)"));
+    c.AddPlot(
+        id, BarPlotSvg(id,
+                       g + ": mutual information with divergence (n=" +
+                           std::to_string(groups[g].front()->estimate.n) + ")",
+                       labels, values, errors, "MI (nats)"));
   }
-  c.html += "<details><summary>MI table</summary><div data-table=\"mi\">" + HtmlTable(MiTable(*rows)) +
-            "</div></details>\n";
+  c.html += "<details><summary>MI table</summary><div data-table=\"mi\">" +
+            HtmlTable(MiTable(*rows)) + "</div></details>\n";
   return Status::OK();
 }
 

@@ -7,9 +7,9 @@
 namespace xw {
 namespace {
 
-constexpr double kW = 460, kH = 290;                     // plot box incl. margins
+constexpr double kW = 440, kH = 290;  // plot box incl. margins
 constexpr double kLeft = 62, kRight = 16, kTop = 28, kBottom = 44;
-constexpr double kLegendW = 150;
+constexpr double kLegendW = 130;
 
 std::string F(double v) {  // coordinates
   char buf[32];
@@ -40,7 +40,8 @@ struct Scale {
 
 // The finite (and, on log axes, positive) range of values, padded so that a
 // single value still spans something.
-Scale Fit(const std::vector<const std::vector<double>*>& data, bool log, double p0, double p1) {
+Scale Fit(const std::vector<const std::vector<double>*>& data, bool log,
+          double p0, double p1) {
   Scale s;
   s.log = log;
   s.p0 = p0;
@@ -83,7 +84,8 @@ std::vector<double> LogTicks(double lo, double hi) {
   const int step = std::max(1, (b - a) / 6);
   const bool minor = b - a <= 2;
   for (int e = a; e <= b; e += step) {
-    for (double m : minor ? std::vector<double>{1, 2, 5} : std::vector<double>{1}) {
+    for (double m :
+         minor ? std::vector<double>{1, 2, 5} : std::vector<double>{1}) {
       const double v = m * std::pow(10.0, e);
       if (v >= lo && v <= hi) t.push_back(v);
     }
@@ -91,41 +93,51 @@ std::vector<double> LogTicks(double lo, double hi) {
   return t;
 }
 
-std::string Header(const std::string& id, const std::string& title, double w, double h) {
-  return "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" data-plot=\"" + XmlEscape(id) +
-         "\" width=\"" + F(w) + "\" height=\"" + F(h) + "\" viewBox=\"0 0 " + F(w) + " " + F(h) +
-         "\" role=\"img\"><title>" + XmlEscape(title) + "</title>" +
-         "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>" + "<text x=\"" + F(w / 2) +
-         "\" y=\"17\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">" +
+std::string Header(const std::string& id, const std::string& title, double w,
+                   double h) {
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" "
+         "data-plot=\"" +
+         XmlEscape(id) + "\" width=\"" + F(w) + "\" height=\"" + F(h) +
+         "\" viewBox=\"0 0 " + F(w) + " " + F(h) + "\" role=\"img\"><title>" +
+         XmlEscape(title) + "</title>" +
+         "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>" + "<text x=\"" +
+         F(w / 2) +
+         "\" y=\"17\" text-anchor=\"middle\" font-size=\"13\" "
+         "font-weight=\"bold\">" +
          XmlEscape(title) + "</text>";
 }
 
 // Frame, grid, ticks and axis labels of a 2-D chart.
-std::string Axes(const Scale& sx, const Scale& sy, const Axis& ax, const Axis& ay) {
+std::string Axes(const Scale& sx, const Scale& sy, const Axis& ax,
+                 const Axis& ay) {
   std::string s;
-  const double x0 = sx.p0, x1 = sx.p1, y0 = sy.p0, y1 = sy.p1;  // y0 bottom, y1 top
-  s += "<rect x=\"" + F(x0) + "\" y=\"" + F(y1) + "\" width=\"" + F(x1 - x0) + "\" height=\"" +
-       F(y0 - y1) + "\" fill=\"none\" stroke=\"#444\"/>";
+  const double x0 = sx.p0, x1 = sx.p1, y0 = sy.p0,
+               y1 = sy.p1;  // y0 bottom, y1 top
+  s += "<rect x=\"" + F(x0) + "\" y=\"" + F(y1) + "\" width=\"" + F(x1 - x0) +
+       "\" height=\"" + F(y0 - y1) + "\" fill=\"none\" stroke=\"#444\"/>";
   auto xt = sx.log ? LogTicks(sx.lo, sx.hi) : NiceTicks(sx.lo, sx.hi);
   if (sx.integer) {
-    std::erase_if(xt, [](double t) { return std::fabs(t - std::round(t)) > 1e-9; });
+    std::erase_if(xt,
+                  [](double t) { return std::fabs(t - std::round(t)) > 1e-9; });
   }
   for (double t : xt) {
     const double p = sx(t);
-    s += "<line x1=\"" + F(p) + "\" y1=\"" + F(y0) + "\" x2=\"" + F(p) + "\" y2=\"" + F(y1) +
-         "\" stroke=\"#ddd\"/><text x=\"" + F(p) + "\" y=\"" + F(y0 + 14) +
+    s += "<line x1=\"" + F(p) + "\" y1=\"" + F(y0) + "\" x2=\"" + F(p) +
+         "\" y2=\"" + F(y1) + "\" stroke=\"#ddd\"/><text x=\"" + F(p) +
+         "\" y=\"" + F(y0 + 14) +
          "\" text-anchor=\"middle\" font-size=\"10\">" + Label(t) + "</text>";
   }
   const auto yt = sy.log ? LogTicks(sy.lo, sy.hi) : NiceTicks(sy.lo, sy.hi);
   for (double t : yt) {
     const double p = sy(t);
-    s += "<line x1=\"" + F(x0) + "\" y1=\"" + F(p) + "\" x2=\"" + F(x1) + "\" y2=\"" + F(p) +
-         "\" stroke=\"#ddd\"/><text x=\"" + F(x0 - 4) + "\" y=\"" + F(p + 3) +
-         "\" text-anchor=\"end\" font-size=\"10\">" + Label(t) + "</text>";
+    s += "<line x1=\"" + F(x0) + "\" y1=\"" + F(p) + "\" x2=\"" + F(x1) +
+         "\" y2=\"" + F(p) + "\" stroke=\"#ddd\"/><text x=\"" + F(x0 - 4) +
+         "\" y=\"" + F(p + 3) + "\" text-anchor=\"end\" font-size=\"10\">" +
+         Label(t) + "</text>";
   }
   s += "<text x=\"" + F((x0 + x1) / 2) + "\" y=\"" + F(y0 + 32) +
-       "\" text-anchor=\"middle\" font-size=\"11\">" + XmlEscape(ax.label + (ax.log ? " (log)" : "")) +
-       "</text>";
+       "\" text-anchor=\"middle\" font-size=\"11\">" +
+       XmlEscape(ax.label + (ax.log ? " (log)" : "")) + "</text>";
   s += "<text transform=\"translate(14 " + F((y0 + y1) / 2) +
        ") rotate(-90)\" text-anchor=\"middle\" font-size=\"11\">" +
        XmlEscape(ay.label + (ay.log ? " (log)" : "")) + "</text>";
@@ -139,28 +151,41 @@ std::string XmlEscape(const std::string& s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
 }
 
 std::string PaletteColor(size_t i) {
-  static const char* const kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                        "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+  static const char* const kColors[] = {
+      "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
   return kColors[i % 10];
 }
 
 std::string ViridisColor(double t) {
   // Nine samples of matplotlib's viridis, linearly interpolated.
-  static const double kStops[9][3] = {{68, 1, 84},    {71, 44, 122},  {59, 81, 139},
-                                      {44, 113, 142}, {33, 144, 141}, {39, 173, 129},
-                                      {92, 200, 99},  {170, 220, 50}, {253, 231, 37}};
+  static const double kStops[9][3] = {
+      {68, 1, 84},    {71, 44, 122},  {59, 81, 139},
+      {44, 113, 142}, {33, 144, 141}, {39, 173, 129},
+      {92, 200, 99},  {170, 220, 50}, {253, 231, 37}};
   t = std::isfinite(t) ? std::clamp(t, 0.0, 1.0) : 0.0;
   const double pos = t * 8;
   const int i = std::min(7, static_cast<int>(pos));
@@ -168,7 +193,8 @@ std::string ViridisColor(double t) {
   char buf[8];
   int c[3];
   for (int k = 0; k < 3; ++k) {
-    c[k] = static_cast<int>(std::lround(kStops[i][k] + f * (kStops[i + 1][k] - kStops[i][k])));
+    c[k] = static_cast<int>(
+        std::lround(kStops[i][k] + f * (kStops[i + 1][k] - kStops[i][k])));
   }
   std::snprintf(buf, sizeof buf, "#%02x%02x%02x", c[0], c[1], c[2]);
   return buf;
@@ -191,8 +217,9 @@ std::vector<double> NiceTicks(double lo, double hi, int n) {
   return t;
 }
 
-std::string LinePlotSvg(const std::string& id, const std::string& title, const Axis& x,
-                        const Axis& y, const std::vector<LineSeries>& series) {
+std::string LinePlotSvg(const std::string& id, const std::string& title,
+                        const Axis& x, const Axis& y,
+                        const std::vector<LineSeries>& series) {
   const double w = kW + kLegendW;
   std::vector<const std::vector<double>*> xs, ys;
   for (const auto& s : series) {
@@ -203,16 +230,20 @@ std::string LinePlotSvg(const std::string& id, const std::string& title, const A
   const Scale sy = Fit(ys, y.log, kH - kBottom, kTop);
   sx.integer = !x.log;
   for (const auto& s : series) {
-    for (double v : s.x) sx.integer = sx.integer && (!std::isfinite(v) || v == std::round(v));
+    for (double v : s.x)
+      sx.integer = sx.integer && (!std::isfinite(v) || v == std::round(v));
   }
   std::string out = Header(id, title, w, kH) + Axes(sx, sy, x, y);
   for (size_t i = 0; i < series.size(); ++i) {
     const LineSeries& s = series[i];
-    const std::string style = "fill=\"none\" stroke=\"" + PaletteColor(i) + "\" stroke-width=\"1.8\"" +
+    const std::string color = s.color.empty() ? PaletteColor(i) : s.color;
+    const std::string style = "fill=\"none\" stroke=\"" + color +
+                              "\" stroke-width=\"1.8\"" +
                               (s.dashed ? " stroke-dasharray=\"5 3\"" : "");
     std::string pts;
     auto flush = [&] {
-      if (!pts.empty()) out += "<polyline " + style + " points=\"" + pts + "\"/>";
+      if (!pts.empty())
+        out += "<polyline " + style + " points=\"" + pts + "\"/>";
       pts.clear();
     };
     for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
@@ -224,16 +255,19 @@ std::string LinePlotSvg(const std::string& id, const std::string& title, const A
     }
     flush();
     const double ly = kTop + 8 + 16 * i;
-    out += "<line x1=\"" + F(kW + 4) + "\" y1=\"" + F(ly) + "\" x2=\"" + F(kW + 24) + "\" y2=\"" +
-           F(ly) + "\" " + style + "/><text x=\"" + F(kW + 28) + "\" y=\"" + F(ly + 4) +
-           "\" font-size=\"11\">" + XmlEscape(s.name) + "</text>";
+    out += "<line x1=\"" + F(kW + 4) + "\" y1=\"" + F(ly) + "\" x2=\"" +
+           F(kW + 24) + "\" y2=\"" + F(ly) + "\" " + style + "/><text x=\"" +
+           F(kW + 28) + "\" y=\"" + F(ly + 4) + "\" font-size=\"11\">" +
+           XmlEscape(s.name) + "</text>";
   }
   return out + "</svg>";
 }
 
-std::string ScatterPlotSvg(const std::string& id, const std::string& title, const Axis& x,
-                           const Axis& y, const std::vector<double>& xs,
-                           const std::vector<double>& ys, const std::vector<double>& values,
+std::string ScatterPlotSvg(const std::string& id, const std::string& title,
+                           const Axis& x, const Axis& y,
+                           const std::vector<double>& xs,
+                           const std::vector<double>& ys,
+                           const std::vector<double>& values,
                            const std::string& value_label) {
   const double w = kW + 70;
   const Scale sx = Fit({&xs}, x.log, kLeft, kW - kRight);
@@ -250,38 +284,48 @@ std::string ScatterPlotSvg(const std::string& id, const std::string& title, cons
   // Low values first so that the (interesting) divergent points are on top.
   std::vector<size_t> order;
   for (size_t i = 0; i < std::min({xs.size(), ys.size(), values.size()}); ++i) {
-    if (sx.Valid(xs[i]) && sy.Valid(ys[i]) && std::isfinite(values[i])) order.push_back(i);
+    if (sx.Valid(xs[i]) && sy.Valid(ys[i]) && std::isfinite(values[i]))
+      order.push_back(i);
   }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return values[a] < values[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return values[a] < values[b]; });
   for (size_t i : order) {
     const double t = vhi > vlo ? (values[i] - vlo) / (vhi - vlo) : 0.5;
-    out += "<circle cx=\"" + F(sx(xs[i])) + "\" cy=\"" + F(sy(ys[i])) + "\" r=\"3\" fill=\"" +
-           ViridisColor(t) + "\" fill-opacity=\"0.85\"/>";
+    out += "<circle cx=\"" + F(sx(xs[i])) + "\" cy=\"" + F(sy(ys[i])) +
+           "\" r=\"3\" fill=\"" + ViridisColor(t) +
+           "\" fill-opacity=\"0.85\"/>";
   }
   // Colour bar.
   const double bx = kW + 8, top = kTop, bottom = kH - kBottom, steps = 20;
   for (int k = 0; k < steps; ++k) {
     const double y0 = bottom - (bottom - top) * (k + 1) / steps;
-    out += "<rect x=\"" + F(bx) + "\" y=\"" + F(y0) + "\" width=\"12\" height=\"" +
-           F((bottom - top) / steps + 0.5) + "\" fill=\"" + ViridisColor((k + 0.5) / steps) + "\"/>";
+    out += "<rect x=\"" + F(bx) + "\" y=\"" + F(y0) +
+           "\" width=\"12\" height=\"" + F((bottom - top) / steps + 0.5) +
+           "\" fill=\"" + ViridisColor((k + 0.5) / steps) + "\"/>";
   }
-  out += "<text x=\"" + F(bx + 15) + "\" y=\"" + F(top + 8) + "\" font-size=\"10\">" + Label(vhi) +
-         "</text><text x=\"" + F(bx + 15) + "\" y=\"" + F(bottom) + "\" font-size=\"10\">" +
+  out += "<text x=\"" + F(bx + 15) + "\" y=\"" + F(top + 8) +
+         "\" font-size=\"10\">" + Label(vhi) + "</text><text x=\"" +
+         F(bx + 15) + "\" y=\"" + F(bottom) + "\" font-size=\"10\">" +
          Label(vlo) + "</text><text transform=\"translate(" + F(bx + 44) + " " +
-         F((top + bottom) / 2) + ") rotate(-90)\" text-anchor=\"middle\" font-size=\"10\">" +
+         F((top + bottom) / 2) +
+         ") rotate(-90)\" text-anchor=\"middle\" font-size=\"10\">" +
          XmlEscape(value_label) + "</text>";
   return out + "</svg>";
 }
 
 std::string BarPlotSvg(const std::string& id, const std::string& title,
-                       const std::vector<std::string>& labels, const std::vector<double>& values,
-                       const std::vector<double>& errors, const std::string& value_label) {
+                       const std::vector<std::string>& labels,
+                       const std::vector<double>& values,
+                       const std::vector<double>& errors,
+                       const std::string& value_label) {
   const double left = 170, right = 30, bar = 14, gap = 5, top = kTop + 4;
   const double h = top + labels.size() * (bar + gap) + 40;
   const double w = kW + 60;
   std::vector<double> ends;
   for (size_t i = 0; i < values.size(); ++i) {
-    ends.push_back(values[i] + (i < errors.size() && std::isfinite(errors[i]) ? errors[i] : 0));
+    ends.push_back(values[i] + (i < errors.size() && std::isfinite(errors[i])
+                                    ? errors[i]
+                                    : 0));
   }
   ends.push_back(0);
   Scale sx = Fit({&ends}, false, left, w - right);
@@ -289,29 +333,35 @@ std::string BarPlotSvg(const std::string& id, const std::string& title,
   const double y_axis = top + labels.size() * (bar + gap);
   std::string out = Header(id, title, w, h);
   for (double t : NiceTicks(sx.lo, sx.hi)) {
-    out += "<line x1=\"" + F(sx(t)) + "\" y1=\"" + F(top) + "\" x2=\"" + F(sx(t)) + "\" y2=\"" +
-           F(y_axis) + "\" stroke=\"#ddd\"/><text x=\"" + F(sx(t)) + "\" y=\"" + F(y_axis + 13) +
-           "\" text-anchor=\"middle\" font-size=\"10\">" + Label(t) + "</text>";
+    out += "<line x1=\"" + F(sx(t)) + "\" y1=\"" + F(top) + "\" x2=\"" +
+           F(sx(t)) + "\" y2=\"" + F(y_axis) +
+           "\" stroke=\"#ddd\"/><text x=\"" + F(sx(t)) + "\" y=\"" +
+           F(y_axis + 13) + "\" text-anchor=\"middle\" font-size=\"10\">" +
+           Label(t) + "</text>";
   }
   for (size_t i = 0; i < labels.size() && i < values.size(); ++i) {
     const double y = top + i * (bar + gap);
     const double v = std::isfinite(values[i]) ? values[i] : 0;
     const double x0 = sx(std::min(0.0, v)), x1 = sx(std::max(0.0, v));
     out += "<text x=\"" + F(left - 6) + "\" y=\"" + F(y + bar - 3) +
-           "\" text-anchor=\"end\" font-size=\"11\">" + XmlEscape(labels[i]) + "</text>";
-    out += "<rect x=\"" + F(x0) + "\" y=\"" + F(y) + "\" width=\"" + F(std::max(0.5, x1 - x0)) +
-           "\" height=\"" + F(bar) + "\" fill=\"" + PaletteColor(labels[i].find('+') == std::string::npos ? 0 : 1) +
+           "\" text-anchor=\"end\" font-size=\"11\">" + XmlEscape(labels[i]) +
+           "</text>";
+    out += "<rect x=\"" + F(x0) + "\" y=\"" + F(y) + "\" width=\"" +
+           F(std::max(0.5, x1 - x0)) + "\" height=\"" + F(bar) + "\" fill=\"" +
+           PaletteColor(labels[i].find('+') == std::string::npos ? 0 : 1) +
            "\"/>";
     if (i < errors.size() && std::isfinite(errors[i]) && errors[i] > 0) {
       const double ym = y + bar / 2;
-      out += "<line x1=\"" + F(sx(v - errors[i])) + "\" y1=\"" + F(ym) + "\" x2=\"" +
-             F(sx(v + errors[i])) + "\" y2=\"" + F(ym) + "\" stroke=\"#000\"/>";
+      out += "<line x1=\"" + F(sx(v - errors[i])) + "\" y1=\"" + F(ym) +
+             "\" x2=\"" + F(sx(v + errors[i])) + "\" y2=\"" + F(ym) +
+             "\" stroke=\"#000\"/>";
     }
   }
-  out += "<line x1=\"" + F(sx(0)) + "\" y1=\"" + F(top) + "\" x2=\"" + F(sx(0)) + "\" y2=\"" +
-         F(y_axis) + "\" stroke=\"#444\"/><text x=\"" + F((left + w - right) / 2) + "\" y=\"" +
-         F(y_axis + 30) + "\" text-anchor=\"middle\" font-size=\"11\">" + XmlEscape(value_label) +
-         "</text>";
+  out += "<line x1=\"" + F(sx(0)) + "\" y1=\"" + F(top) + "\" x2=\"" +
+         F(sx(0)) + "\" y2=\"" + F(y_axis) + "\" stroke=\"#444\"/><text x=\"" +
+         F((left + w - right) / 2) + "\" y=\"" + F(y_axis + 30) +
+         "\" text-anchor=\"middle\" font-size=\"11\">" +
+         XmlEscape(value_label) + "</text>";
   return out + "</svg>";
 }
 

@@ -11,7 +11,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::string TrialName(const TrialRow& t) { return "trial " + std::to_string(t.id); }
+std::string TrialName(const TrialRow& t) {
+  return "trial " + std::to_string(t.id);
+}
 
 // Reads hparams[key] into *out when present (and not null).
 template <typename T>
@@ -21,8 +23,8 @@ Status Read(const Json& h, const char* key, const TrialRow& t, T* out) {
   try {
     *out = it->get<T>();
   } catch (const std::exception&) {
-    return Status::InvalidArgument(TrialName(t) + ": hparams_json." + key + ": wrong type (" +
-                                   it->dump() + ")");
+    return Status::InvalidArgument(TrialName(t) + ": hparams_json." + key +
+                                   ": wrong type (" + it->dump() + ")");
   }
   return Status::OK();
 }
@@ -46,7 +48,8 @@ Result<TrainOptions> OptionsFromTrial(const TrialRow& t) {
   if (!t.hparams_json.empty()) {
     h = Json::parse(t.hparams_json, nullptr, /*allow_exceptions=*/false);
     if (!h.is_object()) {
-      return Status::InvalidArgument(TrialName(t) + ": hparams_json is not a JSON object");
+      return Status::InvalidArgument(TrialName(t) +
+                                     ": hparams_json is not a JSON object");
     }
   }
   XW_RETURN_IF_ERROR(Read(h, "arch", t, &o.arch));
@@ -71,7 +74,8 @@ Result<TrainOptions> OptionsFromTrial(const TrialRow& t) {
   return o;
 }
 
-Result<size_t> PickModel(const TrialRow& trial, const std::string& profile, size_t which) {
+Result<size_t> PickModel(const TrialRow& trial, const std::string& profile,
+                         size_t which) {
   if (profile.empty()) {
     if (which < trial.models.size()) return which;
     return Status::FailedPrecondition(TrialName(trial) + " has " +
@@ -82,37 +86,43 @@ Result<size_t> PickModel(const TrialRow& trial, const std::string& profile, size
     if (trial.models[i].profile == profile) return i;
   }
   std::string have;
-  for (const ModelRow& m : trial.models) have += (have.empty() ? "" : ", ") + m.profile;
-  return Status::NotFound(TrialName(trial) + " has no model under profile '" + profile +
-                          "' (it has: " + have + ")");
+  for (const ModelRow& m : trial.models)
+    have += (have.empty() ? "" : ", ") + m.profile;
+  return Status::NotFound(TrialName(trial) + " has no model under profile '" +
+                          profile + "' (it has: " + have + ")");
 }
 
-Result<TrialSetup> LoadTrialSetup(const Dataset& ds, int64_t trial_id, bool train_data) {
+Result<TrialSetup> LoadTrialSetup(const Dataset& ds, int64_t trial_id,
+                                  bool train_data) {
   TrialSetup s;
   XW_ASSIGN_OR_RETURN(s.trial, ds.GetTrial(trial_id));
   const TrialRow& t = s.trial;
   if (t.models.size() < 2) {
-    return Status::FailedPrecondition(TrialName(t) + " (status " + t.status + ") has " +
-                                      std::to_string(t.models.size()) +
-                                      " model(s); a pair needs two");
+    return Status::FailedPrecondition(
+        TrialName(t) + " (status " + t.status + ") has " +
+        std::to_string(t.models.size()) + " model(s); a pair needs two");
   }
   XW_ASSIGN_OR_RETURN(std::vector<std::string> defs, StoredProfileJson(ds, t));
   for (size_t i = 0; i < t.models.size(); ++i) {
     if (t.models[i].external || defs[i].empty()) {
       return Status::FailedPrecondition(
           TrialName(t) + ": model '" + t.models[i].profile +
-          "' is external (imported, e.g. from CrossedWires): no profile definition or weights "
+          "' is external (imported, e.g. from CrossedWires): no profile "
+          "definition or weights "
           "to re-run it with");
     }
     auto p = ParseProfileJson(defs[i]);
-    if (!p.ok()) return p.status().WithContext(TrialName(t) + ": stored profile '" + t.models[i].profile + "'");
+    if (!p.ok())
+      return p.status().WithContext(TrialName(t) + ": stored profile '" +
+                                    t.models[i].profile + "'");
     s.profiles.push_back(std::move(p).value());
   }
   XW_ASSIGN_OR_RETURN(s.options, OptionsFromTrial(t));
   if (train_data && !s.options.init_weights_source.empty()) {
     auto w = ReadTensorFile(s.options.init_weights_source);
     if (!w.ok()) {
-      return w.status().WithContext(TrialName(t) + " started from init weights that cannot be read");
+      return w.status().WithContext(
+          TrialName(t) + " started from init weights that cannot be read");
     }
     s.init_weights = std::move(w).value();
   }
@@ -121,7 +131,9 @@ Result<TrialSetup> LoadTrialSetup(const Dataset& ds, int64_t trial_id, bool trai
   d.test_limit = s.options.test_limit;
   d.seed = s.options.seed;  // as `xwires train` and the search driver load it
   auto data = LoadDataSpec(s.options.data_spec, d);
-  if (!data.ok()) return data.status().WithContext(TrialName(t) + ": data '" + s.options.data_spec + "'");
+  if (!data.ok())
+    return data.status().WithContext(TrialName(t) + ": data '" +
+                                     s.options.data_spec + "'");
   s.data = std::move(data).value();
   s.input.channels = s.data.test.channels();
   s.input.height = s.data.test.height();
@@ -133,22 +145,26 @@ Result<TrialSetup> LoadTrialSetup(const Dataset& ds, int64_t trial_id, bool trai
 Result<std::unique_ptr<Model>> BuildWithWeights(const TrialSetup& setup,
                                                 const NamedTensors& weights,
                                                 const std::string& source) {
-  XW_ASSIGN_OR_RETURN(auto model,
-                      BuildModel(setup.options.arch, setup.input, setup.options.arch_options));
+  XW_ASSIGN_OR_RETURN(auto model, BuildModel(setup.options.arch, setup.input,
+                                             setup.options.arch_options));
   XW_RETURN_IF_ERROR(model->LoadState(weights, source));
   return model;
 }
 
-Result<std::unique_ptr<Model>> LoadStoredModel(const Dataset& ds, const TrialSetup& setup,
-                                               size_t index, NamedTensors* weights) {
+Result<std::unique_ptr<Model>> LoadStoredModel(const Dataset& ds,
+                                               const TrialSetup& setup,
+                                               size_t index,
+                                               NamedTensors* weights) {
   const ModelRow& m = setup.trial.models.at(index);
   if (!m.has_weights) {
-    return Status::FailedPrecondition(TrialName(setup.trial) + ": model '" + m.profile +
-                                      "' has no stored weights");
+    return Status::FailedPrecondition(TrialName(setup.trial) + ": model '" +
+                                      m.profile + "' has no stored weights");
   }
   XW_ASSIGN_OR_RETURN(NamedTensors w, ds.LoadWeights(m.id));
-  XW_ASSIGN_OR_RETURN(auto model,
-                      BuildWithWeights(setup, w, TrialName(setup.trial) + " model '" + m.profile + "'"));
+  XW_ASSIGN_OR_RETURN(
+      auto model,
+      BuildWithWeights(setup, w,
+                       TrialName(setup.trial) + " model '" + m.profile + "'"));
   if (weights != nullptr) *weights = std::move(w);
   return model;
 }

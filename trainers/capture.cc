@@ -23,11 +23,13 @@ std::string TypeName(const Module& m) {
 // output) but copies every leaf's output before the next module runs, since
 // modules documented as in place may overwrite their input.
 Result<const Tensor*> Walk(Module& m, const std::string& path, const Tensor& x,
-                           const RunContext& ctx, std::vector<Activation>* out) {
+                           const RunContext& ctx,
+                           std::vector<Activation>* out) {
   auto* seq = dynamic_cast<Sequential*>(&m);
   if (seq == nullptr) {
     auto r = m.Forward(x, ctx);
-    if (!r.ok()) return path.empty() ? r.status() : r.status().WithContext(path);
+    if (!r.ok())
+      return path.empty() ? r.status() : r.status().WithContext(path);
     out->push_back({path, TypeName(m), **r});
     return *r;
   }
@@ -47,14 +49,15 @@ Result<const Tensor*> Walk(Module& m, const std::string& path, const Tensor& x,
 
 }  // namespace
 
-Result<std::vector<Activation>> ForwardCapture(Model& model, const Profile& profile,
+Result<std::vector<Activation>> ForwardCapture(Model& model,
+                                               const Profile& profile,
                                                const Tensor& x) {
   const Shape& in = model.input_shape();
   if (x.rank() != 4 || x.dim(0) < 1 || x.dim(1) != in[0] || x.dim(2) != in[1] ||
       x.dim(3) != in[2]) {
-    return Status::InvalidArgument("ForwardCapture: input must be [N>=1, " +
-                                   std::to_string(in[0]) + ", " + std::to_string(in[1]) + ", " +
-                                   std::to_string(in[2]) + "]");
+    return Status::InvalidArgument(
+        "ForwardCapture: input must be [N>=1, " + std::to_string(in[0]) + ", " +
+        std::to_string(in[1]) + ", " + std::to_string(in[2]) + "]");
   }
   const RunContext ctx = RunContext::ForProfile(profile);  // eval mode
   std::vector<Activation> out;

@@ -22,12 +22,15 @@ struct AttributeArgs {
 
 void RunAttribute(AttributeArgs& a) {
   if (a.format != "table" && a.format != "json") {
-    Check(Status::InvalidArgument("--format: '" + a.format + "' (expected table or json)"));
+    Check(Status::InvalidArgument("--format: '" + a.format +
+                                  "' (expected table or json)"));
   }
-  auto ds = Unwrap(Dataset::Open(a.dataset, a.no_store ? OpenMode::kReadOnly : OpenMode::kReadWrite));
+  auto ds = Unwrap(Dataset::Open(
+      a.dataset, a.no_store ? OpenMode::kReadOnly : OpenMode::kReadWrite));
   if (!a.quiet) {
     a.opt.on_run = [](int done, int total, const std::string& label) {
-      std::fprintf(stderr, "attribute: run %d/%d done (%s)\n", done, total, label.c_str());
+      std::fprintf(stderr, "attribute: run %d/%d done (%s)\n", done, total,
+                   label.c_str());
     };
   }
   AttributionReport r = Unwrap(AttributeDivergence(*ds, a.trial, a.opt));
@@ -41,28 +44,38 @@ void RunAttribute(AttributeArgs& a) {
   row.summary = r.summary;
   row.result_json = json;
   for (const AttributionRun& u : r.runs) {
-    row.runs.push_back({u.knob, u.direction, u.profile, u.value_json, u.status, u.test_acc,
-                        u.test_loss, u.weights_sha256});
+    row.runs.push_back({u.knob, u.direction, u.profile, u.value_json, u.status,
+                        u.test_acc, u.test_loss, u.weights_sha256});
   }
   const int64_t id = Unwrap(StoreAnalysisResult(*ds, row));
-  if (!a.quiet) std::fprintf(stderr, "stored attribution result %lld\n", static_cast<long long>(id));
+  if (!a.quiet)
+    std::fprintf(stderr, "stored attribution result %lld\n",
+                 static_cast<long long>(id));
 }
 
 void RegisterAttribute(CLI::App& app) {
   auto a = std::make_shared<AttributeArgs>();
   auto* cmd = app.add_subcommand(
-      "attribute", "Attribute a pair's divergence to numerics knobs by one-knob ablations");
+      "attribute",
+      "Attribute a pair's divergence to numerics knobs by one-knob ablations");
   cmd->add_option("dataset", a->dataset, "Dataset directory")->required();
   cmd->add_option("trial", a->trial, "Trial id")->required();
-  cmd->add_option("--profile-a", a->opt.profile_a, "Model A's profile (default: first model)");
-  cmd->add_option("--profile-b", a->opt.profile_b, "Model B's profile (default: second model)");
-  cmd->add_option("--knob", a->opt.knobs, "Only this knob, e.g. adam.variant (repeatable)");
-  cmd->add_option("--jobs", a->opt.jobs, "Parallel trainings (0: min(runs, cores))")
+  cmd->add_option("--profile-a", a->opt.profile_a,
+                  "Model A's profile (default: first model)");
+  cmd->add_option("--profile-b", a->opt.profile_b,
+                  "Model B's profile (default: second model)");
+  cmd->add_option("--knob", a->opt.knobs,
+                  "Only this knob, e.g. adam.variant (repeatable)");
+  cmd->add_option("--jobs", a->opt.jobs,
+                  "Parallel trainings (0: min(runs, cores))")
       ->capture_default_str();
-  cmd->add_option("--threads", a->opt.threads, "Threads per training (0: cores / jobs)")
+  cmd->add_option("--threads", a->opt.threads,
+                  "Threads per training (0: cores / jobs)")
       ->capture_default_str();
-  cmd->add_option("--format", a->format, "table or json")->capture_default_str();
-  cmd->add_flag("--no-store", a->no_store, "Do not store the result in the dataset");
+  cmd->add_option("--format", a->format, "table or json")
+      ->capture_default_str();
+  cmd->add_flag("--no-store", a->no_store,
+                "Do not store the result in the dataset");
   cmd->add_flag("--quiet", a->quiet, "No progress output");
   cmd->callback([a] { RunAttribute(*a); });
 }

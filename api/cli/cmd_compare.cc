@@ -20,9 +20,11 @@ struct CompareArgs {
 
 void RunCompare(const CompareArgs& a) {
   if (a.format != "table" && a.format != "json") {
-    Check(Status::InvalidArgument("--format: '" + a.format + "' (expected table or json)"));
+    Check(Status::InvalidArgument("--format: '" + a.format +
+                                  "' (expected table or json)"));
   }
-  auto ds = Unwrap(Dataset::Open(a.dataset, a.store ? OpenMode::kReadWrite : OpenMode::kReadOnly));
+  auto ds = Unwrap(Dataset::Open(
+      a.dataset, a.store ? OpenMode::kReadWrite : OpenMode::kReadOnly));
   CompareReport r = Unwrap(ComparePair(*ds, a.trial, a.opt));
   const std::string json = CompareJson(r);
   std::string out = a.format == "json" ? json + "\n" : CompareText(r);
@@ -31,36 +33,47 @@ void RunCompare(const CompareArgs& a) {
     AnalysisResultRow row;
     row.trial_id = a.trial;
     row.kind = "compare";
-    row.summary = "tensors " + r.tier1.verdict + ", activations " + r.tier2.verdict +
-                  (r.parted_at.empty() ? "" : " (parted at " + r.parted_at + ")") + ", task " +
-                  r.tier3.verdict;
+    row.summary =
+        "tensors " + r.tier1.verdict + ", activations " + r.tier2.verdict +
+        (r.parted_at.empty() ? "" : " (parted at " + r.parted_at + ")") +
+        ", task " + r.tier3.verdict;
     row.result_json = json;
     const int64_t id = Unwrap(StoreAnalysisResult(*ds, row));
-    std::fprintf(stderr, "stored compare result %lld\n", static_cast<long long>(id));
+    std::fprintf(stderr, "stored compare result %lld\n",
+                 static_cast<long long>(id));
   }
 }
 
 void RegisterCompare(CLI::App& app) {
   auto a = std::make_shared<CompareArgs>();
-  auto* cmd = app.add_subcommand(
-      "compare", "Three-tier comparison of a stored pair: tensors, activations, task metrics");
+  auto* cmd = app.add_subcommand("compare",
+                                 "Three-tier comparison of a stored pair: "
+                                 "tensors, activations, task metrics");
   cmd->add_option("dataset", a->dataset, "Dataset directory")->required();
   cmd->add_option("trial", a->trial, "Trial id")->required();
-  cmd->add_option("--profile-a", a->opt.profile_a, "Model A's profile (default: first model)");
-  cmd->add_option("--profile-b", a->opt.profile_b, "Model B's profile (default: second model)");
-  cmd->add_option("--probe", a->opt.probe, "Probe batch size of the activation tier")
+  cmd->add_option("--profile-a", a->opt.profile_a,
+                  "Model A's profile (default: first model)");
+  cmd->add_option("--profile-b", a->opt.profile_b,
+                  "Model B's profile (default: second model)");
+  cmd->add_option("--probe", a->opt.probe,
+                  "Probe batch size of the activation tier")
       ->capture_default_str();
   cmd->add_option("--rtol", a->opt.rtol, "Relative tolerance (numpy.isclose)")
       ->capture_default_str();
   cmd->add_option("--atol", a->opt.atol, "Absolute tolerance (numpy.isclose)")
       ->capture_default_str();
-  cmd->add_option("--acc-tol", a->opt.acc_tol, "Task tier: tolerated accuracy difference")
+  cmd->add_option("--acc-tol", a->opt.acc_tol,
+                  "Task tier: tolerated accuracy difference")
       ->capture_default_str();
-  cmd->add_option("--threads", a->opt.threads, "Threads (0: all cores)")->capture_default_str();
-  cmd->add_option("--eval-batch-size", a->opt.eval_batch, "Batch size of the task tier")
+  cmd->add_option("--threads", a->opt.threads, "Threads (0: all cores)")
       ->capture_default_str();
-  cmd->add_option("--format", a->format, "table or json")->capture_default_str();
-  cmd->add_flag("--store", a->store, "Store the result in the dataset (shown by `report`)");
+  cmd->add_option("--eval-batch-size", a->opt.eval_batch,
+                  "Batch size of the task tier")
+      ->capture_default_str();
+  cmd->add_option("--format", a->format, "table or json")
+      ->capture_default_str();
+  cmd->add_flag("--store", a->store,
+                "Store the result in the dataset (shown by `report`)");
   cmd->callback([a] { RunCompare(*a); });
 }
 XW_CLI_COMMAND(400, RegisterCompare);

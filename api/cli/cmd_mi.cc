@@ -41,19 +41,25 @@ void RunMi(const MiArgs& a) {
 void RegisterMi(CLI::App& app) {
   auto a = std::make_shared<MiArgs>();
   auto* cmd = app.add_subcommand(
-      "mi", "Mutual information between hyperparameters (and pairs) and divergence");
+      "mi",
+      "Mutual information between hyperparameters (and pairs) and divergence");
   cmd->add_option("dataset", a->dataset, "Dataset directory")->required();
   cmd->add_option("--arch", a->archs, "Only these architectures (repeatable)");
   cmd->add_option("--where", a->where, "Filter (see `xwires query --help`)");
-  cmd->add_flag("--ksg", a->ksg, "Kraskov (KSG) kNN estimator instead of 0.1 bins");
-  cmd->add_option("--k", a->k, "Neighbours of the KSG estimator")->capture_default_str();
+  cmd->add_flag("--ksg", a->ksg,
+                "Kraskov (KSG) kNN estimator instead of 0.1 bins");
+  cmd->add_option("--k", a->k, "Neighbours of the KSG estimator")
+      ->capture_default_str();
   cmd->add_option("--repeats", a->repeats, "Repeats with jitter (mean and std)")
       ->capture_default_str();
-  cmd->add_option("--jitter", a->jitter, "Uniform jitter half-width on normalised values")
+  cmd->add_option("--jitter", a->jitter,
+                  "Uniform jitter half-width on normalised values")
       ->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Seed of the jitter")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Seed of the jitter")
+      ->capture_default_str();
   cmd->add_flag("--no-pairs", a->no_pairs, "Single hyperparameters only");
-  cmd->add_flag("--log-scale", a->log_scale, "log10 of lr, adam_eps, weight_decay first");
+  cmd->add_flag("--log-scale", a->log_scale,
+                "log10 of lr, adam_eps, weight_decay first");
   cmd->add_option("--format", a->format, "table, csv or json");
   cmd->callback([a] { RunMi(*a); });
 }

@@ -25,23 +25,31 @@ void RunReport(ReportArgs& a) {
   // Written through a temp file and renamed: a failure never leaves a
   // half-written report in place of an older one.
   Check(WriteFileAtomic(a.out, r.html));
-  std::printf("wrote %s (%zu plots, %zu bytes)\n", a.out.c_str(), r.plot_ids.size(), r.html.size());
+  std::printf("wrote %s (%zu plots, %zu bytes)\n", a.out.c_str(),
+              r.plot_ids.size(), r.html.size());
 }
 
 void RegisterReport(CLI::App& app) {
   auto a = std::make_shared<ReportArgs>();
-  auto* cmd = app.add_subcommand("report", "Write a self-contained HTML report of a dataset");
+  auto* cmd = app.add_subcommand(
+      "report", "Write a self-contained HTML report of a dataset");
   cmd->add_option("dataset", a->dataset, "Dataset directory")->required();
   cmd->add_option("-o,--out", a->out, "Output HTML file")->required();
   cmd->add_option("--title", a->opt.title, "Page title")->capture_default_str();
-  cmd->add_option("--arch", a->opt.archs, "Only these architectures (repeatable)");
-  cmd->add_option("--where", a->opt.where, "Filter (see `xwires query --help`)");
-  cmd->add_option("--top", a->opt.top_k, "Training curves of the k most divergent pairs per arch")
+  cmd->add_option("--arch", a->opt.archs,
+                  "Only these architectures (repeatable)");
+  cmd->add_option("--where", a->opt.where,
+                  "Filter (see `xwires query --help`)");
+  cmd->add_option("--top", a->opt.top_k,
+                  "Training curves of the k most divergent pairs per arch")
       ->capture_default_str();
-  cmd->add_option("--threshold", a->opt.threshold, "Divergence threshold of the share column")
+  cmd->add_option("--threshold", a->opt.threshold,
+                  "Divergence threshold of the share column")
       ->capture_default_str();
-  cmd->add_option("--mi-repeats", a->opt.mi.repeats, "MI repeats with jitter")->capture_default_str();
-  cmd->add_option("--mi-jitter", a->opt.mi.jitter, "MI jitter half-width")->capture_default_str();
+  cmd->add_option("--mi-repeats", a->opt.mi.repeats, "MI repeats with jitter")
+      ->capture_default_str();
+  cmd->add_option("--mi-jitter", a->opt.mi.jitter, "MI jitter half-width")
+      ->capture_default_str();
   cmd->add_flag("--ksg", a->ksg, "KSG estimator for the MI bars");
   cmd->callback([a] { RunReport(*a); });
 }

@@ -15,7 +15,8 @@
 namespace xw::testing {
 
 TempDir::TempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "xwires-api-XXXXXX").string();
+  std::string tmpl =
+      (std::filesystem::temp_directory_path() / "xwires-api-XXXXXX").string();
   char* p = ::mkdtemp(tmpl.data());
   if (p == nullptr) std::abort();
   path_ = p;
@@ -52,7 +53,8 @@ TrainOptions TinyOptions(const TinyRun& run) {
   return o;
 }
 
-int64_t TrainAndStore(Dataset& ds, const std::vector<Profile>& profiles, const TinyRun& run) {
+int64_t TrainAndStore(Dataset& ds, const std::vector<Profile>& profiles,
+                      const TinyRun& run) {
   const DataSplits data = TinyData(run);
   auto trial = TrainTrial(profiles, data, TinyOptions(run));
   if (!trial.ok()) {
@@ -75,10 +77,12 @@ Profile Shipped(const std::string& name) {
 
 Profile Edited(const std::string& base, const std::string& name,
                const std::vector<std::pair<std::string, std::string>>& edits) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(ProfileToJson(Shipped(base)));
+  nlohmann::ordered_json j =
+      nlohmann::ordered_json::parse(ProfileToJson(Shipped(base)));
   j["name"] = name;
   for (const auto& [ptr, value] : edits) {
-    j[nlohmann::ordered_json::json_pointer(ptr)] = nlohmann::ordered_json::parse(value);
+    j[nlohmann::ordered_json::json_pointer(ptr)] =
+        nlohmann::ordered_json::parse(value);
   }
   auto p = ParseProfileJson(j.dump());
   if (!p.ok()) ADD_FAILURE() << p.status().ToString();
@@ -91,7 +95,8 @@ int Run(const std::string& command, std::string* out) {
   std::array<char, 4096> buf;
   std::string text;
   size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) text.append(buf.data(), n);
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0)
+    text.append(buf.data(), n);
   const int status = ::pclose(pipe);
   if (out != nullptr) *out = text;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -38,7 +38,8 @@ DataSplits TinyData(const TinyRun& run);
 TrainOptions TinyOptions(const TinyRun& run);
 
 // Trains `profiles` under `run` (TrainTrial) and stores the trial in `ds`.
-int64_t TrainAndStore(Dataset& ds, const std::vector<Profile>& profiles, const TinyRun& run);
+int64_t TrainAndStore(Dataset& ds, const std::vector<Profile>& profiles,
+                      const TinyRun& run);
 
 // A shipped profile, or one with `name` and JSON edits applied, e.g.
 // Edited("torch", "torch_keras", {{"/adam/variant", "\"keras\""}}).

@@ -3,6 +3,8 @@
 // large epsilon) mixed with knobs that barely matter, `attribute` must name
 // that knob, and flipping it alone in a new run must reproduce the
 // divergence.
+#include "xwires/api/attribute.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 
 #include "analysis_test_util.h"
 #include "xwires/api/analysis_store.h"
-#include "xwires/api/attribute.h"
 
 namespace xw {
 namespace {
@@ -22,7 +23,8 @@ using testing::TempDir;
 using testing::TinyRun;
 
 TEST(KnobTest, DifferingKnobsOfTorchAndTf) {
-  const std::vector<Knob> knobs = DifferingKnobs(Shipped("torch"), Shipped("tf"));
+  const std::vector<Knob> knobs =
+      DifferingKnobs(Shipped("torch"), Shipped("tf"));
   std::vector<std::string> paths;
   for (const Knob& k : knobs) paths.push_back(k.path);
   EXPECT_NE(std::find(paths.begin(), paths.end(), "adam.variant"), paths.end());
@@ -35,7 +37,8 @@ TEST(KnobTest, DifferingKnobsOfTorchAndTf) {
       EXPECT_EQ(k.b_value, "\"keras\"");
     }
   }
-  EXPECT_TRUE(DifferingKnobs(Shipped("torch"), Edited("torch", "copy", {})).empty());
+  EXPECT_TRUE(
+      DifferingKnobs(Shipped("torch"), Edited("torch", "copy", {})).empty());
 }
 
 TEST(KnobTest, SwitchKnobChangesOnlyThatKnob) {
@@ -77,10 +80,11 @@ TEST(AttributeTest, NamesTheKnobAndFlippingItAloneReproducesTheDivergence) {
   auto ds = Dataset::Open(dir.path() + "/ds", OpenMode::kCreate);
   ASSERT_TRUE(ds.ok());
   const Profile a = Shipped("torch");
-  const Profile b = Edited("torch", "torch_mixed", {{"/adam/variant", "\"keras\""},
-                                                    {"/kernels/reduce", "\"pairwise\""},
-                                                    {"/batch_norm/eps", "0.001"},
-                                                    {"/loss/clip_eps", "1e-6"}});
+  const Profile b = Edited("torch", "torch_mixed",
+                           {{"/adam/variant", "\"keras\""},
+                            {"/kernels/reduce", "\"pairwise\""},
+                            {"/batch_norm/eps", "0.001"},
+                            {"/loss/clip_eps", "1e-6"}});
   const int64_t id = testing::TrainAndStore(**ds, {a, b}, EpsHatRun());
   auto trial = (*ds)->GetTrial(id);
   ASSERT_TRUE(trial.ok());
@@ -102,14 +106,17 @@ TEST(AttributeTest, NamesTheKnobAndFlippingItAloneReproducesTheDivergence) {
   EXPECT_TRUE(r->reproduced_b);
   EXPECT_EQ(r->divergence, trial->divergence);
   ASSERT_EQ(r->knobs.size(), 4u);
-  ASSERT_EQ(r->main_knobs, std::vector<std::string>{"adam.variant"}) << AttributionText(*r);
+  ASSERT_EQ(r->main_knobs, std::vector<std::string>{"adam.variant"})
+      << AttributionText(*r);
   const KnobEffect& top = r->knobs.front();
   EXPECT_EQ(top.knob.path, "adam.variant");
   EXPECT_GT(top.share, 0.7);
-  for (size_t i = 1; i < r->knobs.size(); ++i) EXPECT_LT(r->knobs[i].share, 0.3);
+  for (size_t i = 1; i < r->knobs.size(); ++i)
+    EXPECT_LT(r->knobs[i].share, 0.3);
 
   // Flip adam.variant alone in a new run: the divergence comes back.
-  const Profile flipped = Edited("torch", "torch_keras_adam", {{"/adam/variant", "\"keras\""}});
+  const Profile flipped =
+      Edited("torch", "torch_keras_adam", {{"/adam/variant", "\"keras\""}});
   const int64_t again = testing::TrainAndStore(**ds, {a, flipped}, EpsHatRun());
   const double d = (*ds)->GetTrial(again)->divergence;
   EXPECT_NEAR(d, r->divergence, 0.3 * r->divergence);
@@ -121,8 +128,8 @@ TEST(AttributeTest, NamesTheKnobAndFlippingItAloneReproducesTheDivergence) {
   row.summary = r->summary;
   row.result_json = AttributionJson(*r);
   for (const AttributionRun& u : r->runs) {
-    row.runs.push_back({u.knob, u.direction, u.profile, u.value_json, u.status, u.test_acc,
-                        u.test_loss, u.weights_sha256});
+    row.runs.push_back({u.knob, u.direction, u.profile, u.value_json, u.status,
+                        u.test_acc, u.test_loss, u.weights_sha256});
   }
   ASSERT_TRUE(StoreAnalysisResult(**ds, row).ok());
   auto stored = LoadAnalysisResults(**ds, id, "attribute");
@@ -130,7 +137,8 @@ TEST(AttributeTest, NamesTheKnobAndFlippingItAloneReproducesTheDivergence) {
   ASSERT_EQ(stored->size(), 1u);
   EXPECT_EQ((*stored)[0].runs.size(), 10u);
   EXPECT_EQ((*stored)[0].runs[0].direction, "baseline");
-  EXPECT_EQ(nlohmann::json::parse((*stored)[0].result_json)["main_knobs"][0], "adam.variant");
+  EXPECT_EQ(nlohmann::json::parse((*stored)[0].result_json)["main_knobs"][0],
+            "adam.variant");
 }
 
 TEST(AttributeTest, BadInputNamesTheProblem) {
@@ -148,14 +156,16 @@ TEST(AttributeTest, BadInputNamesTheProblem) {
   EXPECT_EQ(r.status().code(), Status::Code::kFailedPrecondition);
   EXPECT_NE(r.status().message().find("same knobs"), std::string::npos);
 
-  const int64_t pair = testing::TrainAndStore(**ds, {Shipped("torch"), Shipped("tf")}, run);
+  const int64_t pair =
+      testing::TrainAndStore(**ds, {Shipped("torch"), Shipped("tf")}, run);
   AttributeOptions opt;
   opt.knobs = {"adam.nesterov"};
   r = AttributeDivergence(**ds, pair, opt);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
   EXPECT_NE(r.status().message().find("adam.nesterov"), std::string::npos);
-  EXPECT_NE(r.status().message().find("adam.variant"), std::string::npos);  // the real ones
+  EXPECT_NE(r.status().message().find("adam.variant"),
+            std::string::npos);  // the real ones
   opt.knobs.clear();
   opt.jobs = -1;
   EXPECT_FALSE(AttributeDivergence(**ds, pair, opt).ok());

@@ -1,13 +1,14 @@
 // Three-tier comparison: difference statistics on known values, identical
 // pairs (same knobs under another name), a torch/tf pair that parts at the
 // first layer, per-module capture, bad input.
+#include "xwires/api/compare.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "analysis_test_util.h"
-#include "xwires/api/compare.h"
 #include "xwires/dataset/crossedwires.h"
 #include "xwires/trainers/architectures.h"
 #include "xwires/trainers/capture.h"
@@ -24,8 +25,8 @@ TEST(DiffTest, KnownValues) {
   const float a[] = {1, 2, 3}, b[] = {1, 2, 4};
   const DiffStats s = Diff(a, b, 3, 1e-5, 1e-8);
   EXPECT_EQ(s.max_abs, 1.0);
-  EXPECT_EQ(s.max_rel, 0.25);                                  // |3-4| / 4
-  EXPECT_NEAR(s.rel_l2, 1.0 / std::sqrt(21.0), 1e-15);         // ||a-b|| / ||b||
+  EXPECT_EQ(s.max_rel, 0.25);                           // |3-4| / 4
+  EXPECT_NEAR(s.rel_l2, 1.0 / std::sqrt(21.0), 1e-15);  // ||a-b|| / ||b||
   EXPECT_NEAR(s.cosine, 17.0 / std::sqrt(14.0 * 21.0), 1e-15);
   EXPECT_EQ(s.not_close, 1);
   EXPECT_FALSE(s.identical);
@@ -68,7 +69,8 @@ TEST(CaptureTest, LastModuleIsTheLogitsAndPathsFollowStateDict) {
   EXPECT_EQ((*acts)[1].path, "bn1");
   EXPECT_EQ((*acts)[2].path, "(2)");  // torchvision-style functional relu
   EXPECT_EQ(acts->back().path, "fc2");
-  auto logits = (*model)->Forward(data.test.images, RunContext::ForProfile(torch));
+  auto logits =
+      (*model)->Forward(data.test.images, RunContext::ForProfile(torch));
   ASSERT_TRUE(logits.ok());
   EXPECT_TRUE(acts->back().value.BitwiseEqual(**logits));
   // A mis-shaped batch is refused with the expected shape in the message.
@@ -105,7 +107,8 @@ TEST_F(ComparePairTest, SameKnobsUnderAnotherNameAreIdenticalOnEveryTier) {
 }
 
 TEST_F(ComparePairTest, TorchVsTfPartsAtTheFirstLayerAndTaskMetricsAddUp) {
-  const int64_t id = testing::TrainAndStore(*ds_, {Shipped("torch"), Shipped("tf")}, TinyRun{});
+  const int64_t id = testing::TrainAndStore(
+      *ds_, {Shipped("torch"), Shipped("tf")}, TinyRun{});
   CompareOptions opt;
   opt.probe = 8;
   auto r = ComparePair(*ds_, id, opt);
@@ -116,7 +119,8 @@ TEST_F(ComparePairTest, TorchVsTfPartsAtTheFirstLayerAndTaskMetricsAddUp) {
   EXPECT_EQ(r->parted_at, "conv1");
   EXPECT_EQ(r->first_differing, "conv1");
   EXPECT_EQ(r->probe, 8);
-  EXPECT_EQ(r->layers.front().shape_a, (Shape{8, 8, 32, 32}));  // 32 * 0.25 channels
+  EXPECT_EQ(r->layers.front().shape_a,
+            (Shape{8, 8, 32, 32}));  // 32 * 0.25 channels
   // Batch counters are buffers, equal in both runs.
   bool saw_counter = false;
   for (const TensorDiff& t : r->tensors) {
@@ -134,7 +138,8 @@ TEST_F(ComparePairTest, TorchVsTfPartsAtTheFirstLayerAndTaskMetricsAddUp) {
   EXPECT_EQ(t.acc_b, t.stored_acc_b);
   int64_t total = 0, diag = 0;
   for (int i = 0; i < t.classes; ++i) {
-    for (int j = 0; j < t.classes; ++j) total += t.confusion_a[i * t.classes + j];
+    for (int j = 0; j < t.classes; ++j)
+      total += t.confusion_a[i * t.classes + j];
     diag += t.confusion_a[i * t.classes + i];
   }
   EXPECT_EQ(total, 100);
@@ -142,7 +147,8 @@ TEST_F(ComparePairTest, TorchVsTfPartsAtTheFirstLayerAndTaskMetricsAddUp) {
   EXPECT_LE(t.agreement, 1.0);
   // The verdict follows the accuracy tolerance.
   opt.acc_tol = 1.0;
-  EXPECT_EQ(ComparePair(*ds_, id, opt)->tier3.verdict, t.agreement == 1 ? "identical" : "close");
+  EXPECT_EQ(ComparePair(*ds_, id, opt)->tier3.verdict,
+            t.agreement == 1 ? "identical" : "close");
   // JSON carries every tier.
   const auto j = nlohmann::json::parse(CompareJson(*r));
   EXPECT_EQ(j["tier2"]["parted_at"], "conv1");
@@ -151,7 +157,8 @@ TEST_F(ComparePairTest, TorchVsTfPartsAtTheFirstLayerAndTaskMetricsAddUp) {
 }
 
 TEST_F(ComparePairTest, BadInputNamesTheProblem) {
-  const int64_t id = testing::TrainAndStore(*ds_, {Shipped("torch"), Shipped("tf")}, TinyRun{});
+  const int64_t id = testing::TrainAndStore(
+      *ds_, {Shipped("torch"), Shipped("tf")}, TinyRun{});
   CompareOptions opt;
   opt.probe = 0;
   auto r = ComparePair(*ds_, id, opt);
@@ -166,7 +173,9 @@ TEST_F(ComparePairTest, BadInputNamesTheProblem) {
   EXPECT_NE(r.status().message().find("'keras'"), std::string::npos);
   // Imported results have no weights or profile definitions.
   auto rep = ImportCrossedWires(
-      *ds_, std::string(XWIRES_SOURCE_DIR) + "/tests/api/fixtures/crossedwires_vgg16_head40.csv",
+      *ds_,
+      std::string(XWIRES_SOURCE_DIR) +
+          "/tests/api/fixtures/crossedwires_vgg16_head40.csv",
       "vgg16");
   ASSERT_TRUE(rep.ok()) << rep.status().ToString();
   r = ComparePair(*ds_, id + 1, CompareOptions{});

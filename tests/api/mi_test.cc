@@ -34,21 +34,26 @@ TEST(MiTest, NormalizeUnit) {
 
 TEST(MiTest, HandComputedTables) {
   // Identical binary labels: I = H = ln 2.
-  EXPECT_NEAR(DiscreteMi(std::vector<int>{0, 0, 1, 1}, std::vector<int>{0, 0, 1, 1}),
-              std::log(2.0), 1e-15);
+  EXPECT_NEAR(
+      DiscreteMi(std::vector<int>{0, 0, 1, 1}, std::vector<int>{0, 0, 1, 1}),
+      std::log(2.0), 1e-15);
   // Independent by construction: every cell of the 2x2 table holds 1.
-  EXPECT_NEAR(DiscreteMi(std::vector<int>{0, 0, 1, 1}, std::vector<int>{0, 1, 0, 1}), 0.0, 1e-15);
+  EXPECT_NEAR(
+      DiscreteMi(std::vector<int>{0, 0, 1, 1}, std::vector<int>{0, 1, 0, 1}),
+      0.0, 1e-15);
   // Table of counts x\y: [[2, 1], [0, 1]] (n = 4):
   // p(0,0)=1/2, p(0,1)=1/4, p(1,1)=1/4; p(x)=(3/4, 1/4), p(y)=(1/2, 1/2).
   // I = 1/2 ln(4/3) + 1/4 ln(2/3) + 1/4 ln 2 = 0.2157615543388357.
-  const double expected = 0.5 * std::log(4.0 / 3.0) + 0.25 * std::log(2.0 / 3.0) +
-                          0.25 * std::log(2.0);
+  const double expected = 0.5 * std::log(4.0 / 3.0) +
+                          0.25 * std::log(2.0 / 3.0) + 0.25 * std::log(2.0);
   EXPECT_NEAR(expected, 0.2157615543388357, 1e-15);
-  EXPECT_NEAR(DiscreteMi(std::vector<int>{0, 0, 0, 1}, std::vector<int>{0, 0, 1, 1}), expected,
-              1e-15);
+  EXPECT_NEAR(
+      DiscreteMi(std::vector<int>{0, 0, 0, 1}, std::vector<int>{0, 0, 1, 1}),
+      expected, 1e-15);
   // Symmetric in its arguments.
-  EXPECT_NEAR(DiscreteMi(std::vector<int>{0, 0, 1, 1}, std::vector<int>{0, 0, 0, 1}), expected,
-              1e-15);
+  EXPECT_NEAR(
+      DiscreteMi(std::vector<int>{0, 0, 1, 1}, std::vector<int>{0, 0, 0, 1}),
+      expected, 1e-15);
 }
 
 std::vector<double> Uniforms(uint64_t stream, int n) {

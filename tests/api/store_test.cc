@@ -59,8 +59,8 @@ TEST_F(StoreTest, FreshDatasetHasNoResults) {
 TEST_F(StoreTest, RoundTripWithRuns) {
   AnalysisResultRow row = Row("attribute");
   row.runs.push_back({"", "baseline", "torch", "", "ok", 0.5, 1.25, "abc"});
-  row.runs.push_back({"adam.variant", "a_to_b", "torch+adam.variant", "\"keras\"", "diverged",
-                      kUnknown, kUnknown, "def"});
+  row.runs.push_back({"adam.variant", "a_to_b", "torch+adam.variant",
+                      "\"keras\"", "diverged", kUnknown, kUnknown, "def"});
   auto id = StoreAnalysisResult(*ds_, row);
   ASSERT_TRUE(id.ok()) << id.status().ToString();
   ASSERT_TRUE(StoreAnalysisResult(*ds_, Row("compare")).ok());
@@ -100,10 +100,12 @@ TEST_F(StoreTest, RefusalsNameTheProblemAndChangeNothing) {
     EXPECT_NE(r.status().message().find("'verify'"), std::string::npos);
     bad = Row("compare");
     bad.result_json = "{not json";
-    EXPECT_EQ(StoreAnalysisResult(**rw, bad).status().code(), Status::Code::kInvalidArgument);
+    EXPECT_EQ(StoreAnalysisResult(**rw, bad).status().code(),
+              Status::Code::kInvalidArgument);
     bad = Row("compare");
     bad.trial_id = trial_ + 7;
-    EXPECT_EQ(StoreAnalysisResult(**rw, bad).status().code(), Status::Code::kNotFound);
+    EXPECT_EQ(StoreAnalysisResult(**rw, bad).status().code(),
+              Status::Code::kNotFound);
   }
   const std::string before = ReadFile(db);
   auto ro = Dataset::Open(dir_.path() + "/ds", OpenMode::kReadOnly);

@@ -33,11 +33,11 @@ namespace xw {
 inline constexpr int kAnalysisSchemaVersion = 1;
 
 struct AttributionRunRow {
-  std::string knob;       // "adam.variant"; "" for baselines
-  std::string direction;  // baseline | a_to_b | b_to_a
-  std::string profile;    // the trained profile's name
-  std::string value_json; // the knob's value in this run ("" for baselines)
-  std::string status;     // ok | diverged
+  std::string knob;        // "adam.variant"; "" for baselines
+  std::string direction;   // baseline | a_to_b | b_to_a
+  std::string profile;     // the trained profile's name
+  std::string value_json;  // the knob's value in this run ("" for baselines)
+  std::string status;      // ok | diverged
   double test_acc = kUnknown, test_loss = kUnknown;
   std::string weights_sha256;
 };
@@ -57,12 +57,13 @@ struct AnalysisResultRow {
 Result<int64_t> StoreAnalysisResult(Dataset& ds, const AnalysisResultRow& row);
 
 // Stored results, oldest first; trial_id < 0: every trial's. kind "" = any.
-Result<std::vector<AnalysisResultRow>> LoadAnalysisResults(const Dataset& ds, int64_t trial_id,
-                                                           const std::string& kind = "");
+Result<std::vector<AnalysisResultRow>> LoadAnalysisResults(
+    const Dataset& ds, int64_t trial_id, const std::string& kind = "");
 
 // The stored profile definition (canonical JSON) of every model of a trial,
 // in the trial's model order; "" for external models (no definition).
-Result<std::vector<std::string>> StoredProfileJson(const Dataset& ds, const TrialRow& trial);
+Result<std::vector<std::string>> StoredProfileJson(const Dataset& ds,
+                                                   const TrialRow& trial);
 
 }  // namespace xw
 

@@ -69,11 +69,11 @@ struct AttributeOptions {
 };
 
 struct AttributionRun {
-  std::string knob;       // "" for baselines
-  std::string direction;  // baseline | a_to_b | b_to_a
-  std::string profile;    // trained profile's name
-  std::string value_json; // the switched knob's value
-  std::string status;     // ok | diverged
+  std::string knob;        // "" for baselines
+  std::string direction;   // baseline | a_to_b | b_to_a
+  std::string profile;     // trained profile's name
+  std::string value_json;  // the switched knob's value
+  std::string status;      // ok | diverged
   double test_acc = 0, test_loss = 0;
   double disagree_a = 0, disagree_b = 0;  // prediction disagreement vs A, B
   std::string weights_sha256;
@@ -95,9 +95,10 @@ struct AttributionReport {
   double acc_a = 0, acc_b = 0, divergence = 0;  // retrained baselines
   double disagree_ab = 0;                       // A vs B predictions
   bool reproduced_a = false, reproduced_b = false;
-  std::vector<KnobEffect> knobs;        // by share, largest first
+  std::vector<KnobEffect> knobs;  // by share, largest first
   std::vector<std::string> main_knobs;
-  std::vector<AttributionRun> runs;     // baselines first, then per knob a_to_b, b_to_a
+  std::vector<AttributionRun>
+      runs;  // baselines first, then per knob a_to_b, b_to_a
   std::string summary;
 };
 
@@ -105,7 +106,8 @@ struct AttributionReport {
 // stored profile definitions; imported external pairs cannot be re-run).
 // InvalidArgument for bad options or unknown --knob names; FailedPrecondition
 // when the profiles do not differ.
-Result<AttributionReport> AttributeDivergence(const Dataset& ds, int64_t trial_id,
+Result<AttributionReport> AttributeDivergence(const Dataset& ds,
+                                              int64_t trial_id,
                                               const AttributeOptions& opt);
 
 // JSON object (2-space indent) and a text table.

@@ -41,17 +41,18 @@ struct CompareOptions {
 
 // Difference statistics of two equally shaped arrays.
 struct DiffStats {
-  double max_abs = 0;     // max |a-b| (inf if any NaN pairs differ)
-  double max_rel = 0;     // max over elements of |a-b| / max(|a|, |b|) (0/0 = 0)
-  double rel_l2 = 0;      // ||a-b|| / max(||a||, ||b||) (0 if both are 0)
-  double cosine = 1;      // <a,b> / (||a|| ||b||); 1 if both 0, 0 if one is 0
+  double max_abs = 0;  // max |a-b| (inf if any NaN pairs differ)
+  double max_rel = 0;  // max over elements of |a-b| / max(|a|, |b|) (0/0 = 0)
+  double rel_l2 = 0;   // ||a-b|| / max(||a||, ||b||) (0 if both are 0)
+  double cosine = 1;   // <a,b> / (||a|| ||b||); 1 if both 0, 0 if one is 0
   int64_t not_close = 0;  // elements failing isclose
   bool identical = true;  // bitwise equal
   bool close() const { return not_close == 0; }
 };
 
 // Statistics of a against b (the reference); n elements each.
-DiffStats Diff(const float* a, const float* b, int64_t n, double rtol, double atol);
+DiffStats Diff(const float* a, const float* b, int64_t n, double rtol,
+               double atol);
 
 struct TensorDiff {
   std::string name;
@@ -73,7 +74,8 @@ struct TaskDiff {
   double stored_acc_a = 0, stored_acc_b = 0;  // as recorded at training
   double agreement = 0;                       // share of equal predictions
   std::vector<double> class_acc_a, class_acc_b;
-  std::vector<int64_t> confusion_a, confusion_b;  // classes x classes, row = truth
+  std::vector<int64_t> confusion_a,
+      confusion_b;  // classes x classes, row = truth
 };
 
 struct TierVerdict {
@@ -100,7 +102,8 @@ struct CompareReport {
 // stored profile definitions). InvalidArgument for bad options; NotFound /
 // FailedPrecondition as LoadTrialSetup; Corruption if a weights file does
 // not match its recorded hash.
-Result<CompareReport> ComparePair(const Dataset& ds, int64_t trial_id, const CompareOptions& opt);
+Result<CompareReport> ComparePair(const Dataset& ds, int64_t trial_id,
+                                  const CompareOptions& opt);
 
 // JSON object (2-space indent) and a human-readable text rendering.
 std::string CompareJson(const CompareReport& r);

@@ -16,8 +16,8 @@ namespace xw {
 double ScottBandwidth(std::span<const double> samples);
 
 // Density at each grid point with bandwidth h (> 0). Empty samples give 0.
-std::vector<double> GaussianKde(std::span<const double> samples, std::span<const double> grid,
-                                double h);
+std::vector<double> GaussianKde(std::span<const double> samples,
+                                std::span<const double> grid, double h);
 
 // n evenly spaced points from lo to hi inclusive (n >= 2).
 std::vector<double> Linspace(double lo, double hi, int n);

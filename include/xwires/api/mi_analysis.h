@@ -41,7 +41,8 @@ struct MiRow {
 // One group per architecture, plus "all" when there are several. Rows of a
 // group: single variables in column order, then pairs. InvalidArgument for a
 // bad filter or options; NotFound if no trial has a known divergence.
-Result<std::vector<MiRow>> ComputeDatasetMi(const Dataset& ds, const MiAnalysisOptions& opt);
+Result<std::vector<MiRow>> ComputeDatasetMi(const Dataset& ds,
+                                            const MiAnalysisOptions& opt);
 
 // Columns: group, variable, mi_mean, mi_std, n.
 Table MiTable(const std::vector<MiRow>& rows);
@@ -52,7 +53,8 @@ const std::vector<std::string>& MiVariableNames();
 // Value of hyperparameter column `name` (one of MiVariableNames()) of a
 // trial; NaN if unknown (or, with log_scale, log10 of it for lr, adam_eps and
 // weight_decay; NaN if not positive).
-double TrialVariable(const TrialRow& t, const std::string& name, bool log_scale = false);
+double TrialVariable(const TrialRow& t, const std::string& name,
+                     bool log_scale = false);
 
 }  // namespace xw
 

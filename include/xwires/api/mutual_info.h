@@ -48,7 +48,8 @@ double DiscreteMi(std::span<const int> x, std::span<const int> y);
 
 // KSG estimate (nats, >= 0) between the joint of `xs` (each inner vector one
 // coordinate, all of length N) and y (length N). k in [1, N-1].
-double KsgMi(const std::vector<std::vector<double>>& xs, std::span<const double> y, int k = 3);
+double KsgMi(const std::vector<std::vector<double>>& xs,
+             std::span<const double> y, int k = 3);
 
 enum class MiEstimator { kBinned, kKsg };
 

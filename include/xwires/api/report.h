@@ -33,10 +33,10 @@ struct ReportOptions {
   std::string title = "xwires divergence report";
   std::vector<std::string> archs;  // only these ("" = all)
   std::string where;               // filter language of query.h
-  int top_k = 3;                   // curves of the k most divergent pairs per arch (>= 0)
-  double threshold = 0.05;         // stats share column
-  MiOptions mi;                    // binned, 20 repeats, jitter 0.01 by default
-  int kde_points = 160;            // grid points per density curve (>= 2)
+  int top_k = 3;  // curves of the k most divergent pairs per arch (>= 0)
+  double threshold = 0.05;  // stats share column
+  MiOptions mi;             // binned, 20 repeats, jitter 0.01 by default
+  int kde_points = 160;     // grid points per density curve (>= 2)
 };
 
 struct Report {

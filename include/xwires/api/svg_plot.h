@@ -26,6 +26,7 @@ struct LineSeries {
   std::string name;
   std::vector<double> x, y;
   bool dashed = false;
+  std::string color;  // "" = palette colour of the series' index
 };
 
 // Colour i of the categorical palette (10 colours, cycling).
@@ -34,20 +35,25 @@ std::string PaletteColor(size_t i);
 std::string ViridisColor(double t);
 
 // Line chart of one or more series with a legend.
-std::string LinePlotSvg(const std::string& id, const std::string& title, const Axis& x,
-                        const Axis& y, const std::vector<LineSeries>& series);
+std::string LinePlotSvg(const std::string& id, const std::string& title,
+                        const Axis& x, const Axis& y,
+                        const std::vector<LineSeries>& series);
 
 // Scatter of (x[i], y[i]) coloured by value[i] (min-max mapped to viridis,
 // with a colour bar labelled `value_label`).
-std::string ScatterPlotSvg(const std::string& id, const std::string& title, const Axis& x,
-                           const Axis& y, const std::vector<double>& xs,
-                           const std::vector<double>& ys, const std::vector<double>& values,
+std::string ScatterPlotSvg(const std::string& id, const std::string& title,
+                           const Axis& x, const Axis& y,
+                           const std::vector<double>& xs,
+                           const std::vector<double>& ys,
+                           const std::vector<double>& values,
                            const std::string& value_label);
 
 // Horizontal bars value[i] +- error[i] (error may be empty), one per label.
 std::string BarPlotSvg(const std::string& id, const std::string& title,
-                       const std::vector<std::string>& labels, const std::vector<double>& values,
-                       const std::vector<double>& errors, const std::string& value_label);
+                       const std::vector<std::string>& labels,
+                       const std::vector<double>& values,
+                       const std::vector<double>& errors,
+                       const std::string& value_label);
 
 // "Nice" tick positions (1, 2, 5 x 10^k steps) covering [lo, hi], about n.
 std::vector<double> NiceTicks(double lo, double hi, int n = 5);

@@ -23,8 +23,8 @@ namespace xw {
 
 struct TrialSetup {
   TrialRow trial;
-  TrainOptions options;           // everything but callbacks and init weights
-  NamedTensors init_weights;      // when the run started from a weights file
+  TrainOptions options;       // everything but callbacks and init weights
+  NamedTensors init_weights;  // when the run started from a weights file
   DataSplits data;
   InputSpec input;
   std::vector<Profile> profiles;  // profiles[i] of trial.models[i]
@@ -41,17 +41,21 @@ Result<TrainOptions> OptionsFromTrial(const TrialRow& trial);
 // FailedPrecondition for a trial with fewer than two models, an external
 // model (no profile definition: an imported result cannot be re-run) or a
 // pending/failed trial; data-loading errors name the spec.
-Result<TrialSetup> LoadTrialSetup(const Dataset& ds, int64_t trial_id, bool train_data);
+Result<TrialSetup> LoadTrialSetup(const Dataset& ds, int64_t trial_id,
+                                  bool train_data);
 
 // Index of the model trained under `profile` in setup.trial.models, or of
 // the first (which = 0) / second (which = 1) model when `profile` is "".
 // NotFound naming the profile.
-Result<size_t> PickModel(const TrialRow& trial, const std::string& profile, size_t which);
+Result<size_t> PickModel(const TrialRow& trial, const std::string& profile,
+                         size_t which);
 
 // Builds the trial's architecture and loads stored model `index`'s weights
 // (NamedTensors returned through *weights when not null).
-Result<std::unique_ptr<Model>> LoadStoredModel(const Dataset& ds, const TrialSetup& setup,
-                                               size_t index, NamedTensors* weights = nullptr);
+Result<std::unique_ptr<Model>> LoadStoredModel(const Dataset& ds,
+                                               const TrialSetup& setup,
+                                               size_t index,
+                                               NamedTensors* weights = nullptr);
 
 // Builds the trial's architecture holding `weights` (strict load; errors are
 // prefixed with `source`).

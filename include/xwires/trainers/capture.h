@@ -32,7 +32,8 @@ struct Activation {
 // Runs x [N, C, H, W] (N >= 1, C/H/W = model.input_shape()) through `model`
 // in eval mode under `profile` and returns every step's output in forward
 // order. InvalidArgument for a mis-shaped x (naming the module that refused).
-Result<std::vector<Activation>> ForwardCapture(Model& model, const Profile& profile,
+Result<std::vector<Activation>> ForwardCapture(Model& model,
+                                               const Profile& profile,
                                                const Tensor& x);
 
 }  // namespace xw
