@@ -37,7 +37,8 @@ SubspaceState* Pick(std::map<int, SubspaceState>& subs, int per_subspace) {
   return best;
 }
 
-Status HandleResult(JobResult r, std::map<int, SubspaceState>& subs, TrialSink& sink) {
+Status HandleResult(JobResult r, std::map<int, SubspaceState>& subs,
+                    TrialSink& sink) {
   SubspaceState& st = subs.at(r.job.subspace);
   Erase(st.running, r.job.x);
   if (!r.record.ok()) {
@@ -45,7 +46,8 @@ Status HandleResult(JobResult r, std::map<int, SubspaceState>& subs, TrialSink& 
     return sink.Fail(r.job, r.record.status().ToString(), r.seconds);
   }
   const double objective = r.record->divergence;
-  XW_RETURN_IF_ERROR(sink.Finish(r.job, std::move(r.record).value(), r.seconds));
+  XW_RETURN_IF_ERROR(
+      sink.Finish(r.job, std::move(r.record).value(), r.seconds));
   // A point the optimiser cannot take (none expected) is still recorded.
   (void)st.opt->Tell(r.job.x, LossFromDivergence(objective));
   return Status::OK();
@@ -53,14 +55,15 @@ Status HandleResult(JobResult r, std::map<int, SubspaceState>& subs, TrialSink& 
 
 }  // namespace
 
-Status RunRank(const TrialContext& ctx, const std::vector<HistoryEntry>& history,
-               const Budget& budget, int rank, int ranks, int jobs, int threads,
-               TrialSink& sink) {
+Status RunRank(const TrialContext& ctx,
+               const std::vector<HistoryEntry>& history, const Budget& budget,
+               int rank, int ranks, int jobs, int threads, TrialSink& sink) {
   const SearchConfig& sc = ctx.config.search;
   std::map<int, SubspaceState> subs;
   for (int s = rank; s < budget.subspaces; s += ranks) {
     XW_ASSIGN_OR_RETURN(SearchSpace space, SearchSubspace(sc, s));
-    XW_ASSIGN_OR_RETURN(GpOptimizer opt, GpOptimizer::Create(space, SubspaceOptions(sc, s)));
+    XW_ASSIGN_OR_RETURN(GpOptimizer opt,
+                        GpOptimizer::Create(space, SubspaceOptions(sc, s)));
     subs[s].index = s;
     subs[s].opt.emplace(std::move(opt));
   }
@@ -93,7 +96,8 @@ Status RunRank(const TrialContext& ctx, const std::vector<HistoryEntry>& history
         pool.Submit(slot, std::move(job));
         continue;
       }
-      SubspaceState* st = stop ? nullptr : Pick(subs, budget.trials_per_subspace);
+      SubspaceState* st =
+          stop ? nullptr : Pick(subs, budget.trials_per_subspace);
       if (st == nullptr) break;
       std::vector<std::vector<double>> avoid = st->running;
       avoid.insert(avoid.end(), st->failed.begin(), st->failed.end());
@@ -102,7 +106,8 @@ Status RunRank(const TrialContext& ctx, const std::vector<HistoryEntry>& history
         st->exhausted = true;  // e.g. a tiny integer space fully explored
         continue;
       }
-      XW_ASSIGN_OR_RETURN(int64_t id, sink.Begin(st->index, (*xs)[0], pool.threads(slot)));
+      XW_ASSIGN_OR_RETURN(int64_t id,
+                          sink.Begin(st->index, (*xs)[0], pool.threads(slot)));
       if (id < 0) {
         stop = true;
         break;
@@ -119,7 +124,8 @@ Status RunRank(const TrialContext& ctx, const std::vector<HistoryEntry>& history
     }
     const auto wait = sink.needs_polling() ? std::chrono::milliseconds(20)
                                            : std::chrono::milliseconds(1000);
-    if (auto r = pool.Wait(wait)) XW_RETURN_IF_ERROR(HandleResult(std::move(*r), subs, sink));
+    if (auto r = pool.Wait(wait))
+      XW_RETURN_IF_ERROR(HandleResult(std::move(*r), subs, sink));
   }
   return Status::OK();
 }
@@ -136,28 +142,39 @@ using internal::SearchStore;
 using internal::TrialContext;
 
 Status CheckOptions(const DriverOptions& o) {
-  if (o.jobs < 0) return Status::InvalidArgument("--jobs must be >= 0 (0 = automatic)");
-  if (o.threads < 0) return Status::InvalidArgument("--threads must be >= 0 (0 = automatic)");
-  if (o.trials_per_subspace < 0) return Status::InvalidArgument("--trials-per-subspace must be >= 1");
-  if (o.max_trials < 0) return Status::InvalidArgument("--max-trials must be >= 0");
-  if (!(o.max_seconds >= 0)) return Status::InvalidArgument("--max-seconds must be >= 0");
-  if (o.resume_id && *o.resume_id <= 0) return Status::InvalidArgument("--resume: search ids are >= 1");
-  if (o.dataset_dir.empty()) return Status::InvalidArgument("--dataset: empty directory name");
+  if (o.jobs < 0)
+    return Status::InvalidArgument("--jobs must be >= 0 (0 = automatic)");
+  if (o.threads < 0)
+    return Status::InvalidArgument("--threads must be >= 0 (0 = automatic)");
+  if (o.trials_per_subspace < 0)
+    return Status::InvalidArgument("--trials-per-subspace must be >= 1");
+  if (o.max_trials < 0)
+    return Status::InvalidArgument("--max-trials must be >= 0");
+  if (!(o.max_seconds >= 0))
+    return Status::InvalidArgument("--max-seconds must be >= 0");
+  if (o.resume_id && *o.resume_id <= 0)
+    return Status::InvalidArgument("--resume: search ids are >= 1");
+  if (o.dataset_dir.empty())
+    return Status::InvalidArgument("--dataset: empty directory name");
   return Status::OK();
 }
 
 // Rank 0's start: options, config, data and profiles are checked before the
 // dataset is touched, so bad input leaves it unchanged.
 Status StartRoot(const DriverConfig& config, const DriverOptions& o,
-                 std::unique_ptr<SearchStore>* store, std::optional<TrialContext>* ctx) {
+                 std::unique_ptr<SearchStore>* store,
+                 std::optional<TrialContext>* ctx) {
   XW_RETURN_IF_ERROR(CheckOptions(o));
   if (o.resume_id) {
-    XW_ASSIGN_OR_RETURN(*store, SearchStore::Resume(o.dataset_dir, *o.resume_id));
-    XW_ASSIGN_OR_RETURN(TrialContext c, internal::PrepareTrials((*store)->config()));
+    XW_ASSIGN_OR_RETURN(*store,
+                        SearchStore::Resume(o.dataset_dir, *o.resume_id));
+    XW_ASSIGN_OR_RETURN(TrialContext c,
+                        internal::PrepareTrials((*store)->config()));
     ctx->emplace(std::move(c));
     return Status::OK();
   }
-  XW_ASSIGN_OR_RETURN(auto checked, ParseDriverConfigJson(DriverConfigToJson(config)));
+  XW_ASSIGN_OR_RETURN(auto checked,
+                      ParseDriverConfigJson(DriverConfigToJson(config)));
   XW_ASSIGN_OR_RETURN(TrialContext c, internal::PrepareTrials(checked));
   ctx->emplace(std::move(c));
   XW_ASSIGN_OR_RETURN(*store, SearchStore::Create(o.dataset_dir, checked));
@@ -166,16 +183,19 @@ Status StartRoot(const DriverConfig& config, const DriverOptions& o,
 
 Budget MakeBudget(const DriverConfig& c, const DriverOptions& o) {
   Budget b;
-  b.trials_per_subspace =
-      o.trials_per_subspace > 0 ? o.trials_per_subspace : c.search.trials_per_subspace;
+  b.trials_per_subspace = o.trials_per_subspace > 0
+                              ? o.trials_per_subspace
+                              : c.search.trials_per_subspace;
   b.max_trials = o.max_trials > 0 ? o.max_trials : c.search.budget.max_trials;
-  b.max_seconds = o.max_seconds > 0 ? o.max_seconds : c.search.budget.max_seconds;
+  b.max_seconds =
+      o.max_seconds > 0 ? o.max_seconds : c.search.budget.max_seconds;
   b.subspaces = NumSearchSubspaces(c.search);
   return b;
 }
 
-void StartMessage(const SearchStore& store, const Budget& b, const DriverOptions& o, int ranks,
-                  int jobs, const std::vector<int>& split) {
+void StartMessage(const SearchStore& store, const Budget& b,
+                  const DriverOptions& o, int ranks, int jobs,
+                  const std::vector<int>& split) {
   if (!o.on_message) return;
   int64_t done = 0, failed = 0, pending = 0;
   for (const HistoryEntry& e : store.history()) {
@@ -183,37 +203,47 @@ void StartMessage(const SearchStore& store, const Budget& b, const DriverOptions
   }
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "search %lld in %s: %d subspace%s x %d trials (%lld planned%s), %d rank%s, "
+                "search %lld in %s: %d subspace%s x %d trials (%lld "
+                "planned%s), %d rank%s, "
                 "%d job%s per rank (%d thread%s each)",
-                static_cast<long long>(store.search_id()), o.dataset_dir.c_str(), b.subspaces,
-                b.subspaces == 1 ? "" : "s", b.trials_per_subspace,
-                static_cast<long long>(b.Planned()),
-                b.max_seconds > 0 ? (", at most " + std::to_string(static_cast<int64_t>(b.max_seconds)) +
-                                     " s of new trials").c_str()
-                                  : "",
-                ranks, ranks == 1 ? "" : "s", jobs, jobs == 1 ? "" : "s", split[0],
-                split[0] == 1 ? "" : "s");
+                static_cast<long long>(store.search_id()),
+                o.dataset_dir.c_str(), b.subspaces, b.subspaces == 1 ? "" : "s",
+                b.trials_per_subspace, static_cast<long long>(b.Planned()),
+                b.max_seconds > 0
+                    ? (", at most " +
+                       std::to_string(static_cast<int64_t>(b.max_seconds)) +
+                       " s of new trials")
+                          .c_str()
+                    : "",
+                ranks, ranks == 1 ? "" : "s", jobs, jobs == 1 ? "" : "s",
+                split[0], split[0] == 1 ? "" : "s");
   o.on_message(buf);
   if (o.resume_id) {
-    std::snprintf(buf, sizeof buf, "resuming: %lld finished, %lld failed, %lld interrupted (re-run)",
-                  static_cast<long long>(done), static_cast<long long>(failed),
-                  static_cast<long long>(pending));
+    std::snprintf(
+        buf, sizeof buf,
+        "resuming: %lld finished, %lld failed, %lld interrupted (re-run)",
+        static_cast<long long>(done), static_cast<long long>(failed),
+        static_cast<long long>(pending));
     o.on_message(buf);
   }
 }
 
 // A failure on one rank of several ends them all (the others would wait).
 [[noreturn]] void AbortAll(Cluster& cluster, const Status& s) {
-  std::fprintf(stderr, "xwires: error: rank %d: %s\n", cluster.rank(), s.message().c_str());
+  std::fprintf(stderr, "xwires: error: rank %d: %s\n", cluster.rank(),
+               s.message().c_str());
   std::fflush(stderr);
-  cluster.Abort(s.code() == Status::Code::kInternal || s.code() == Status::Code::kIOError ? 1 : 2);
+  cluster.Abort(s.code() == Status::Code::kInternal ||
+                        s.code() == Status::Code::kIOError
+                    ? 1
+                    : 2);
   std::abort();  // Abort does not return
 }
 
 }  // namespace
 
-Result<SearchSummary> RunSearch(const DriverConfig& config, const DriverOptions& o,
-                                Cluster& cluster) {
+Result<SearchSummary> RunSearch(const DriverConfig& config,
+                                const DriverOptions& o, Cluster& cluster) {
   const bool root = cluster.rank() == 0;
   std::unique_ptr<SearchStore> store;
   std::optional<TrialContext> ctx;
@@ -255,24 +285,28 @@ Result<SearchSummary> RunSearch(const DriverConfig& config, const DriverOptions&
   }
   const Budget budget = MakeBudget(ctx->config, o);
   const int threads =
-      o.threads > 0 ? o.threads : std::max(1, HardwareThreads() / std::max(1, cluster.local_size()));
+      o.threads > 0
+          ? o.threads
+          : std::max(1, HardwareThreads() / std::max(1, cluster.local_size()));
   const int jobs = o.jobs > 0 ? o.jobs : std::min(4, threads);
 
   SearchSummary summary;
   summary.search_id = search_id;
   if (!root) {
     internal::RemoteSink sink(cluster);
-    Status s = internal::RunRank(*ctx, *history, budget, cluster.rank(), cluster.size(), jobs,
-                                 threads, sink);
+    Status s = internal::RunRank(*ctx, *history, budget, cluster.rank(),
+                                 cluster.size(), jobs, threads, sink);
     if (!s.ok()) AbortAll(cluster, s);
     sink.Done();
     cluster.Barrier();
     summary.is_root = false;
     return summary;
   }
-  StartMessage(*store, budget, o, cluster.size(), jobs, internal::SplitThreads(threads, jobs));
+  StartMessage(*store, budget, o, cluster.size(), jobs,
+               internal::SplitThreads(threads, jobs));
   internal::Coordinator coord(*store, cluster, budget, o);
-  Status s = internal::RunRank(*ctx, *history, budget, 0, cluster.size(), jobs, threads, coord);
+  Status s = internal::RunRank(*ctx, *history, budget, 0, cluster.size(), jobs,
+                               threads, coord);
   if (!s.ok()) {
     if (cluster.size() > 1) AbortAll(cluster, s);
     (void)store->SetStatus("failed");
@@ -282,7 +316,9 @@ Result<SearchSummary> RunSearch(const DriverConfig& config, const DriverOptions&
   summary.failed = coord.failed();
   summary.best = coord.best();
   summary.best_trial = coord.best_trial();
-  summary.status = summary.finished + summary.failed >= budget.Planned() ? "done" : "stopped";
+  summary.status = summary.finished + summary.failed >= budget.Planned()
+                       ? "done"
+                       : "stopped";
   Status st = store->SetStatus(summary.status);
   cluster.Barrier();
   if (!st.ok()) return st;

@@ -10,10 +10,9 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
-
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -29,7 +28,9 @@ class Local final : public Cluster {
   int size() const override { return 1; }
   int local_size() const override { return 1; }
   void Broadcast(std::string*) override {}
-  void Send(int, int, const std::string&) override { std::abort(); }  // no peer exists
+  void Send(int, int, const std::string&) override {
+    std::abort();
+  }  // no peer exists
   std::string Recv(int, int) override { std::abort(); }
   bool TryRecv(int*, int*, std::string*) override { return false; }
   void Barrier() override {}
@@ -44,7 +45,8 @@ class Mpi final : public Cluster {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     MPI_Comm local;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_,
+                        MPI_INFO_NULL, &local);
     MPI_Comm_size(local, &local_size_);
     MPI_Comm_free(&local);
   }
@@ -56,7 +58,9 @@ class Mpi final : public Cluster {
 
   void Broadcast(std::string* bytes) override {
     unsigned long long n = bytes->size();
-    Wait([&](MPI_Request* r) { MPI_Ibcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD, r); });
+    Wait([&](MPI_Request* r) {
+      MPI_Ibcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD, r);
+    });
     bytes->resize(n);
     // Chunks below 2^30 bytes keep the int count of MPI-3 in range.
     for (size_t off = 0; off < n; off += kChunk) {
@@ -69,12 +73,14 @@ class Mpi final : public Cluster {
 
   void Send(int dest, int tag, const std::string& bytes) override {
     if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
-      std::fprintf(stderr, "xwires: error: search message of %zu bytes is too large\n", bytes.size());
+      std::fprintf(stderr,
+                   "xwires: error: search message of %zu bytes is too large\n",
+                   bytes.size());
       Abort(1);
     }
     Wait([&](MPI_Request* r) {
-      MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, dest, tag,
-                MPI_COMM_WORLD, r);
+      MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, dest,
+                tag, MPI_COMM_WORLD, r);
     });
   }
 
@@ -128,8 +134,8 @@ class Mpi final : public Cluster {
     int n = 0;
     MPI_Get_count(&st, MPI_BYTE, &n);
     std::string bytes(static_cast<size_t>(n), '\0');
-    MPI_Recv(bytes.data(), n, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
-             MPI_STATUS_IGNORE);
+    MPI_Recv(bytes.data(), n, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG,
+             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     return bytes;
   }
 
@@ -142,17 +148,21 @@ std::unique_ptr<Cluster> LocalCluster() { return std::make_unique<Local>(); }
 
 Result<std::unique_ptr<Cluster>> StartMpiCluster(int* argc, char*** argv) {
   const char* off = std::getenv("XWIRES_NO_MPI");
-  if (off != nullptr && off[0] != '\0' && std::strcmp(off, "0") != 0) return LocalCluster();
+  if (off != nullptr && off[0] != '\0' && std::strcmp(off, "0") != 0)
+    return LocalCluster();
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) return Status::Internal("MPI is already initialised");
   int provided = 0;
-  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-    return Status::Internal("MPI_Init_thread failed (set XWIRES_NO_MPI=1 to run without MPI)");
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) !=
+      MPI_SUCCESS) {
+    return Status::Internal(
+        "MPI_Init_thread failed (set XWIRES_NO_MPI=1 to run without MPI)");
   }
   if (provided < MPI_THREAD_FUNNELED) {
     MPI_Finalize();
-    return Status::Internal("the MPI library does not support MPI_THREAD_FUNNELED");
+    return Status::Internal(
+        "the MPI library does not support MPI_THREAD_FUNNELED");
   }
   return std::unique_ptr<Cluster>(std::make_unique<Mpi>());
 }

@@ -37,28 +37,34 @@ json TrainToJson(const TrainSettings& t) {
 }
 
 Result<double> Number(const json& v, const std::string& key) {
-  if (!v.is_number()) return Bad("train." + key, "expected a number, got " + v.dump());
+  if (!v.is_number())
+    return Bad("train." + key, "expected a number, got " + v.dump());
   return v.get<double>();
 }
 
 Result<int64_t> Integer(const json& v, const std::string& key) {
-  if (!v.is_number_integer()) return Bad("train." + key, "expected an integer, got " + v.dump());
+  if (!v.is_number_integer())
+    return Bad("train." + key, "expected an integer, got " + v.dump());
   return v.get<int64_t>();
 }
 
 // `v` is the merged "train" object (every key present).
 Result<TrainSettings> ParseTrain(const json& v) {
-  const std::set<std::string> keys = {"width", "depth", "dropout", "seed", "lr", "adam_eps",
-                                      "beta1", "beta2", "weight_decay", "batch_size", "epochs",
-                                      "eval_batch_size", "store_weights"};
-  if (!v.is_object()) return Bad("train", "expected an object, got " + v.dump());
+  const std::set<std::string> keys = {
+      "width",        "depth",      "dropout", "seed",
+      "lr",           "adam_eps",   "beta1",   "beta2",
+      "weight_decay", "batch_size", "epochs",  "eval_batch_size",
+      "store_weights"};
+  if (!v.is_object())
+    return Bad("train", "expected an object, got " + v.dump());
   for (const auto& [k, unused] : v.items()) {
     if (!keys.count(k)) return Bad("train." + k, "unknown key");
   }
   TrainSettings t;
   XW_ASSIGN_OR_RETURN(t.arch_options.width, Number(v["width"], "width"));
   XW_ASSIGN_OR_RETURN(int64_t depth, Integer(v["depth"], "depth"));
-  if (depth < 0 || depth > 1000) return Bad("train.depth", "must be in [0, 1000]");
+  if (depth < 0 || depth > 1000)
+    return Bad("train.depth", "must be in [0, 1000]");
   t.arch_options.depth = static_cast<int>(depth);
   XW_ASSIGN_OR_RETURN(t.arch_options.dropout, Number(v["dropout"], "dropout"));
   XW_ASSIGN_OR_RETURN(int64_t seed, Integer(v["seed"], "seed"));
@@ -68,11 +74,14 @@ Result<TrainSettings> ParseTrain(const json& v) {
   XW_ASSIGN_OR_RETURN(t.adam.eps, Number(v["adam_eps"], "adam_eps"));
   XW_ASSIGN_OR_RETURN(t.adam.beta1, Number(v["beta1"], "beta1"));
   XW_ASSIGN_OR_RETURN(t.adam.beta2, Number(v["beta2"], "beta2"));
-  XW_ASSIGN_OR_RETURN(t.adam.weight_decay, Number(v["weight_decay"], "weight_decay"));
+  XW_ASSIGN_OR_RETURN(t.adam.weight_decay,
+                      Number(v["weight_decay"], "weight_decay"));
   XW_ASSIGN_OR_RETURN(t.batch_size, Integer(v["batch_size"], "batch_size"));
   XW_ASSIGN_OR_RETURN(t.epochs, Integer(v["epochs"], "epochs"));
-  XW_ASSIGN_OR_RETURN(t.eval_batch_size, Integer(v["eval_batch_size"], "eval_batch_size"));
-  if (!v["store_weights"].is_boolean()) return Bad("train.store_weights", "expected true or false");
+  XW_ASSIGN_OR_RETURN(t.eval_batch_size,
+                      Integer(v["eval_batch_size"], "eval_batch_size"));
+  if (!v["store_weights"].is_boolean())
+    return Bad("train.store_weights", "expected true or false");
   t.store_weights = v["store_weights"].get<bool>();
   return t;
 }
@@ -81,7 +90,8 @@ Result<TrainSettings> ParseTrain(const json& v) {
 // trainer's own validation names the option.
 Status CheckSpace(const DriverConfig& c) {
   // The fixed settings on their own (even those a dimension overrides).
-  if (Status st = ValidateTrainOptions(internal::TrialTrainOptions(c, {}, 1)); !st.ok()) {
+  if (Status st = ValidateTrainOptions(internal::TrialTrainOptions(c, {}, 1));
+      !st.ok()) {
     return Bad("train", st.message());
   }
   const SearchSpace& s = c.search.space;
@@ -94,19 +104,24 @@ Status CheckSpace(const DriverConfig& c) {
       list += (list.empty() ? "" : ", ") + n;
     }
     if (!known) {
-      return Bad("dimensions", "'" + d.name + "' is not a searchable hyperparameter (" + list + ")");
+      return Bad(
+          "dimensions",
+          "'" + d.name + "' is not a searchable hyperparameter (" + list + ")");
     }
-    if ((d.name == "batch_size" || d.name == "epochs") && d.type != DimType::kInteger) {
+    if ((d.name == "batch_size" || d.name == "epochs") &&
+        d.type != DimType::kInteger) {
       return Bad("dimensions", "'" + d.name + "' must have type \"integer\"");
     }
   }
   for (int corner = 0; corner < 2; ++corner) {
     std::vector<double> x;
-    for (const Dimension& d : s.dims()) x.push_back(corner == 0 ? d.low : d.high);
+    for (const Dimension& d : s.dims())
+      x.push_back(corner == 0 ? d.low : d.high);
     TrainOptions o = internal::TrialTrainOptions(c, x, 1);
     Status st = ValidateTrainOptions(o);
     if (!st.ok()) {
-      return Bad(corner == 0 ? "dimensions (low ends) / train" : "dimensions (high ends) / train",
+      return Bad(corner == 0 ? "dimensions (low ends) / train"
+                             : "dimensions (high ends) / train",
                  st.message());
     }
   }
@@ -118,13 +133,14 @@ Status CheckSpace(const DriverConfig& c) {
 DriverConfig DefaultDriverConfig() {
   DriverConfig c;
   SearchConfig& s = c.search;
-  s.space = SearchSpace::Create({
-                                    {"lr", DimType::kReal, 1e-8, 0.1, true},
-                                    {"epochs", DimType::kInteger, 1, 5, false},
-                                    {"adam_eps", DimType::kReal, 1e-8, 1.0, true},
-                                    {"batch_size", DimType::kInteger, 10, 400, true},
-                                })
-                .value();
+  s.space =
+      SearchSpace::Create({
+                              {"lr", DimType::kReal, 1e-8, 0.1, true},
+                              {"epochs", DimType::kInteger, 1, 5, false},
+                              {"adam_eps", DimType::kReal, 1e-8, 1.0, true},
+                              {"batch_size", DimType::kInteger, 10, 400, true},
+                          })
+          .value();
   s.arch = "simple_cnn";
   s.profiles = {"torch", "tf"};
   s.data = "synthetic";
@@ -133,7 +149,7 @@ DriverConfig DefaultDriverConfig() {
   s.objective = Objective::kAbsAccDiff;
   s.budget.max_trials = 0;
   s.budget.max_seconds = 270;
-  s.trials_per_subspace = 3;
+  s.trials_per_subspace = 5;
   s.optimizer.n_initial_points = 2;
   c.train.arch_options.width = 0.5;
   return c;
@@ -171,10 +187,13 @@ Result<DriverConfig> ParseDriverConfigJson(const std::string& text) {
 
 Result<DriverConfig> LoadDriverConfig(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("search config file '" + path + "' cannot be opened");
+  if (!in)
+    return Status::NotFound("search config file '" + path +
+                            "' cannot be opened");
   std::stringstream ss;
   ss << in.rdbuf();
-  if (in.bad()) return Status::IOError("search config file '" + path + "': read failed");
+  if (in.bad())
+    return Status::IOError("search config file '" + path + "': read failed");
   auto c = ParseDriverConfigJson(ss.str());
   if (!c.ok()) return c.status().WithContext(path);
   return c;
@@ -189,13 +208,14 @@ std::string DriverConfigToJson(const DriverConfig& c) {
 namespace internal {
 
 const std::vector<std::string>& SearchableNames() {
-  static const std::vector<std::string> names = {"lr",           "adam_eps",   "beta1",
-                                                 "beta2",        "weight_decay", "batch_size",
-                                                 "epochs",       "width",      "dropout"};
+  static const std::vector<std::string> names = {
+      "lr",         "adam_eps", "beta1", "beta2",  "weight_decay",
+      "batch_size", "epochs",   "width", "dropout"};
   return names;
 }
 
-TrainOptions TrialTrainOptions(const DriverConfig& c, const std::vector<double>& x, int threads) {
+TrainOptions TrialTrainOptions(const DriverConfig& c,
+                               const std::vector<double>& x, int threads) {
   const TrainSettings& t = c.train;
   TrainOptions o;
   o.arch = c.search.arch;
@@ -213,15 +233,24 @@ TrainOptions TrialTrainOptions(const DriverConfig& c, const std::vector<double>&
   for (int i = 0; i < s.size() && i < static_cast<int>(x.size()); ++i) {
     const std::string& n = s.dim(i).name;
     const double v = x[i];
-    if (n == "lr") o.adam.lr = v;
-    else if (n == "adam_eps") o.adam.eps = v;
-    else if (n == "beta1") o.adam.beta1 = v;
-    else if (n == "beta2") o.adam.beta2 = v;
-    else if (n == "weight_decay") o.adam.weight_decay = v;
-    else if (n == "batch_size") o.batch_size = static_cast<int64_t>(std::llround(v));
-    else if (n == "epochs") o.epochs = static_cast<int64_t>(std::llround(v));
-    else if (n == "width") o.arch_options.width = v;
-    else if (n == "dropout") o.arch_options.dropout = v;
+    if (n == "lr")
+      o.adam.lr = v;
+    else if (n == "adam_eps")
+      o.adam.eps = v;
+    else if (n == "beta1")
+      o.adam.beta1 = v;
+    else if (n == "beta2")
+      o.adam.beta2 = v;
+    else if (n == "weight_decay")
+      o.adam.weight_decay = v;
+    else if (n == "batch_size")
+      o.batch_size = static_cast<int64_t>(std::llround(v));
+    else if (n == "epochs")
+      o.epochs = static_cast<int64_t>(std::llround(v));
+    else if (n == "width")
+      o.arch_options.width = v;
+    else if (n == "dropout")
+      o.arch_options.dropout = v;
   }
   return o;
 }
@@ -231,7 +260,8 @@ std::string PointText(const SearchSpace& space, const std::vector<double>& x) {
   for (int i = 0; i < space.size() && i < static_cast<int>(x.size()); ++i) {
     char buf[64];
     if (space.dim(i).type == DimType::kInteger) {
-      std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(std::llround(x[i])));
+      std::snprintf(buf, sizeof buf, "%lld",
+                    static_cast<long long>(std::llround(x[i])));
     } else {
       std::snprintf(buf, sizeof buf, "%.3g", x[i]);
     }

@@ -27,8 +27,8 @@ bool GetJob(ByteReader& r, Job* j) {
 }
 
 Status Malformed(int source, const char* what) {
-  return Status::Corruption("malformed " + std::string(what) + " message from rank " +
-                            std::to_string(source));
+  return Status::Corruption("malformed " + std::string(what) +
+                            " message from rank " + std::to_string(source));
 }
 
 }  // namespace
@@ -39,8 +39,8 @@ int64_t Budget::Planned() const {
   return planned;
 }
 
-Coordinator::Coordinator(SearchStore& store, Cluster& cluster, const Budget& budget,
-                         const DriverOptions& options)
+Coordinator::Coordinator(SearchStore& store, Cluster& cluster,
+                         const Budget& budget, const DriverOptions& options)
     : store_(store), cluster_(cluster), budget_(budget), options_(options) {
   for (const HistoryEntry& e : store.history()) {
     ++started_;
@@ -59,10 +59,13 @@ Coordinator::Coordinator(SearchStore& store, Cluster& cluster, const Budget& bud
 }
 
 double Coordinator::Elapsed() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start_)
+      .count();
 }
 
-Result<int64_t> Coordinator::Begin(int subspace, const std::vector<double>& x, int threads) {
+Result<int64_t> Coordinator::Begin(int subspace, const std::vector<double>& x,
+                                   int threads) {
   if ((budget_.max_trials > 0 && started_ >= budget_.max_trials) ||
       (budget_.max_seconds > 0 && Elapsed() >= budget_.max_seconds)) {
     budget_cut_ = true;
@@ -81,13 +84,16 @@ Status Coordinator::Finish(const Job& job, TrialRecord r, double seconds) {
   std::snprintf(buf, sizeof buf, " -> %.4f", objective);
   text += buf;
   for (const ModelRecord& m : r.models) {
-    std::snprintf(buf, sizeof buf, "%s%s %.4f%s", m.profile == r.models[0].profile ? " (" : ", ",
-                  m.profile.c_str(), m.test_acc, m.status == "ok" ? "" : (" " + m.status).c_str());
+    std::snprintf(buf, sizeof buf, "%s%s %.4f%s",
+                  m.profile == r.models[0].profile ? " (" : ", ",
+                  m.profile.c_str(), m.test_acc,
+                  m.status == "ok" ? "" : (" " + m.status).c_str());
     text += buf;
   }
   std::snprintf(buf, sizeof buf, "; %.1f s)", seconds);
   text += buf;
-  XW_ASSIGN_OR_RETURN(int64_t id, store_.AddDone(job.pending_id, job.subspace, job.x, std::move(r)));
+  XW_ASSIGN_OR_RETURN(int64_t id, store_.AddDone(job.pending_id, job.subspace,
+                                                 job.x, std::move(r)));
   ++finished_;
   --running_;
   ++ended_this_run_;
@@ -100,18 +106,22 @@ Status Coordinator::Finish(const Job& job, TrialRecord r, double seconds) {
   return Status::OK();
 }
 
-Status Coordinator::Fail(const Job& job, const std::string& message, double seconds) {
-  XW_RETURN_IF_ERROR(store_.AddFailed(job.pending_id, job.subspace, job.x, message));
+Status Coordinator::Fail(const Job& job, const std::string& message,
+                         double seconds) {
+  XW_RETURN_IF_ERROR(
+      store_.AddFailed(job.pending_id, job.subspace, job.x, message));
   ++failed_;
   --running_;
   ++ended_this_run_;
   trial_seconds_ += seconds;
   Report(job, job.pending_id, true,
-         PointText(store_.config().search.space, job.x) + " -> failed: " + message);
+         PointText(store_.config().search.space, job.x) +
+             " -> failed: " + message);
   return Status::OK();
 }
 
-void Coordinator::Report(const Job& job, int64_t trial_id, bool failed, const std::string& text) {
+void Coordinator::Report(const Job& job, int64_t trial_id, bool failed,
+                         const std::string& text) {
   if (!options_.on_progress) return;
   SearchProgress p;
   p.search_id = store_.search_id();
@@ -122,7 +132,8 @@ void Coordinator::Report(const Job& job, int64_t trial_id, bool failed, const st
   p.best = best_;
   p.best_trial = best_trial_;
   p.elapsed_s = Elapsed();
-  const int64_t remaining = std::max<int64_t>(0, p.planned - finished_ - failed_);
+  const int64_t remaining =
+      std::max<int64_t>(0, p.planned - finished_ - failed_);
   if (ended_this_run_ > 0 && p.elapsed_s > 0) {
     p.eta_s = remaining / (ended_this_run_ / p.elapsed_s);
     if (budget_.max_seconds > 0) {
@@ -168,14 +179,15 @@ Status Coordinator::Serve() {
     } else if (tag == kTagRankDone) {
       ++ranks_done_;
     } else {
-      return Status::Internal("unexpected message tag " + std::to_string(tag) + " from rank " +
-                              std::to_string(source));
+      return Status::Internal("unexpected message tag " + std::to_string(tag) +
+                              " from rank " + std::to_string(source));
     }
   }
   return Status::OK();
 }
 
-Result<int64_t> RemoteSink::Begin(int subspace, const std::vector<double>& x, int threads) {
+Result<int64_t> RemoteSink::Begin(int subspace, const std::vector<double>& x,
+                                  int threads) {
   ByteWriter w;
   PutJob(w, Job{0, subspace, x});
   w.I64(threads);
@@ -196,7 +208,8 @@ Status RemoteSink::Finish(const Job& job, TrialRecord rec, double seconds) {
   return Status::OK();
 }
 
-Status RemoteSink::Fail(const Job& job, const std::string& message, double seconds) {
+Status RemoteSink::Fail(const Job& job, const std::string& message,
+                        double seconds) {
   ByteWriter w;
   PutJob(w, job);
   w.F64(seconds);

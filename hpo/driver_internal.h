@@ -23,12 +23,13 @@ namespace xw::hpo::internal {
 const std::vector<std::string>& SearchableNames();
 // Training options of one trial: the config's settings with the point's
 // values (x in config.search.space order) filled in. threads: per trial.
-TrainOptions TrialTrainOptions(const DriverConfig& c, const std::vector<double>& x,
-                               int threads);
+TrainOptions TrialTrainOptions(const DriverConfig& c,
+                               const std::vector<double>& x, int threads);
 // "lr=0.001 epochs=3 adam_eps=1e-05 batch_size=128" (space order).
 std::string PointText(const SearchSpace& space, const std::vector<double>& x);
 
-// ---- one trial (driver_trial.cc) ---------------------------------------------
+// ---- one trial (driver_trial.cc)
+// ---------------------------------------------
 
 // What a trial needs that is shared by every trial of a search: loaded once,
 // read-only afterwards (shared by the worker threads).
@@ -50,37 +51,43 @@ struct Objectives {
 };
 // Rebuilds both models of `pair` (trained with options `o`) from their
 // weights and compares their test-set predictions, with o.threads threads.
-Result<Objectives> ComputeObjectives(const TrialContext& ctx, const TrainOptions& o,
-                                     const TrialRecord& pair, Objective objective, bool all);
+Result<Objectives> ComputeObjectives(const TrialContext& ctx,
+                                     const TrainOptions& o,
+                                     const TrialRecord& pair,
+                                     Objective objective, bool all);
 // max over classes of |acc_A(class) - acc_B(class)| and the disagreement rate
 // from predicted labels (exposed for tests).
-double DisagreementRate(const std::vector<int32_t>& a, const std::vector<int32_t>& b);
+double DisagreementRate(const std::vector<int32_t>& a,
+                        const std::vector<int32_t>& b);
 double MaxClassGap(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
                    const std::vector<int32_t>& labels, int num_classes);
 
 // Trains the pair at point x with `threads` threads and measures the
 // objective. The record's divergence is the objective; extra_json has
 // {"objectives": {...}}; weights dropped unless train.store_weights.
-Result<TrialRecord> RunTrial(const TrialContext& ctx, const std::vector<double>& x, int threads);
+Result<TrialRecord> RunTrial(const TrialContext& ctx,
+                             const std::vector<double>& x, int threads);
 
-// ---- history of a search in the dataset (driver_history.cc) ---------------------
+// ---- history of a search in the dataset (driver_history.cc)
+// ---------------------
 
 // One row of a search as the driver sees it.
 struct HistoryEntry {
   int64_t id = 0;
   int subspace = 0;
-  std::vector<double> x;      // native point, config.search.space order
-  std::string status;         // "done" | "failed" | "pending"
-  double objective = 0;       // done only
-  int64_t pending_ref = 0;    // done: the pending row it completed (0: none)
+  std::vector<double> x;    // native point, config.search.space order
+  std::string status;       // "done" | "failed" | "pending"
+  double objective = 0;     // done only
+  int64_t pending_ref = 0;  // done: the pending row it completed (0: none)
 };
 // extra_json "search" object of a trial row of the driver.
-std::string SearchExtraJson(int subspace, const std::vector<double>& x, int64_t pending_ref,
-                            const std::string& objective);
+std::string SearchExtraJson(int subspace, const std::vector<double>& x,
+                            int64_t pending_ref, const std::string& objective);
 // Parses a trial row's status/extra_json/divergence into an entry;
 // InvalidArgument if the row is not a driver row.
 Result<HistoryEntry> EntryOfRow(int64_t id, const std::string& status,
-                                const std::string& extra_json, double divergence);
+                                const std::string& extra_json,
+                                double divergence);
 
 // Serialisation of histories and trial records for MPI (driver_wire.cc).
 std::string EncodeHistory(const std::vector<HistoryEntry>& h);

@@ -81,7 +81,9 @@ void WorkerPool::Work(int slot) {
     } catch (const std::exception& e) {
       r.record = Status::Internal(std::string("trial threw: ") + e.what());
     }
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     {
       std::lock_guard<std::mutex> lock(mu_);
       results_.push_back(std::move(r));

@@ -22,9 +22,16 @@
 namespace xw::hpo::internal {
 
 // Message tags between ranks.
-enum Tag : int { kTagBegin = 1, kTagBeginReply, kTagFinish, kTagFail, kTagRankDone };
+enum Tag : int {
+  kTagBegin = 1,
+  kTagBeginReply,
+  kTagFinish,
+  kTagFail,
+  kTagRankDone
+};
 
-// ---- worker pool (driver_pool.cc) ------------------------------------------------
+// ---- worker pool (driver_pool.cc)
+// ------------------------------------------------
 
 struct Job {
   int64_t pending_id = 0;
@@ -62,7 +69,8 @@ class WorkerPool {
   const TrialContext& ctx_;
   std::vector<int> slot_threads_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;   // slots wait for jobs, the scheduler for results
+  std::condition_variable
+      cv_;  // slots wait for jobs, the scheduler for results
   std::vector<std::optional<Job>> jobs_;
   std::vector<bool> busy_;
   std::deque<JobResult> results_;
@@ -71,16 +79,19 @@ class WorkerPool {
   std::vector<std::thread> threads_;
 };
 
-// ---- sinks (driver_coordinator.cc) --------------------------------------------------
+// ---- sinks (driver_coordinator.cc)
+// --------------------------------------------------
 
 class TrialSink {
  public:
   virtual ~TrialSink() = default;
   // Records a pending trial; its id, or -1 when the budget is spent (start
   // no more trials).
-  virtual Result<int64_t> Begin(int subspace, const std::vector<double>& x, int threads) = 0;
+  virtual Result<int64_t> Begin(int subspace, const std::vector<double>& x,
+                                int threads) = 0;
   virtual Status Finish(const Job& job, TrialRecord r, double seconds) = 0;
-  virtual Status Fail(const Job& job, const std::string& message, double seconds) = 0;
+  virtual Status Fail(const Job& job, const std::string& message,
+                      double seconds) = 0;
   // Rank 0 serves the other ranks' messages here.
   virtual Status Serve() { return Status::OK(); }
   // True when no other rank still needs this one (rank 0: all have finished).
@@ -91,8 +102,8 @@ class TrialSink {
 
 struct Budget {
   int trials_per_subspace = 0;
-  int64_t max_trials = 0;   // 0: none
-  double max_seconds = 0;   // 0: none; this run only
+  int64_t max_trials = 0;  // 0: none
+  double max_seconds = 0;  // 0: none; this run only
   int subspaces = 1;
   // The number of trials the budget allows.
   int64_t Planned() const;
@@ -102,11 +113,15 @@ class Coordinator final : public TrialSink {
  public:
   Coordinator(SearchStore& store, Cluster& cluster, const Budget& budget,
               const DriverOptions& options);
-  Result<int64_t> Begin(int subspace, const std::vector<double>& x, int threads) override;
+  Result<int64_t> Begin(int subspace, const std::vector<double>& x,
+                        int threads) override;
   Status Finish(const Job& job, TrialRecord r, double seconds) override;
-  Status Fail(const Job& job, const std::string& message, double seconds) override;
+  Status Fail(const Job& job, const std::string& message,
+              double seconds) override;
   Status Serve() override;
-  bool OthersDone() const override { return ranks_done_ >= cluster_.size() - 1; }
+  bool OthersDone() const override {
+    return ranks_done_ >= cluster_.size() - 1;
+  }
   bool needs_polling() const override { return cluster_.size() > 1; }
 
   int64_t finished() const { return finished_; }
@@ -117,13 +132,15 @@ class Coordinator final : public TrialSink {
 
  private:
   double Elapsed() const;
-  void Report(const Job& job, int64_t trial_id, bool failed, const std::string& text);
+  void Report(const Job& job, int64_t trial_id, bool failed,
+              const std::string& text);
 
   SearchStore& store_;
   Cluster& cluster_;
   Budget budget_;
   const DriverOptions& options_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point start_ =
+      std::chrono::steady_clock::now();
   int64_t started_ = 0, finished_ = 0, failed_ = 0, running_ = 0;
   int64_t ended_this_run_ = 0;
   double trial_seconds_ = 0;  // sum over this run's ended trials
@@ -137,9 +154,11 @@ class Coordinator final : public TrialSink {
 class RemoteSink final : public TrialSink {
  public:
   explicit RemoteSink(Cluster& cluster) : cluster_(cluster) {}
-  Result<int64_t> Begin(int subspace, const std::vector<double>& x, int threads) override;
+  Result<int64_t> Begin(int subspace, const std::vector<double>& x,
+                        int threads) override;
   Status Finish(const Job& job, TrialRecord r, double seconds) override;
-  Status Fail(const Job& job, const std::string& message, double seconds) override;
+  Status Fail(const Job& job, const std::string& message,
+              double seconds) override;
   // Tells rank 0 that this rank has finished.
   void Done();
 
@@ -147,14 +166,15 @@ class RemoteSink final : public TrialSink {
   Cluster& cluster_;
 };
 
-// ---- scheduler (driver.cc) ---------------------------------------------------------
+// ---- scheduler (driver.cc)
+// ---------------------------------------------------------
 
 // Runs the subspaces s with s % ranks == rank: replays `history`, re-trains
 // its pending points, then asks for new points until the budget is spent,
 // `jobs` trials at a time with `threads` threads in all.
-Status RunRank(const TrialContext& ctx, const std::vector<HistoryEntry>& history,
-               const Budget& budget, int rank, int ranks, int jobs, int threads,
-               TrialSink& sink);
+Status RunRank(const TrialContext& ctx,
+               const std::vector<HistoryEntry>& history, const Budget& budget,
+               int rank, int ranks, int jobs, int threads, TrialSink& sink);
 
 // Threads of each of `jobs` concurrent trials sharing `threads` threads.
 std::vector<int> SplitThreads(int threads, int jobs);

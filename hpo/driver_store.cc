@@ -25,8 +25,11 @@ std::string Provenance() {
 std::string SpaceJson(const SearchSpace& s) {
   json dims = json::array();
   for (const Dimension& d : s.dims()) {
-    dims.push_back({{"name", d.name}, {"type", DimTypeName(d.type)}, {"low", d.low},
-                    {"high", d.high}, {"log", d.log}});
+    dims.push_back({{"name", d.name},
+                    {"type", DimTypeName(d.type)},
+                    {"low", d.low},
+                    {"high", d.high},
+                    {"log", d.log}});
   }
   return dims.dump();
 }
@@ -44,30 +47,34 @@ std::string MergeObjects(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::string SearchExtraJson(int subspace, const std::vector<double>& x, int64_t pending_ref,
-                            const std::string& objective) {
+std::string SearchExtraJson(int subspace, const std::vector<double>& x,
+                            int64_t pending_ref, const std::string& objective) {
   json s = {{"subspace", subspace}, {"point", x}, {"objective", objective}};
   if (pending_ref > 0) s["pending_trial"] = pending_ref;
   return json{{"search", s}}.dump();
 }
 
 Result<HistoryEntry> EntryOfRow(int64_t id, const std::string& status,
-                                const std::string& extra_json, double divergence) {
+                                const std::string& extra_json,
+                                double divergence) {
   const std::string what = "trial " + std::to_string(id);
   json j = json::parse(extra_json, nullptr, false);
   if (!j.is_object() || !j.contains("search") || !j["search"].is_object()) {
-    return Status::InvalidArgument(what + ": not written by the search driver (no extra_json.search)");
+    return Status::InvalidArgument(
+        what + ": not written by the search driver (no extra_json.search)");
   }
   const json& s = j["search"];
   HistoryEntry e;
   e.id = id;
-  if (!s.contains("subspace") || !s["subspace"].is_number_integer() || !s.contains("point") ||
-      !s["point"].is_array()) {
-    return Status::InvalidArgument(what + ": extra_json.search lacks subspace or point");
+  if (!s.contains("subspace") || !s["subspace"].is_number_integer() ||
+      !s.contains("point") || !s["point"].is_array()) {
+    return Status::InvalidArgument(
+        what + ": extra_json.search lacks subspace or point");
   }
   e.subspace = s["subspace"].get<int>();
   for (const json& v : s["point"]) {
-    if (!v.is_number()) return Status::InvalidArgument(what + ": non-numeric point");
+    if (!v.is_number())
+      return Status::InvalidArgument(what + ": non-numeric point");
     e.x.push_back(v.get<double>());
   }
   if (s.contains("pending_trial") && s["pending_trial"].is_number_integer()) {
@@ -84,8 +91,8 @@ Result<HistoryEntry> EntryOfRow(int64_t id, const std::string& status,
   return e;
 }
 
-Result<std::unique_ptr<SearchStore>> SearchStore::Create(const std::string& dir,
-                                                         const DriverConfig& c) {
+Result<std::unique_ptr<SearchStore>> SearchStore::Create(
+    const std::string& dir, const DriverConfig& c) {
   std::unique_ptr<SearchStore> s(new SearchStore());
   XW_ASSIGN_OR_RETURN(s->ds_, Dataset::Open(dir, OpenMode::kCreate));
   s->config_ = c;
@@ -93,14 +100,15 @@ Result<std::unique_ptr<SearchStore>> SearchStore::Create(const std::string& dir,
   SearchRecord rec;
   rec.config_json = DriverConfigToJson(c);
   rec.space_json = SpaceJson(c.search.space);
-  rec.objective = ObjectiveName(c.search.objective) + "(" + c.search.profiles[0] + "," +
-                  c.search.profiles[1] + ")";
+  rec.objective = ObjectiveName(c.search.objective) + "(" +
+                  c.search.profiles[0] + "," + c.search.profiles[1] + ")";
   rec.status = "running";
   XW_ASSIGN_OR_RETURN(s->id_, s->ds_->AddSearch(rec));
   return s;
 }
 
-Result<std::unique_ptr<SearchStore>> SearchStore::Resume(const std::string& dir, int64_t id) {
+Result<std::unique_ptr<SearchStore>> SearchStore::Resume(const std::string& dir,
+                                                         int64_t id) {
   std::unique_ptr<SearchStore> s(new SearchStore());
   XW_ASSIGN_OR_RETURN(s->ds_, Dataset::Open(dir, OpenMode::kReadWrite));
   XW_ASSIGN_OR_RETURN(std::vector<SearchRow> searches, s->ds_->Searches());
@@ -109,12 +117,14 @@ Result<std::unique_ptr<SearchStore>> SearchStore::Resume(const std::string& dir,
     if (r.id == id) row = &r;
   }
   if (row == nullptr) {
-    return Status::NotFound(dir + ": no search with id " + std::to_string(id) + " to resume");
+    return Status::NotFound(dir + ": no search with id " + std::to_string(id) +
+                            " to resume");
   }
   auto config = ParseDriverConfigJson(row->record.config_json);
   if (!config.ok()) {
-    return config.status().WithContext(dir + ": search " + std::to_string(id) +
-                                       " has a config this driver cannot resume");
+    return config.status().WithContext(
+        dir + ": search " + std::to_string(id) +
+        " has a config this driver cannot resume");
   }
   s->config_ = std::move(config).value();
   s->id_ = id;
@@ -127,8 +137,10 @@ Result<std::unique_ptr<SearchStore>> SearchStore::Resume(const std::string& dir,
   std::set<int64_t> completed;
   for (const TrialRow& r : rows) {
     auto e = EntryOfRow(r.id, r.status, r.extra_json, r.divergence);
-    if (!e.ok()) return e.status().WithContext(dir + ": search " + std::to_string(id));
-    if (e->status == "done" && e->pending_ref > 0) completed.insert(e->pending_ref);
+    if (!e.ok())
+      return e.status().WithContext(dir + ": search " + std::to_string(id));
+    if (e->status == "done" && e->pending_ref > 0)
+      completed.insert(e->pending_ref);
     all.push_back(std::move(e).value());
   }
   for (HistoryEntry& e : all) {
@@ -142,7 +154,8 @@ Result<std::unique_ptr<SearchStore>> SearchStore::Resume(const std::string& dir,
   return s;
 }
 
-Result<int64_t> SearchStore::AddPending(int subspace, const std::vector<double>& x,
+Result<int64_t> SearchStore::AddPending(int subspace,
+                                        const std::vector<double>& x,
                                         int threads) {
   const TrainOptions o = TrialTrainOptions(config_, x, threads);
   TrialRecord t;
@@ -165,12 +178,13 @@ Result<int64_t> SearchStore::AddPending(int subspace, const std::vector<double>&
 }
 
 Result<int64_t> SearchStore::AddDone(int64_t pending_id, int subspace,
-                                     const std::vector<double>& x, TrialRecord r) {
+                                     const std::vector<double>& x,
+                                     TrialRecord r) {
   r.search_id = id_;
   r.provenance = provenance_;
   r.extra_json = MergeObjects(
-      r.extra_json,
-      SearchExtraJson(subspace, x, pending_id, ObjectiveName(config_.search.objective)));
+      r.extra_json, SearchExtraJson(subspace, x, pending_id,
+                                    ObjectiveName(config_.search.objective)));
   XW_ASSIGN_OR_RETURN(int64_t id, ds_->AddTrial(r));
   // A crash here leaves the pending row too; Resume() removes it by the
   // reference just stored.
@@ -178,7 +192,8 @@ Result<int64_t> SearchStore::AddDone(int64_t pending_id, int subspace,
   return id;
 }
 
-Status SearchStore::AddFailed(int64_t pending_id, int subspace, const std::vector<double>& x,
+Status SearchStore::AddFailed(int64_t pending_id, int subspace,
+                              const std::vector<double>& x,
                               const std::string& message) {
   json extra = json::parse(
       SearchExtraJson(subspace, x, 0, ObjectiveName(config_.search.objective)));

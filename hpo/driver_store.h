@@ -26,7 +26,8 @@ class SearchStore {
   // Opens search `id` of the dataset in `dir`: its stored config and its
   // trial rows. A pending row that a finished trial names as the one it
   // completes (a crash between the two writes) is deleted here.
-  static Result<std::unique_ptr<SearchStore>> Resume(const std::string& dir, int64_t id);
+  static Result<std::unique_ptr<SearchStore>> Resume(const std::string& dir,
+                                                     int64_t id);
 
   int64_t search_id() const { return id_; }
   const DriverConfig& config() const { return config_; }
@@ -35,13 +36,14 @@ class SearchStore {
 
   // Pending row for point x of `subspace`; hyperparameters as the trial
   // will record them (threads: the trial's thread count).
-  Result<int64_t> AddPending(int subspace, const std::vector<double>& x, int threads);
+  Result<int64_t> AddPending(int subspace, const std::vector<double>& x,
+                             int threads);
   // Stores finished trial `r` (completing pending row `pending_id`), then
   // deletes the pending row. Returns the new trial id.
-  Result<int64_t> AddDone(int64_t pending_id, int subspace, const std::vector<double>& x,
-                          TrialRecord r);
-  Status AddFailed(int64_t pending_id, int subspace, const std::vector<double>& x,
-                   const std::string& message);
+  Result<int64_t> AddDone(int64_t pending_id, int subspace,
+                          const std::vector<double>& x, TrialRecord r);
+  Status AddFailed(int64_t pending_id, int subspace,
+                   const std::vector<double>& x, const std::string& message);
   Status SetStatus(const std::string& status);
 
  private:

@@ -15,12 +15,16 @@ nlohmann::json JsonNumber(double v) {
 }
 
 // Predicted test labels of one stored model.
-Result<std::vector<int32_t>> PredictLabels(const TrialContext& ctx, const TrainOptions& o,
-                                           const Profile& profile, const ModelRecord& m) {
-  XW_ASSIGN_OR_RETURN(auto model, BuildModel(o.arch, ctx.input, o.arch_options));
+Result<std::vector<int32_t>> PredictLabels(const TrialContext& ctx,
+                                           const TrainOptions& o,
+                                           const Profile& profile,
+                                           const ModelRecord& m) {
+  XW_ASSIGN_OR_RETURN(auto model,
+                      BuildModel(o.arch, ctx.input, o.arch_options));
   XW_RETURN_IF_ERROR(model->LoadState(m.weights, "model " + m.profile));
-  XW_ASSIGN_OR_RETURN(Tensor logits,
-                      Predict(*model, profile, ctx.data.test.images, o.eval_batch_size));
+  XW_ASSIGN_OR_RETURN(
+      Tensor logits,
+      Predict(*model, profile, ctx.data.test.images, o.eval_batch_size));
   const int64_t n = logits.dim(0);
   const int k = static_cast<int>(logits.dim(1));
   std::vector<int32_t> labels(n);
@@ -32,9 +36,12 @@ Result<std::vector<int32_t>> PredictLabels(const TrialContext& ctx, const TrainO
 
 double Objectives::Get(Objective o) const {
   switch (o) {
-    case Objective::kAbsAccDiff: return abs_acc_diff;
-    case Objective::kDisagreement: return disagreement;
-    case Objective::kMaxClassGap: return max_class_gap;
+    case Objective::kAbsAccDiff:
+      return abs_acc_diff;
+    case Objective::kDisagreement:
+      return disagreement;
+    case Objective::kMaxClassGap:
+      return max_class_gap;
   }
   return abs_acc_diff;
 }
@@ -47,13 +54,16 @@ Result<TrialContext> PrepareTrials(const DriverConfig& c) {
     if (!p.ok()) return p.status().WithContext("search config: profiles");
     ctx.profiles.push_back(std::move(p).value());
   }
-  if (ctx.profiles[0].name == ctx.profiles[1].name && ctx.profiles[0].json == ctx.profiles[1].json) {
-    return Status::InvalidArgument("search config: profiles: both are '" + ctx.profiles[0].name +
-                                   "'; a divergence search compares two different profiles");
+  if (ctx.profiles[0].name == ctx.profiles[1].name &&
+      ctx.profiles[0].json == ctx.profiles[1].json) {
+    return Status::InvalidArgument(
+        "search config: profiles: both are '" + ctx.profiles[0].name +
+        "'; a divergence search compares two different profiles");
   }
   if (ctx.profiles[0].name == ctx.profiles[1].name) {
-    return Status::InvalidArgument("search config: profiles: two different profiles are both named '" +
-                                   ctx.profiles[0].name + "'");
+    return Status::InvalidArgument(
+        "search config: profiles: two different profiles are both named '" +
+        ctx.profiles[0].name + "'");
   }
   DataOptions d;
   d.train_limit = c.search.train_limit;
@@ -61,14 +71,16 @@ Result<TrialContext> PrepareTrials(const DriverConfig& c) {
   d.seed = c.train.seed;
   XW_ASSIGN_OR_RETURN(ctx.data, LoadDataSpec(c.search.data, d));
   const ImageDataset& train = ctx.data.train;
-  ctx.input = InputSpec{train.channels(), train.height(), train.width(), train.num_classes};
+  ctx.input = InputSpec{train.channels(), train.height(), train.width(),
+                        train.num_classes};
   // The architecture must fit the data before any trial starts.
   auto model = BuildModel(c.search.arch, ctx.input, c.train.arch_options);
   if (!model.ok()) return model.status().WithContext("search config: arch");
   return ctx;
 }
 
-double DisagreementRate(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+double DisagreementRate(const std::vector<int32_t>& a,
+                        const std::vector<int32_t>& b) {
   if (a.empty() || a.size() != b.size()) return std::nan("");
   int64_t differ = 0;
   for (size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
@@ -77,10 +89,12 @@ double DisagreementRate(const std::vector<int32_t>& a, const std::vector<int32_t
 
 double MaxClassGap(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
                    const std::vector<int32_t>& labels, int num_classes) {
-  if (a.size() != labels.size() || b.size() != labels.size() || num_classes < 1) {
+  if (a.size() != labels.size() || b.size() != labels.size() ||
+      num_classes < 1) {
     return std::nan("");
   }
-  std::vector<int64_t> total(num_classes, 0), right_a(num_classes, 0), right_b(num_classes, 0);
+  std::vector<int64_t> total(num_classes, 0), right_a(num_classes, 0),
+      right_b(num_classes, 0);
   for (size_t i = 0; i < labels.size(); ++i) {
     const int c = labels[i];
     if (c < 0 || c >= num_classes) continue;
@@ -90,35 +104,42 @@ double MaxClassGap(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
   }
   double gap = 0;
   for (int c = 0; c < num_classes; ++c) {
-    if (total[c] == 0) continue;  // a class absent from the test set has no accuracy
+    if (total[c] == 0)
+      continue;  // a class absent from the test set has no accuracy
     gap = std::max(gap, std::fabs(static_cast<double>(right_a[c] - right_b[c]) /
                                   static_cast<double>(total[c])));
   }
   return gap;
 }
 
-Result<Objectives> ComputeObjectives(const TrialContext& ctx, const TrainOptions& o,
-                                     const TrialRecord& pair, Objective objective, bool all) {
-  if (pair.models.size() != 2) return Status::Internal("a trial must hold exactly two models");
-  Objectives obj{std::fabs(pair.models[0].test_acc - pair.models[1].test_acc), std::nan(""),
-                 std::nan("")};
+Result<Objectives> ComputeObjectives(const TrialContext& ctx,
+                                     const TrainOptions& o,
+                                     const TrialRecord& pair,
+                                     Objective objective, bool all) {
+  if (pair.models.size() != 2)
+    return Status::Internal("a trial must hold exactly two models");
+  Objectives obj{std::fabs(pair.models[0].test_acc - pair.models[1].test_acc),
+                 std::nan(""), std::nan("")};
   if (!all && objective == Objective::kAbsAccDiff) return obj;
   ThreadScope scope(o.threads);
   std::vector<int32_t> pred[2];
   for (int i = 0; i < 2; ++i) {
-    XW_ASSIGN_OR_RETURN(pred[i], PredictLabels(ctx, o, ctx.profiles[i], pair.models[i]));
+    XW_ASSIGN_OR_RETURN(pred[i],
+                        PredictLabels(ctx, o, ctx.profiles[i], pair.models[i]));
   }
   obj.disagreement = DisagreementRate(pred[0], pred[1]);
-  obj.max_class_gap =
-      MaxClassGap(pred[0], pred[1], ctx.data.test.labels, ctx.data.test.num_classes);
+  obj.max_class_gap = MaxClassGap(pred[0], pred[1], ctx.data.test.labels,
+                                  ctx.data.test.num_classes);
   return obj;
 }
 
-Result<TrialRecord> RunTrial(const TrialContext& ctx, const std::vector<double>& x, int threads) {
+Result<TrialRecord> RunTrial(const TrialContext& ctx,
+                             const std::vector<double>& x, int threads) {
   const TrainOptions o = TrialTrainOptions(ctx.config, x, threads);
   XW_ASSIGN_OR_RETURN(TrialRecord r, TrainTrial(ctx.profiles, ctx.data, o));
   const Objective objective = ctx.config.search.objective;
-  XW_ASSIGN_OR_RETURN(Objectives obj, ComputeObjectives(ctx, o, r, objective, false));
+  XW_ASSIGN_OR_RETURN(Objectives obj,
+                      ComputeObjectives(ctx, o, r, objective, false));
   r.divergence = obj.Get(objective);
   nlohmann::json extra = {{"objectives",
                            {{"abs_acc_diff", JsonNumber(obj.abs_acc_diff)},

@@ -8,7 +8,8 @@
 namespace xw::hpo::internal {
 
 void ByteWriter::U64(uint64_t v) {
-  for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  for (int i = 0; i < 8; ++i)
+    out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
 void ByteWriter::F64(double v) {
@@ -23,7 +24,8 @@ void ByteWriter::Str(const std::string& s) {
 }
 
 void ByteWriter::Floats(const float* p, int64_t n) {
-  out_.append(reinterpret_cast<const char*>(p), static_cast<size_t>(n) * sizeof(float));
+  out_.append(reinterpret_cast<const char*>(p),
+              static_cast<size_t>(n) * sizeof(float));
 }
 
 bool ByteReader::Take(size_t n) {
@@ -37,7 +39,8 @@ bool ByteReader::Take(size_t n) {
 uint64_t ByteReader::U64() {
   if (!Take(8)) return 0;
   uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= uint64_t{static_cast<unsigned char>(b_[pos_ + i])} << (8 * i);
+  for (int i = 0; i < 8; ++i)
+    v |= uint64_t{static_cast<unsigned char>(b_[pos_ + i])} << (8 * i);
   pos_ += 8;
   return v;
 }
@@ -75,11 +78,14 @@ void PutModel(ByteWriter& w, const ModelRecord& m) {
   w.Str(m.profile_json);
   w.U64(m.external);
   w.Str(m.status);
-  for (double v : {m.train_acc, m.test_acc, m.train_loss, m.test_loss, m.wall_time_s}) w.F64(v);
+  for (double v :
+       {m.train_acc, m.test_acc, m.train_loss, m.test_loss, m.wall_time_s})
+    w.F64(v);
   w.U64(m.curves.size());
   for (const EpochMetrics& e : m.curves) {
     w.I64(e.epoch);
-    for (double v : {e.train_loss_mean, e.train_loss_last, e.train_acc, e.test_loss, e.test_acc}) {
+    for (double v : {e.train_loss_mean, e.train_loss_last, e.train_acc,
+                     e.test_loss, e.test_acc}) {
       w.F64(v);
     }
   }
@@ -102,7 +108,8 @@ bool GetModel(ByteReader& r, ModelRecord& m) {
   m.profile_json = r.Str();
   m.external = r.U64() != 0;
   m.status = r.Str();
-  for (double* v : {&m.train_acc, &m.test_acc, &m.train_loss, &m.test_loss, &m.wall_time_s}) {
+  for (double* v : {&m.train_acc, &m.test_acc, &m.train_loss, &m.test_loss,
+                    &m.wall_time_s}) {
     *v = r.F64();
   }
   const uint64_t n_curves = r.U64();
@@ -110,8 +117,8 @@ bool GetModel(ByteReader& r, ModelRecord& m) {
   m.curves.resize(n_curves);
   for (EpochMetrics& e : m.curves) {
     e.epoch = static_cast<int>(r.I64());
-    for (double* v : {&e.train_loss_mean, &e.train_loss_last, &e.train_acc, &e.test_loss,
-                      &e.test_acc}) {
+    for (double* v : {&e.train_loss_mean, &e.train_loss_last, &e.train_acc,
+                      &e.test_loss, &e.test_acc}) {
       *v = r.F64();
     }
   }
@@ -131,7 +138,8 @@ bool GetModel(ByteReader& r, ModelRecord& m) {
       size *= d;
       if (size > (int64_t{1} << 40)) return false;
     }
-    if (static_cast<uint64_t>(size) * sizeof(float) > r.remaining()) return false;
+    if (static_cast<uint64_t>(size) * sizeof(float) > r.remaining())
+      return false;
     t.value = Tensor(shape);
     r.Floats(t.value.data(), t.value.size());
   }
@@ -181,11 +189,13 @@ Result<std::vector<HistoryEntry>> DecodeHistory(const std::string& bytes) {
 
 std::string EncodeTrialRecord(const TrialRecord& t) {
   ByteWriter w;
-  for (const std::string* s : {&t.arch, &t.data_spec, &t.hparams_json, &t.provenance,
-                               &t.external_id, &t.extra_json}) {
+  for (const std::string* s : {&t.arch, &t.data_spec, &t.hparams_json,
+                               &t.provenance, &t.external_id, &t.extra_json}) {
     w.Str(*s);
   }
-  for (double v : {t.lr, t.adam_eps, t.beta1, t.beta2, t.weight_decay, t.divergence}) w.F64(v);
+  for (double v :
+       {t.lr, t.adam_eps, t.beta1, t.beta2, t.weight_decay, t.divergence})
+    w.F64(v);
   w.I64(t.batch_size);
   w.I64(t.epochs);
   w.I64(t.seed);
@@ -199,11 +209,12 @@ std::string EncodeTrialRecord(const TrialRecord& t) {
 Result<TrialRecord> DecodeTrialRecord(const std::string& bytes) {
   ByteReader r(bytes);
   TrialRecord t;
-  for (std::string* s : {&t.arch, &t.data_spec, &t.hparams_json, &t.provenance, &t.external_id,
-                         &t.extra_json}) {
+  for (std::string* s : {&t.arch, &t.data_spec, &t.hparams_json, &t.provenance,
+                         &t.external_id, &t.extra_json}) {
     *s = r.Str();
   }
-  for (double* v : {&t.lr, &t.adam_eps, &t.beta1, &t.beta2, &t.weight_decay, &t.divergence}) {
+  for (double* v : {&t.lr, &t.adam_eps, &t.beta1, &t.beta2, &t.weight_decay,
+                    &t.divergence}) {
     *v = r.F64();
   }
   t.batch_size = r.I64();

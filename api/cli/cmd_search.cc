@@ -36,10 +36,12 @@ std::string Duration(double s) {
   const int64_t t = std::llround(s);
   char buf[32];
   if (t >= 3600) {
-    std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(t / 3600),
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm",
+                  static_cast<long long>(t / 3600),
                   static_cast<long long>(t / 60 % 60));
   } else if (t >= 60) {
-    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(t / 60),
+    std::snprintf(buf, sizeof buf, "%lldm%02llds",
+                  static_cast<long long>(t / 60),
                   static_cast<long long>(t % 60));
   } else {
     std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(t));
@@ -50,7 +52,8 @@ std::string Duration(double s) {
 // Trial lines and, on a terminal, a bar kept on the last line of stderr.
 class SearchProgressPrinter {
  public:
-  SearchProgressPrinter(bool terminal, bool quiet) : terminal_(terminal), quiet_(quiet) {}
+  SearchProgressPrinter(bool terminal, bool quiet)
+      : terminal_(terminal), quiet_(quiet) {}
 
   void Message(const std::string& m) {
     if (quiet_) return;
@@ -61,30 +64,38 @@ class SearchProgressPrinter {
     if (quiet_) return;
     const int64_t ended = p.finished + p.failed;
     char head[64], tail[160];
-    std::snprintf(head, sizeof head, "[%lld/%lld]", static_cast<long long>(ended),
+    std::snprintf(head, sizeof head, "[%lld/%lld]",
+                  static_cast<long long>(ended),
                   static_cast<long long>(p.planned));
     if (p.best >= 0) {
-      std::snprintf(tail, sizeof tail, "best %.4f (trial %lld), %s elapsed, ETA %s", p.best,
-                    static_cast<long long>(p.best_trial), Duration(p.elapsed_s).c_str(),
-                    Duration(p.eta_s).c_str());
+      std::snprintf(tail, sizeof tail,
+                    "best %.4f (trial %lld), %s elapsed, ETA %s", p.best,
+                    static_cast<long long>(p.best_trial),
+                    Duration(p.elapsed_s).c_str(), Duration(p.eta_s).c_str());
     } else {
-      std::snprintf(tail, sizeof tail, "%s elapsed", Duration(p.elapsed_s).c_str());
+      std::snprintf(tail, sizeof tail, "%s elapsed",
+                    Duration(p.elapsed_s).c_str());
     }
     if (!terminal_) {
       std::fprintf(stderr, "%s trial %lld (subspace %d): %s | %s\n", head,
-                   static_cast<long long>(p.trial_id), p.subspace, p.trial_text.c_str(), tail);
+                   static_cast<long long>(p.trial_id), p.subspace,
+                   p.trial_text.c_str(), tail);
       return;
     }
     constexpr int kWidth = 24;
-    const int fill = p.planned > 0 ? static_cast<int>(kWidth * std::min<int64_t>(ended, p.planned) /
-                                                      p.planned)
-                                   : 0;
+    const int fill =
+        p.planned > 0
+            ? static_cast<int>(kWidth * std::min<int64_t>(ended, p.planned) /
+                               p.planned)
+            : 0;
     std::string bar(fill, '#');
     bar.resize(kWidth, '-');
-    std::fprintf(stderr, "\r\033[Ktrial %lld (subspace %d): %s\n[%s] %lld/%lld trials | %s",
-                 static_cast<long long>(p.trial_id), p.subspace, p.trial_text.c_str(),
-                 bar.c_str(), static_cast<long long>(ended), static_cast<long long>(p.planned),
-                 tail);
+    std::fprintf(
+        stderr,
+        "\r\033[Ktrial %lld (subspace %d): %s\n[%s] %lld/%lld trials | %s",
+        static_cast<long long>(p.trial_id), p.subspace, p.trial_text.c_str(),
+        bar.c_str(), static_cast<long long>(ended),
+        static_cast<long long>(p.planned), tail);
     std::fflush(stderr);
     bar_open_ = true;
   }
@@ -105,7 +116,8 @@ void PrintTop(const std::string& dir, int64_t search_id, int top) {
   auto searches = Unwrap(ds->Searches());
   hpo::DriverConfig config;
   for (const SearchRow& s : searches) {
-    if (s.id == search_id) config = Unwrap(hpo::ParseDriverConfigJson(s.record.config_json));
+    if (s.id == search_id)
+      config = Unwrap(hpo::ParseDriverConfigJson(s.record.config_json));
   }
   TrialQuery q;
   q.where = "search_id = " + std::to_string(search_id) + " and diff >= 0";
@@ -114,8 +126,10 @@ void PrintTop(const std::string& dir, int64_t search_id, int top) {
   auto rows = Unwrap(ds->Query(q));
   Table t;
   t.columns = {"trial"};
-  for (const hpo::Dimension& d : config.search.space.dims()) t.columns.push_back(d.name);
-  for (const std::string& p : config.search.profiles) t.columns.push_back("acc_" + p);
+  for (const hpo::Dimension& d : config.search.space.dims())
+    t.columns.push_back(d.name);
+  for (const std::string& p : config.search.profiles)
+    t.columns.push_back("acc_" + p);
   t.columns.push_back(hpo::ObjectiveName(config.search.objective));
   for (const TrialRow& r : rows) {
     std::vector<Cell> row = {r.id};
@@ -136,7 +150,8 @@ void PrintTop(const std::string& dir, int64_t search_id, int top) {
     row.push_back(r.divergence);
     t.rows.push_back(std::move(row));
   }
-  std::printf("most divergent pairs of search %lld:\n%s", static_cast<long long>(search_id),
+  std::printf("most divergent pairs of search %lld:\n%s",
+              static_cast<long long>(search_id),
               FormatTable(t, TableFormat::kTable).c_str());
 }
 
@@ -145,14 +160,16 @@ void RunSearchCommand(const SearchArgs& a) {
   if (a.resume > 0) {
     if (!a.config.empty() || a.seed || a.no_subspaces || !a.objective.empty()) {
       Check(Status::InvalidArgument(
-          "--resume continues a stored search: --config, --seed, --no-subspaces and --objective "
+          "--resume continues a stored search: --config, --seed, "
+          "--no-subspaces and --objective "
           "cannot change it (budget options can)"));
     }
   } else {
     if (!a.config.empty()) config = Unwrap(hpo::LoadDriverConfig(a.config));
     if (a.seed) config.search.optimizer.seed = static_cast<uint64_t>(*a.seed);
     if (a.no_subspaces) config.search.no_subspaces = true;
-    if (!a.objective.empty()) config.search.objective = Unwrap(hpo::ParseObjective(a.objective));
+    if (!a.objective.empty())
+      config.search.objective = Unwrap(hpo::ParseObjective(a.objective));
   }
   if (a.top < 0) Check(Status::InvalidArgument("--top must be >= 0"));
   hpo::DriverOptions o;
@@ -163,9 +180,11 @@ void RunSearchCommand(const SearchArgs& a) {
   o.max_seconds = a.max_seconds;
   o.jobs = a.jobs;
   o.threads = a.threads;
-  if (a.trials_per_subspace < 0) Check(Status::InvalidArgument("--trials-per-subspace must be >= 1"));
+  if (a.trials_per_subspace < 0)
+    Check(Status::InvalidArgument("--trials-per-subspace must be >= 1"));
 
-  std::unique_ptr<hpo::Cluster> cluster = Unwrap(hpo::StartMpiCluster(nullptr, nullptr));
+  std::unique_ptr<hpo::Cluster> cluster =
+      Unwrap(hpo::StartMpiCluster(nullptr, nullptr));
   const bool root = cluster->rank() == 0;
   SearchProgressPrinter progress(StderrIsTerminal(), a.quiet || !root);
   o.on_progress = [&](const hpo::SearchProgress& p) { progress.Update(p); };
@@ -180,43 +199,62 @@ void RunSearchCommand(const SearchArgs& a) {
   }
   cluster.reset();
   const hpo::SearchSummary s = Unwrap(std::move(result));
-  std::printf("search %lld %s: %lld trials finished, %lld failed", static_cast<long long>(s.search_id),
-              s.status.c_str(), static_cast<long long>(s.finished),
+  const std::string how =
+      s.status == "stopped" ? "stopped before all planned trials (time budget)"
+                            : s.status;
+  std::printf("search %lld %s: %lld trials finished, %lld failed",
+              static_cast<long long>(s.search_id), how.c_str(),
+              static_cast<long long>(s.finished),
               static_cast<long long>(s.failed));
   if (s.best >= 0) {
-    std::printf("; best %.4f (trial %lld)", s.best, static_cast<long long>(s.best_trial));
+    std::printf("; best %.4f (trial %lld)", s.best,
+                static_cast<long long>(s.best_trial));
   }
   std::printf("\n");
   if (a.top > 0) PrintTop(a.dataset, s.search_id, a.top);
-  std::printf("dataset: %s (continue with: xwires search --dataset %s --resume %lld)\n",
-              a.dataset.c_str(), a.dataset.c_str(), static_cast<long long>(s.search_id));
+  std::printf(
+      "dataset: %s (continue with: xwires search --dataset %s --resume %lld)\n",
+      a.dataset.c_str(), a.dataset.c_str(),
+      static_cast<long long>(s.search_id));
 }
 
 void RegisterSearch(CLI::App& app) {
   auto args = std::make_shared<SearchArgs>();
   auto* cmd = app.add_subcommand(
-      "search", "Search hyperparameters that make two numerics profiles diverge (GP over "
-                "HyperSpace subspaces); no arguments: the 5-minute default search");
+      "search",
+      "Search hyperparameters that make two numerics profiles diverge (GP over "
+      "HyperSpace subspaces); no arguments: the 5-minute default search");
   cmd->add_option("--config", args->config,
-                  "Search config JSON (docs/search.md); missing keys take the default search's");
-  cmd->add_option("--dataset", args->dataset, "Dataset directory (created if missing)")
+                  "Search config JSON (docs/search.md); missing keys take the "
+                  "default search's");
+  cmd->add_option("--dataset", args->dataset,
+                  "Dataset directory (created if missing)")
       ->capture_default_str();
-  cmd->add_option("--resume", args->resume, "Continue search ID of the dataset");
-  cmd->add_option("--trials-per-subspace", args->trials_per_subspace,
-                  "Trials per subspace (overrides the config; allowed with --resume)");
-  cmd->add_option("--max-trials", args->max_trials, "Stop after N trials in all (0: config)");
+  cmd->add_option("--resume", args->resume,
+                  "Continue search ID of the dataset");
+  cmd->add_option(
+      "--trials-per-subspace", args->trials_per_subspace,
+      "Trials per subspace (overrides the config; allowed with --resume)");
+  cmd->add_option("--max-trials", args->max_trials,
+                  "Stop after N trials in all (0: config)");
   cmd->add_option("--max-seconds", args->max_seconds,
                   "Start no trial after S seconds of this run (0: config)");
-  cmd->add_option("--jobs", args->jobs, "Concurrent trials per process (0: min(4, threads))")
+  cmd->add_option("--jobs", args->jobs,
+                  "Concurrent trials per process (0: min(4, threads))")
       ->capture_default_str();
   cmd->add_option("--threads", args->threads,
-                  "Threads per process, split between the jobs (0: cores / ranks on the node)")
+                  "Threads per process, split between the jobs (0: cores / "
+                  "ranks on the node)")
       ->capture_default_str();
-  cmd->add_flag("--no-subspaces", args->no_subspaces, "One GP over the whole space");
-  cmd->add_option("--seed", args->seed, "Search seed (optimizer designs; overrides the config)");
-  cmd->add_option("--objective", args->objective,
-                  "abs_acc_diff | disagreement | max_class_gap (overrides the config)");
-  cmd->add_option("--top", args->top, "Rows of the final table of most divergent pairs")
+  cmd->add_flag("--no-subspaces", args->no_subspaces,
+                "One GP over the whole space");
+  cmd->add_option("--seed", args->seed,
+                  "Search seed (optimizer designs; overrides the config)");
+  cmd->add_option(
+      "--objective", args->objective,
+      "abs_acc_diff | disagreement | max_class_gap (overrides the config)");
+  cmd->add_option("--top", args->top,
+                  "Rows of the final table of most divergent pairs")
       ->capture_default_str();
   cmd->add_flag("--quiet", args->quiet, "No progress output");
   cmd->callback([args] { RunSearchCommand(*args); });

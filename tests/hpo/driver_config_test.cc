@@ -21,8 +21,9 @@ TEST(DriverConfigTest, DefaultIsTheFiveMinuteSearch) {
   EXPECT_EQ(c.search.space.dim(0).low, 1e-8);
   EXPECT_EQ(c.search.space.dim(0).high, 0.1);
   EXPECT_TRUE(c.search.space.dim(0).log);
-  EXPECT_EQ(c.search.space.dim(1).high, 5);     // epochs scaled from 50
-  EXPECT_EQ(c.search.space.dim(3).high, 400);  // batch_size: 10000 / 50000 of 2000 images
+  EXPECT_EQ(c.search.space.dim(1).high, 5);  // epochs scaled from 50
+  EXPECT_EQ(c.search.space.dim(3).high,
+            400);  // batch_size: 10000 / 50000 of 2000 images
   EXPECT_TRUE(c.search.space.dim(3).log);
   EXPECT_EQ(c.search.arch, "simple_cnn");
   EXPECT_EQ(c.train.arch_options.width, 0.5);
@@ -68,8 +69,10 @@ TEST(DriverConfigTest, BadInputNamesTheKey) {
       {R"({"train": {"widht": 1}})", "train.widht"},
       {R"({"train": {"epochs": 1.5}})", "train.epochs"},
       {R"({"train": {"lr": -1}})", "lr"},
-      {R"({"dimensions": [{"name": "momentum", "low": 0, "high": 1}]})", "momentum"},
-      {R"({"dimensions": [{"name": "epochs", "low": 1, "high": 4}]})", "integer"},
+      {R"({"dimensions": [{"name": "momentum", "low": 0, "high": 1}]})",
+       "momentum"},
+      {R"({"dimensions": [{"name": "epochs", "low": 1, "high": 4}]})",
+       "integer"},
       {R"({"dimensions": [{"name": "batch_size", "type": "integer", "low": 0, "high": 4}]})",
        "batch_size"},
       {R"({"bogus": 1})", "bogus"},
@@ -98,8 +101,8 @@ TEST(DriverConfigTest, PointFillsSearchedHyperparameters) {
   EXPECT_EQ(o.batch_size, 37);
   EXPECT_EQ(o.adam.beta2, 0.95);
   EXPECT_EQ(o.arch_options.width, 0.5);
-  EXPECT_EQ(o.epochs, 3);         // fixed
-  EXPECT_EQ(o.adam.eps, 1e-3);    // fixed
+  EXPECT_EQ(o.epochs, 3);       // fixed
+  EXPECT_EQ(o.adam.eps, 1e-3);  // fixed
   EXPECT_EQ(o.threads, 3);
   EXPECT_EQ(o.train_limit, 2000);
   EXPECT_EQ(internal::PointText(c->search.space, {0.01, 37, 0.95, 0.5}),
@@ -115,8 +118,10 @@ TEST(DriverConfigTest, SplitThreads) {
 
 TEST(DriverObjectiveTest, KnownValues) {
   const std::vector<int32_t> labels = {0, 0, 1, 1, 2, 2, 2, 2};
-  const std::vector<int32_t> a = {0, 0, 1, 0, 2, 2, 2, 2};  // class acc 1, .5, 1
-  const std::vector<int32_t> b = {0, 1, 1, 1, 2, 0, 0, 2};  // class acc .5, 1, .5
+  const std::vector<int32_t> a = {0, 0, 1, 0,
+                                  2, 2, 2, 2};  // class acc 1, .5, 1
+  const std::vector<int32_t> b = {0, 1, 1, 1,
+                                  2, 0, 0, 2};  // class acc .5, 1, .5
   EXPECT_DOUBLE_EQ(internal::DisagreementRate(a, b), 4.0 / 8);
   EXPECT_DOUBLE_EQ(internal::MaxClassGap(a, b, labels, 3), 0.5);
   // A class absent from the test set does not count.
@@ -139,7 +144,8 @@ TEST(DriverWireTest, HistoryRoundTrip) {
   EXPECT_EQ((*back)[2].status, "pending");
   std::string cut = internal::EncodeHistory(h);
   cut.pop_back();
-  EXPECT_EQ(internal::DecodeHistory(cut).status().code(), Status::Code::kCorruption);
+  EXPECT_EQ(internal::DecodeHistory(cut).status().code(),
+            Status::Code::kCorruption);
 }
 
 TEST(DriverWireTest, TrialRecordRoundTrip) {
@@ -178,12 +184,14 @@ TEST(DriverWireTest, TrialRecordRoundTrip) {
   EXPECT_TRUE(back->models[0].weights[1].is_int64);
   EXPECT_EQ(WeightsSha256(back->models[0].weights), WeightsSha256(m.weights));
   std::string bytes = internal::EncodeTrialRecord(t);
-  EXPECT_FALSE(internal::DecodeTrialRecord(bytes.substr(0, bytes.size() / 2)).ok());
+  EXPECT_FALSE(
+      internal::DecodeTrialRecord(bytes.substr(0, bytes.size() / 2)).ok());
   EXPECT_FALSE(internal::DecodeTrialRecord(bytes + "x").ok());
 }
 
 TEST(DriverHistoryTest, EntryOfRow) {
-  const std::string extra = internal::SearchExtraJson(3, {0.001, 20}, 12, "abs_acc_diff");
+  const std::string extra =
+      internal::SearchExtraJson(3, {0.001, 20}, 12, "abs_acc_diff");
   auto done = internal::EntryOfRow(40, "ok", extra, 0.3);
   ASSERT_TRUE(done.ok());
   EXPECT_EQ(done->status, "done");
@@ -197,7 +205,9 @@ TEST(DriverHistoryTest, EntryOfRow) {
   EXPECT_EQ(pending->status, "pending");
   nlohmann::json failed = nlohmann::json::parse(extra);
   failed["error"] = "boom";
-  EXPECT_EQ(internal::EntryOfRow(43, "failed", failed.dump(), std::nan(""))->status, "failed");
+  EXPECT_EQ(
+      internal::EntryOfRow(43, "failed", failed.dump(), std::nan(""))->status,
+      "failed");
   EXPECT_FALSE(internal::EntryOfRow(44, "ok", "{}", 0.1).ok());
 }
 

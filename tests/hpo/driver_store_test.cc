@@ -1,11 +1,12 @@
 // The dataset side of a search: pending/failed rows (dataset/search_log.h)
 // and SearchStore's resume reconciliation.
+#include "driver_store.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "driver_store.h"
 #include "xwires/dataset/dataset.h"
 #include "xwires/dataset/fsck.h"
 #include "xwires/dataset/search_log.h"
@@ -25,7 +26,9 @@ class DriverStoreTest : public ::testing::Test {
                .string();
     fs::remove_all(dir_);
   }
-  void TearDown() override { if (!getenv("KEEP")) fs::remove_all(dir_); }
+  void TearDown() override {
+    if (!getenv("KEEP")) fs::remove_all(dir_);
+  }
 
   static DriverConfig Config() {
     auto c = ParseDriverConfigJson(R"({
@@ -85,10 +88,12 @@ TEST_F(DriverStoreTest, SearchLogRowLifeCycle) {
   // Bad rows are refused and nothing is written.
   TrialRecord bad = t;
   bad.models.push_back({});
-  EXPECT_EQ(AddPendingTrial(**ds, bad).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(AddPendingTrial(**ds, bad).status().code(),
+            Status::Code::kInvalidArgument);
   bad = t;
   bad.extra_json = "[1]";
-  EXPECT_EQ(AddPendingTrial(**ds, bad).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(AddPendingTrial(**ds, bad).status().code(),
+            Status::Code::kInvalidArgument);
   EXPECT_EQ(*(*ds)->Count(TrialQuery{}), 1);
 
   // The rows are consistent for fsck (rtree boxes present).
@@ -114,7 +119,8 @@ TEST_F(DriverStoreTest, ResumeRemovesPendingRowsAFinishedTrialCompleted) {
     auto ds = Dataset::Open(dir_, OpenMode::kReadWrite);
     TrialRecord t = Pair(0.5, 0.375);
     t.search_id = search_id;
-    t.extra_json = internal::SearchExtraJson(2, {0.001, 10}, p2, "abs_acc_diff");
+    t.extra_json =
+        internal::SearchExtraJson(2, {0.001, 10}, p2, "abs_acc_diff");
     ASSERT_TRUE((*ds)->AddTrial(t).ok());
     EXPECT_EQ((*ds)->GetTrial(p2)->status, "pending");
   }
@@ -163,7 +169,8 @@ TEST_F(DriverStoreTest, ResumeOfAMissingSearchIsNotFound) {
   auto r = SearchStore::Resume(dir_, 99);
   EXPECT_EQ(r.status().code(), Status::Code::kNotFound);
   EXPECT_NE(r.status().message().find("99"), std::string::npos);
-  EXPECT_EQ(SearchStore::Resume(dir_ + "/nope", 1).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(SearchStore::Resume(dir_ + "/nope", 1).status().code(),
+            Status::Code::kNotFound);
 }
 
 }  // namespace

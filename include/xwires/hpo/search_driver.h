@@ -71,7 +71,7 @@ struct DriverConfig {
 // lists and explains every value): simple_cnn at width 0.5 on 2000/1000
 // synthetic images, torch vs tf, |acc difference|, the Table 1 space with
 // epochs scaled to [1, 5] and batch_size to [10, 400] (log), 16 subspaces x
-// 3 trials, 2 initial points per subspace, at most 270 s of new trials.
+// 5 trials, 2 initial points per subspace, at most 270 s of new trials.
 DriverConfig DefaultDriverConfig();
 
 // Parses a config document (search_config.h keys plus "train"), missing keys
@@ -122,8 +122,9 @@ Result<std::unique_ptr<Cluster>> StartMpiCluster(int* argc, char*** argv);
 struct SearchProgress {
   int64_t search_id = 0;
   int64_t finished = 0, failed = 0, running = 0;
-  int64_t planned = 0;  // the number the budget allows, at most subspaces x trials
-  double best = -1;     // best objective so far (-1: none yet)
+  int64_t planned =
+      0;             // the number the budget allows, at most subspaces x trials
+  double best = -1;  // best objective so far (-1: none yet)
   int64_t best_trial = 0;
   double elapsed_s = 0, eta_s = -1;  // this run; eta -1 = unknown
   // The trial that just ended.
@@ -140,10 +141,11 @@ struct DriverOptions {
   int trials_per_subspace = 0;
   int64_t max_trials = 0;
   double max_seconds = 0;
-  int jobs = 0;     // concurrent trials per process; 0 = min(4, threads)
-  int threads = 0;  // threads per process; 0 = hardware threads / ranks on the node
+  int jobs = 0;  // concurrent trials per process; 0 = min(4, threads)
+  int threads =
+      0;  // threads per process; 0 = hardware threads / ranks on the node
   std::function<void(const SearchProgress&)> on_progress;  // rank 0 only
-  std::function<void(const std::string&)> on_message;     // rank 0: start-up facts
+  std::function<void(const std::string&)> on_message;  // rank 0: start-up facts
 };
 
 struct SearchSummary {
@@ -159,8 +161,8 @@ struct SearchSummary {
 // comment. With resume_id the config comes from the dataset and `config` is
 // ignored. Errors: bad config or options (InvalidArgument), no such search
 // (NotFound), dataset and data errors as their modules report them.
-Result<SearchSummary> RunSearch(const DriverConfig& config, const DriverOptions& options,
-                                Cluster& cluster);
+Result<SearchSummary> RunSearch(const DriverConfig& config,
+                                const DriverOptions& options, Cluster& cluster);
 
 }  // namespace xw::hpo
 
