@@ -22,7 +22,7 @@ using testing::Shipped;
 using testing::TempDir;
 using testing::TinyRun;
 
-TEST(KnobTest, DifferingKnobsOfTorchAndTf) {
+TEST(AttributeKnobTest, DifferingKnobsOfTorchAndTf) {
   const std::vector<Knob> knobs =
       DifferingKnobs(Shipped("torch"), Shipped("tf"));
   std::vector<std::string> paths;
@@ -41,7 +41,7 @@ TEST(KnobTest, DifferingKnobsOfTorchAndTf) {
       DifferingKnobs(Shipped("torch"), Edited("torch", "copy", {})).empty());
 }
 
-TEST(KnobTest, SwitchKnobChangesOnlyThatKnob) {
+TEST(AttributeKnobTest, SwitchKnobChangesOnlyThatKnob) {
   const Profile torch = Shipped("torch");
   auto p = SwitchKnob(torch, "adam.variant", "\"keras\"");
   ASSERT_TRUE(p.ok()) << p.status().ToString();

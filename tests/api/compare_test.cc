@@ -21,7 +21,7 @@ using testing::Shipped;
 using testing::TempDir;
 using testing::TinyRun;
 
-TEST(DiffTest, KnownValues) {
+TEST(CompareDiffTest, KnownValues) {
   const float a[] = {1, 2, 3}, b[] = {1, 2, 4};
   const DiffStats s = Diff(a, b, 3, 1e-5, 1e-8);
   EXPECT_EQ(s.max_abs, 1.0);
@@ -39,7 +39,7 @@ TEST(DiffTest, KnownValues) {
   EXPECT_NEAR(same.cosine, 1.0, 1e-15);
 }
 
-TEST(DiffTest, IscloseUsesBAsReferenceAndNanIsNeverClose) {
+TEST(CompareDiffTest, IscloseUsesBAsReferenceAndNanIsNeverClose) {
   // |a-b| = 0.1 <= atol + rtol*|b| with rtol 0.105: 0.105*1 passes,
   // 0.105*0.9 does not.
   const float one[] = {1.0f}, nine[] = {0.9f};

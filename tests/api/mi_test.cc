@@ -11,7 +11,7 @@
 namespace xw {
 namespace {
 
-TEST(MiTest, DigitizeMatchesNumpyEdges) {
+TEST(MutualInfoTest, DigitizeMatchesNumpyEdges) {
   // numpy.digitize(v, numpy.arange(0, 1, 0.1)) - 1 for these values.
   EXPECT_EQ(DigitizeUnit(0.0), 0);
   EXPECT_EQ(DigitizeUnit(0.0999), 0);
@@ -25,14 +25,14 @@ TEST(MiTest, DigitizeMatchesNumpyEdges) {
   EXPECT_EQ(DigitizeUnit(1.01), 9);
 }
 
-TEST(MiTest, NormalizeUnit) {
+TEST(MutualInfoTest, NormalizeUnit) {
   const std::vector<double> v = {2, 4, 3, 6};
   EXPECT_EQ(NormalizeUnit(v), (std::vector<double>{0, 0.5, 0.25, 1}));
   const std::vector<double> c = {5, 5, 5};
   EXPECT_EQ(NormalizeUnit(c), (std::vector<double>{0, 0, 0}));
 }
 
-TEST(MiTest, HandComputedTables) {
+TEST(MutualInfoTest, HandComputedTables) {
   // Identical binary labels: I = H = ln 2.
   EXPECT_NEAR(
       DiscreteMi(std::vector<int>{0, 0, 1, 1}, std::vector<int>{0, 0, 1, 1}),
@@ -63,7 +63,7 @@ std::vector<double> Uniforms(uint64_t stream, int n) {
   return v;
 }
 
-TEST(MiTest, BinnedDeterministicRelationIsLogOfBins) {
+TEST(MutualInfoTest, BinnedDeterministicRelationIsLogOfBins) {
   // y = x with x = 0..9 repeated (normalised to k/9, one value per bin):
   // every bin holds the same share and y's bin is x's, so I = H(X) = ln 10.
   std::vector<double> x(1000);
@@ -82,7 +82,7 @@ TEST(MiTest, BinnedDeterministicRelationIsLogOfBins) {
   EXPECT_NEAR(EstimateMi({x}, y, opt)->mean, std::log(10.0), 1e-12);
 }
 
-TEST(MiTest, BinnedIndependentIsNearZero) {
+TEST(MutualInfoTest, BinnedIndependentIsNearZero) {
   const auto x = Uniforms(1, 20000), y = Uniforms(2, 20000);
   MiOptions opt;
   opt.repeats = 5;
@@ -94,7 +94,7 @@ TEST(MiTest, BinnedIndependentIsNearZero) {
   EXPECT_GT(e->std, 0.0);  // the jitter changes the bins of some points
 }
 
-TEST(MiTest, BinnedPairCarriesJointInformation) {
+TEST(MutualInfoTest, BinnedPairCarriesJointInformation) {
   // y = (a + b) / 2 is determined by the pair far better than by either.
   const auto a = Uniforms(3, 5000), b = Uniforms(4, 5000);
   std::vector<double> y(5000);
@@ -106,7 +106,7 @@ TEST(MiTest, BinnedPairCarriesJointInformation) {
   EXPECT_GT(pair, single + 0.5);
 }
 
-TEST(MiTest, KsgGaussianMatchesClosedForm) {
+TEST(MutualInfoTest, KsgGaussianMatchesClosedForm) {
   // Bivariate normal with correlation rho: I = -ln(1 - rho^2) / 2.
   const Philox rng(11, 5);
   const int n = 1500;
@@ -125,7 +125,7 @@ TEST(MiTest, KsgGaussianMatchesClosedForm) {
   EXPECT_LT(KsgMi({x}, w, 3), 0.03);
 }
 
-TEST(MiTest, KsgThroughEstimateMiWithJitter) {
+TEST(MutualInfoTest, KsgThroughEstimateMiWithJitter) {
   const auto x = Uniforms(6, 800);
   std::vector<double> y(800);
   for (int i = 0; i < 800; ++i) y[i] = x[i] * x[i];
@@ -140,7 +140,7 @@ TEST(MiTest, KsgThroughEstimateMiWithJitter) {
   EXPECT_LT(ind->mean, 0.05);
 }
 
-TEST(MiTest, SameSeedSameResultDifferentSeedDifferentJitter) {
+TEST(MutualInfoTest, SameSeedSameResultDifferentSeedDifferentJitter) {
   const auto x = Uniforms(8, 500), y = Uniforms(9, 500);
   MiOptions opt;
   opt.repeats = 4;
@@ -151,7 +151,7 @@ TEST(MiTest, SameSeedSameResultDifferentSeedDifferentJitter) {
   EXPECT_NE(EstimateMi({x}, y, opt)->mean, a->mean);
 }
 
-TEST(MiTest, BadInputNamesTheProblem) {
+TEST(MutualInfoTest, BadInputNamesTheProblem) {
   const std::vector<double> x = {1, 2, 3}, y = {1, 2};
   auto r = EstimateMi({x}, y, MiOptions{});
   ASSERT_FALSE(r.ok());

@@ -46,8 +46,9 @@ TEST(SvgTest, HelpersProduceTaggedEscapedCharts) {
   EXPECT_EQ(ViridisColor(1), "#fde725");
   EXPECT_EQ(NiceTicks(0, 1, 5),
             (std::vector<double>{0, 0.2, 0.4, 0.6000000000000001, 0.8, 1}));
-  const std::string svg = LinePlotSvg("p-1", "t<1>", {"x"}, {"y"},
-                                      {{"s&1", {1, 2, NAN, 4}, {1, 2, 3, 4}, false, ""}});
+  const std::string svg =
+      LinePlotSvg("p-1", "t<1>", {"x"}, {"y"},
+                  {{"s&1", {1, 2, NAN, 4}, {1, 2, 3, 4}, false, ""}});
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_NE(svg.find("data-plot=\"p-1\""), std::string::npos);
   EXPECT_NE(svg.find("t&lt;1&gt;"), std::string::npos);
@@ -90,7 +91,7 @@ std::set<std::string> DomPlotIds(const std::string& html_path,
   return ids;
 }
 
-class ReportTest : public ::testing::Test {
+class HtmlReportTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto ds = Dataset::Open(dir_.path() + "/ds", OpenMode::kCreate);
@@ -108,7 +109,7 @@ class ReportTest : public ::testing::Test {
   std::unique_ptr<Dataset> ds_;
 };
 
-TEST_F(ReportTest, ImportedCrossedWiresRowsRenderWithEveryPlotInChromium) {
+TEST_F(HtmlReportTest, ImportedCrossedWiresRowsRenderWithEveryPlotInChromium) {
   Import("vgg16");
   Import("resnet50");
   ReportOptions opt;
@@ -154,7 +155,8 @@ TEST_F(ReportTest, ImportedCrossedWiresRowsRenderWithEveryPlotInChromium) {
   EXPECT_NE(dom.find("Divergence statistics"), std::string::npos);
 }
 
-TEST_F(ReportTest, OwnRunsWithStoredAnalysesAndCliKeepsOldReportOnBadInput) {
+TEST_F(HtmlReportTest,
+       OwnRunsWithStoredAnalysesAndCliKeepsOldReportOnBadInput) {
   testing::TinyRun run;
   run.arch = "mlp";
   run.train = 60;

@@ -14,7 +14,7 @@ namespace {
 using testing::ReadFile;
 using testing::TempDir;
 
-class StoreTest : public ::testing::Test {
+class AnalysisStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto ds = Dataset::Open(dir_.path() + "/ds", OpenMode::kCreate);
@@ -50,13 +50,13 @@ class StoreTest : public ::testing::Test {
   int64_t trial_ = 0;
 };
 
-TEST_F(StoreTest, FreshDatasetHasNoResults) {
+TEST_F(AnalysisStoreTest, FreshDatasetHasNoResults) {
   auto r = LoadAnalysisResults(*ds_, -1);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(r->empty());
 }
 
-TEST_F(StoreTest, RoundTripWithRuns) {
+TEST_F(AnalysisStoreTest, RoundTripWithRuns) {
   AnalysisResultRow row = Row("attribute");
   row.runs.push_back({"", "baseline", "torch", "", "ok", 0.5, 1.25, "abc"});
   row.runs.push_back({"adam.variant", "a_to_b", "torch+adam.variant",
@@ -87,7 +87,7 @@ TEST_F(StoreTest, RoundTripWithRuns) {
   EXPECT_EQ(LoadAnalysisResults(**again, -1)->size(), 2u);
 }
 
-TEST_F(StoreTest, RefusalsNameTheProblemAndChangeNothing) {
+TEST_F(AnalysisStoreTest, RefusalsNameTheProblemAndChangeNothing) {
   ASSERT_TRUE(StoreAnalysisResult(*ds_, Row("compare")).ok());
   ds_.reset();
   const std::string db = dir_.path() + "/ds/xwires.db";
