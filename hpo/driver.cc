@@ -117,6 +117,7 @@ Status RunRank(const TrialContext& ctx,
       pool.Submit(slot, Job{id, st->index, (*xs)[0]});
     }
     XW_RETURN_IF_ERROR(sink.Serve());
+    sink.Tick();
     if (pool.running() == 0) {
       if (sink.OthersDone()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -120,6 +120,13 @@ Status Coordinator::Fail(const Job& job, const std::string& message,
   return Status::OK();
 }
 
+void Coordinator::Tick() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_tick_ < std::chrono::seconds(1)) return;
+  last_tick_ = now;
+  Report(Job{}, 0, false, "");
+}
+
 void Coordinator::Report(const Job& job, int64_t trial_id, bool failed,
                          const std::string& text) {
   if (!options_.on_progress) return;

@@ -94,6 +94,9 @@ class TrialSink {
                       double seconds) = 0;
   // Rank 0 serves the other ranks' messages here.
   virtual Status Serve() { return Status::OK(); }
+  // Called about once a second while trials run (rank 0 refreshes the
+  // progress display).
+  virtual void Tick() {}
   // True when no other rank still needs this one (rank 0: all have finished).
   virtual bool OthersDone() const { return true; }
   // Whether Serve must be called regularly (the scheduler then polls).
@@ -119,6 +122,7 @@ class Coordinator final : public TrialSink {
   Status Fail(const Job& job, const std::string& message,
               double seconds) override;
   Status Serve() override;
+  void Tick() override;
   bool OthersDone() const override {
     return ranks_done_ >= cluster_.size() - 1;
   }
@@ -147,6 +151,7 @@ class Coordinator final : public TrialSink {
   double best_ = -1;
   int64_t best_trial_ = 0;
   bool budget_cut_ = false;
+  std::chrono::steady_clock::time_point last_tick_ = start_;
   int ranks_done_ = 0;
 };
 

@@ -61,27 +61,30 @@ class SearchProgressPrinter {
   }
 
   void Update(const hpo::SearchProgress& p) {
-    if (quiet_) return;
+    if (quiet_ || (p.trial_id == 0 && !terminal_)) return;
     const int64_t ended = p.finished + p.failed;
-    char head[64], tail[160];
-    std::snprintf(head, sizeof head, "[%lld/%lld]",
-                  static_cast<long long>(ended),
-                  static_cast<long long>(p.planned));
+    char tail[192];
     if (p.best >= 0) {
       std::snprintf(tail, sizeof tail,
-                    "best %.4f (trial %lld), %s elapsed, ETA %s", p.best,
-                    static_cast<long long>(p.best_trial),
+                    "best %.4f (trial %lld), %lld running, %s elapsed, ETA %s",
+                    p.best, static_cast<long long>(p.best_trial),
+                    static_cast<long long>(p.running),
                     Duration(p.elapsed_s).c_str(), Duration(p.eta_s).c_str());
     } else {
-      std::snprintf(tail, sizeof tail, "%s elapsed",
+      std::snprintf(tail, sizeof tail, "%lld running, %s elapsed",
+                    static_cast<long long>(p.running),
                     Duration(p.elapsed_s).c_str());
     }
+    char trial[64];
+    std::snprintf(trial, sizeof trial, "trial %lld (subspace %d): ",
+                  static_cast<long long>(p.trial_id), p.subspace);
     if (!terminal_) {
-      std::fprintf(stderr, "%s trial %lld (subspace %d): %s | %s\n", head,
-                   static_cast<long long>(p.trial_id), p.subspace,
-                   p.trial_text.c_str(), tail);
+      std::fprintf(
+          stderr, "[%lld/%lld] %s%s | %s\n", static_cast<long long>(ended),
+          static_cast<long long>(p.planned), trial, p.trial_text.c_str(), tail);
       return;
     }
+    // A finished trial's line scrolls up; the bar stays on the last line.
     constexpr int kWidth = 24;
     const int fill =
         p.planned > 0
@@ -90,12 +93,10 @@ class SearchProgressPrinter {
             : 0;
     std::string bar(fill, '#');
     bar.resize(kWidth, '-');
-    std::fprintf(
-        stderr,
-        "\r\033[Ktrial %lld (subspace %d): %s\n[%s] %lld/%lld trials | %s",
-        static_cast<long long>(p.trial_id), p.subspace, p.trial_text.c_str(),
-        bar.c_str(), static_cast<long long>(ended),
-        static_cast<long long>(p.planned), tail);
+    const std::string line = p.trial_id == 0 ? "" : trial + p.trial_text + "\n";
+    std::fprintf(stderr, "\r\033[K%s[%s] %lld/%lld trials | %s", line.c_str(),
+                 bar.c_str(), static_cast<long long>(ended),
+                 static_cast<long long>(p.planned), tail);
     std::fflush(stderr);
     bar_open_ = true;
   }

@@ -118,7 +118,8 @@ std::unique_ptr<Cluster> LocalCluster();
 Result<std::unique_ptr<Cluster>> StartMpiCluster(int* argc, char*** argv);
 
 // Progress of a search, reported by rank 0 after every finished or failed
-// trial (counts include trials of earlier runs of a resumed search).
+// trial, and about once a second in between with trial_id 0 (counts include
+// trials of earlier runs of a resumed search).
 struct SearchProgress {
   int64_t search_id = 0;
   int64_t finished = 0, failed = 0, running = 0;
@@ -127,7 +128,7 @@ struct SearchProgress {
   double best = -1;  // best objective so far (-1: none yet)
   int64_t best_trial = 0;
   double elapsed_s = 0, eta_s = -1;  // this run; eta -1 = unknown
-  // The trial that just ended.
+  // The trial that just ended (0: a periodic update, no trial ended).
   int64_t trial_id = 0;
   int subspace = 0;
   bool trial_failed = false;
