@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "filter_parser.h"
+
 namespace xw {
 
 namespace {
@@ -72,6 +74,10 @@ Table ExportTable(const std::vector<TrialRow>& rows) {
   for (const auto& r : rows) {
     for (const auto& m : r.models) profiles.insert(m.profile);
   }
+  return ExportTable(rows, {profiles.begin(), profiles.end()});
+}
+
+Table ExportTable(const std::vector<TrialRow>& rows, const std::vector<std::string>& profiles) {
   Table t;
   t.columns = {"id",    "created_at", "arch",  "data",         "name",       "status",
                "lr",    "adam_eps",   "beta1", "beta2",        "weight_decay", "batch_size",
@@ -105,6 +111,43 @@ std::string ExportJson(const std::vector<TrialRow>& rows) {
   Json arr = Json::array();
   for (const auto& r : rows) arr.push_back(TrialObject(r));
   return arr.dump(2) + "\n";
+}
+
+Status ExportTrials(const Dataset& ds, const std::string& where, TableFormat format,
+                    std::ostream& out, int64_t page) {
+  if (format == TableFormat::kTable) {
+    return Status::InvalidArgument("export: format must be csv or json");
+  }
+  // Parse the user's filter alone first: error positions then refer to it.
+  XW_RETURN_IF_ERROR(filter::Parse(where).status());
+  XW_ASSIGN_OR_RETURN(std::vector<std::string> profiles, ds.ProfileNames());
+  if (format == TableFormat::kCsv) out << FormatTable(ExportTable({}, profiles), format);
+  if (format == TableFormat::kJson) out << "[";
+  int64_t last = 0;
+  bool first = true;
+  while (true) {
+    TrialQuery q = QueryBuilder()
+                       .Where(where.empty() ? "id > 0" : where)
+                       .Where("id > " + std::to_string(last))
+                       .OrderBy("id")
+                       .Limit(page)
+                       .Build();
+    XW_ASSIGN_OR_RETURN(std::vector<TrialRow> rows, ds.Query(q));
+    if (rows.empty()) break;
+    last = rows.back().id;
+    if (format == TableFormat::kCsv) {
+      std::string text = FormatTable(ExportTable(rows, profiles), format);
+      out << text.substr(text.find('\n') + 1);  // without the header line
+    } else {
+      for (const auto& r : rows) {
+        out << (first ? "\n" : ",\n") << TrialObject(r).dump(2);
+        first = false;
+      }
+    }
+    if (!out) return Status::IOError("export: write failed");
+  }
+  if (format == TableFormat::kJson) out << (first ? "]\n" : "\n]\n");
+  return out ? Status::OK() : Status::IOError("export: write failed");
 }
 
 std::string TrialJson(const TrialRow& trial, const std::vector<std::vector<EpochMetrics>>* curves) {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "dataset_impl.h"
+#include "filter_parser.h"
 #include "sqlite_adapter.h"
 
 namespace xw {
@@ -136,6 +137,8 @@ Table StatsTable(const std::vector<GroupStats>& stats, const StatsOptions& opt) 
 Result<std::vector<std::pair<std::string, std::vector<TrialRow>>>> TopTrials(
     const Dataset& ds, const TopOptions& opt) {
   if (opt.k < 1) return Status::InvalidArgument("top: k must be >= 1");
+  // Parse the user's filter alone first: error positions then refer to it.
+  XW_RETURN_IF_ERROR(filter::Parse(opt.filter.where).status());
   std::vector<std::string> archs = opt.filter.archs;
   if (archs.empty()) {
     auto& impl = ds.impl();

@@ -1,9 +1,10 @@
 // `xwires export DATASET --format csv|json`: every trial (or those matching
-// --where) with all its columns and per-profile results.
+// --where) with all its columns and per-profile results, streamed in pages.
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <string>
 
 #include "command.h"
@@ -16,40 +17,29 @@ struct ExportArgs {
   std::string dataset, where, format = "csv", output;
 };
 
-// Writes via a temp file + rename so a failed export never leaves half a file.
-Status WriteFile(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Status::IOError(path + ": cannot write");
-    out << text;
-    if (!out.flush()) {
-      std::remove(tmp.c_str());
-      return Status::IOError(path + ": write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Status::IOError(path + ": rename failed");
-  }
-  return Status::OK();
-}
-
 void RunExport(const ExportArgs& a) {
-  if (a.format != "csv" && a.format != "json") {
+  TableFormat format = Unwrap(ParseTableFormat(a.format));
+  if (format == TableFormat::kTable) {
     Check(Status::InvalidArgument("export: unknown format '" + a.format + "' (csv, json)"));
   }
-  TrialQuery q;
-  q.where = a.where;
   auto ds = Unwrap(Dataset::Open(a.dataset, OpenMode::kReadOnly));
-  auto rows = Unwrap(ds->Query(q));
-  std::string text = a.format == "json" ? ExportJson(rows)
-                                         : FormatTable(ExportTable(rows), TableFormat::kCsv);
   if (a.output.empty() || a.output == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-  } else {
-    Check(WriteFile(a.output, text));
+    Check(ExportTrials(*ds, a.where, format, std::cout));
+    std::cout.flush();
+    return;
   }
+  // Through a temp file + rename, so a failed export never leaves half a file.
+  const std::string tmp = a.output + ".tmp-" + std::to_string(::getpid());
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  if (!out) Check(Status::IOError(a.output + ": cannot write"));
+  Status s = ExportTrials(*ds, a.where, format, out);
+  out.close();
+  if (s.ok() && !out) s = Status::IOError(a.output + ": write failed");
+  if (s.ok() && std::rename(tmp.c_str(), a.output.c_str()) != 0) {
+    s = Status::IOError(a.output + ": rename failed");
+  }
+  if (!s.ok()) std::remove(tmp.c_str());
+  Check(s);
 }
 
 void RegisterExport(CLI::App& app) {

@@ -6,10 +6,12 @@
 #include <functional>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "filter_parser.h"
 #include "test_util.h"
 #include "xwires/dataset/dataset.h"
+#include "xwires/dataset/export.h"
 #include "xwires/dataset/stats.h"
 
 namespace xw {
@@ -239,6 +241,28 @@ TEST_F(QueryFixture, StatsMatchBruteForce) {
   EXPECT_DOUBLE_EQ(all.div_median, median);
   int64_t n = std::count_if(d.begin(), d.end(), [](double v) { return v >= 0.05; });
   EXPECT_EQ(all.at_least_threshold, n);
+}
+
+TEST_F(QueryFixture, StreamedExportDoesNotDependOnThePageSize) {
+  for (TableFormat f : {TableFormat::kCsv, TableFormat::kJson}) {
+    std::ostringstream small, big;
+    ASSERT_TRUE(ExportTrials(*ds_, "diff > 0.05", f, small, 7).ok());
+    ASSERT_TRUE(ExportTrials(*ds_, "diff > 0.05", f, big, 100000).ok());
+    EXPECT_EQ(small.str(), big.str());
+    if (f == TableFormat::kCsv) {
+      auto want = Expected([](const TrialRecord& t) { return t.divergence > 0.05; });
+      const std::string text = small.str();
+      EXPECT_EQ(std::count(text.begin(), text.end(), '\n'),
+                static_cast<long>(want.size() + 1));  // header + one line per trial
+    }
+  }
+  std::ostringstream none;
+  ASSERT_TRUE(ExportTrials(*ds_, "diff > 5", TableFormat::kJson, none).ok());
+  EXPECT_EQ(none.str(), "[]\n");
+  std::ostringstream bad;
+  Status s = ExportTrials(*ds_, "diff >", TableFormat::kCsv, bad);
+  EXPECT_NE(s.message().find("at position 7"), std::string::npos) << s.message();
+  EXPECT_TRUE(bad.str().empty());
 }
 
 }  // namespace
