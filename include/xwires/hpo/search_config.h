@@ -7,7 +7,7 @@
 //   {
 //     "dimensions": [ {"name": "lr", "type": "real", "low": 1e-8,
 //                      "high": 0.1, "log": true}, ... ],   // default: Table 1
-//     "arch": "small_cnn",
+//     "arch": "simple_cnn",
 //     "profiles": ["torch", "tf"],
 //     "data": "synthetic"            // or {"spec": "cifar10:DIR",
 //                                    //     "train_limit": N, "test_limit": N}
@@ -62,7 +62,7 @@ struct SearchBudget {
 
 struct SearchConfig {
   SearchSpace space = DefaultSearchSpace();
-  std::string arch = "small_cnn";
+  std::string arch = "simple_cnn";
   std::array<std::string, 2> profiles = {"torch", "tf"};
   std::string data = "synthetic";  // a data spec for LoadDataSpec
   int64_t train_limit = -1;        // -1: the whole split
