@@ -3,7 +3,8 @@
 //                      (trials/s; goal >= 50,000)
 //   BM_QueryTop10      two hyperparameter ranges + a divergence threshold,
 //                      sorted by -diff, limit 10, rows with models (the CLI's
-//                      `query --where ... --sort -diff --limit 10`); p50 goal <= 5 ms
+//                      `query --where ... --sort -diff --limit 10`); p50 goal
+//                      <= 5 ms
 //   BM_QueryCount      the same filter, count only
 //   BM_QueryAllRows    the same filter, every matching row with its models
 //   BM_Near            10 nearest trials in normalised space (full scan)
@@ -27,7 +28,8 @@
 namespace {
 
 constexpr int64_t kTrials = 1000000;
-constexpr int64_t kBatch = 100000;  // trials per AddTrials call (one transaction)
+constexpr int64_t kBatch =
+    100000;  // trials per AddTrials call (one transaction)
 
 std::string BenchDir() {
   const char* d = std::getenv("XWIRES_BENCH_DATASET");
@@ -48,7 +50,8 @@ std::vector<xw::TrialRecord> MakeBatch(std::mt19937_64& rng, int64_t n) {
     t.epochs = 1 + static_cast<int64_t>(49 * u(rng));
     t.seed = static_cast<int64_t>(rng() >> 33);
     t.provenance = "bench_dataset";
-    double a = 0.1 + 0.7 * u(rng), b = std::clamp(a + 0.7 * (u(rng) - 0.5) * u(rng), 0.0, 1.0);
+    double a = 0.1 + 0.7 * u(rng),
+           b = std::clamp(a + 0.7 * (u(rng) - 0.5) * u(rng), 0.0, 1.0);
     t.divergence = std::fabs(a - b);
     for (int k = 0; k < 2; ++k) {
       xw::ModelRecord m;
@@ -71,9 +74,12 @@ double Build(const std::string& dir) {
     auto batch = MakeBatch(rng, kBatch);  // generation is not timed
     auto t0 = std::chrono::steady_clock::now();
     auto ids = ds->AddTrials(batch);
-    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
     if (!ids.ok()) {
-      std::fprintf(stderr, "insert failed: %s\n", ids.status().ToString().c_str());
+      std::fprintf(stderr, "insert failed: %s\n",
+                   ids.status().ToString().c_str());
       std::exit(1);
     }
   }
@@ -98,7 +104,10 @@ void BM_BulkInsert(benchmark::State& state) {
   }
   state.SetItemsProcessed(kTrials * state.iterations());
 }
-BENCHMARK(BM_BulkInsert)->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
+BENCHMARK(BM_BulkInsert)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
 
 xw::TrialQuery RandomRangeQuery(std::mt19937_64& rng) {
   std::uniform_real_distribution<double> u(0, 1);
@@ -121,7 +130,9 @@ void TimedQueries(benchmark::State& state, Fn&& fn) {
     xw::TrialQuery q = RandomRangeQuery(rng);
     auto t0 = std::chrono::steady_clock::now();
     rows += fn(*ds, q);
-    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double dt =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
     state.SetIterationTime(dt);
     ms.push_back(1e3 * dt);
   }
@@ -138,23 +149,36 @@ void BM_QueryTop10(benchmark::State& state) {
     return static_cast<int64_t>(ds.Query(q).value().size());
   });
 }
-BENCHMARK(BM_QueryTop10)->Iterations(200)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_QueryTop10)
+    ->Iterations(200)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_QueryCount(benchmark::State& state) {
-  TimedQueries(state, [](xw::Dataset& ds, const xw::TrialQuery& q) { return ds.Count(q).value(); });
+  TimedQueries(state, [](xw::Dataset& ds, const xw::TrialQuery& q) {
+    return ds.Count(q).value();
+  });
 }
-BENCHMARK(BM_QueryCount)->Iterations(200)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_QueryCount)
+    ->Iterations(200)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_QueryAllRows(benchmark::State& state) {
   TimedQueries(state, [](xw::Dataset& ds, const xw::TrialQuery& q) {
     return static_cast<int64_t>(ds.Query(q).value().size());
   });
 }
-BENCHMARK(BM_QueryAllRows)->Iterations(50)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_QueryAllRows)
+    ->Iterations(50)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_Near(benchmark::State& state) {
   auto ds = OpenBench();
-  auto target = xw::ParseNearTarget("lr=0.05,adam_eps=0.2,batch_size=200,epochs=20").value();
+  auto target =
+      xw::ParseNearTarget("lr=0.05,adam_eps=0.2,batch_size=200,epochs=20")
+          .value();
   xw::TrialQuery q;
   q.limit = 10;
   for (auto _ : state) benchmark::DoNotOptimize(ds->Near(target, q).value());

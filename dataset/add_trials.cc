@@ -24,16 +24,21 @@ namespace {
 bool ValidProfileName(const std::string& p) {
   if (p.empty() || p.size() > 64) return false;
   for (char c : p) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') return false;
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' &&
+        c != '.')
+      return false;
   }
   return true;
 }
 
-Status CheckJson(const std::string& text, const std::string& what, bool must_be_object) {
+Status CheckJson(const std::string& text, const std::string& what,
+                 bool must_be_object) {
   if (text.empty()) return Status::OK();
   auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::InvalidArgument(what + " is not valid JSON");
-  if (must_be_object && !j.is_object()) return Status::InvalidArgument(what + " is not a JSON object");
+  if (j.is_discarded())
+    return Status::InvalidArgument(what + " is not valid JSON");
+  if (must_be_object && !j.is_object())
+    return Status::InvalidArgument(what + " is not a JSON object");
   return Status::OK();
 }
 
@@ -43,22 +48,27 @@ Status ValidateTrial(const TrialRecord& t, const std::string& what) {
   XW_RETURN_IF_ERROR(CheckJson(t.hparams_json, what + ": hparams_json", true));
   XW_RETURN_IF_ERROR(CheckJson(t.extra_json, what + ": extra_json", true));
   std::set<std::string> seen;
-  static const std::set<std::string> kStatuses = {"ok", "diverged", "failed", "incomplete"};
+  static const std::set<std::string> kStatuses = {"ok", "diverged", "failed",
+                                                  "incomplete"};
   for (const ModelRecord& m : t.models) {
     std::string mw = what + ": model '" + m.profile + "'";
     if (!ValidProfileName(m.profile)) {
-      return Status::InvalidArgument(mw + ": profile name must be 1-64 of [A-Za-z0-9_.-]");
+      return Status::InvalidArgument(
+          mw + ": profile name must be 1-64 of [A-Za-z0-9_.-]");
     }
-    if (!seen.insert(m.profile).second) return Status::InvalidArgument(mw + ": duplicate profile");
+    if (!seen.insert(m.profile).second)
+      return Status::InvalidArgument(mw + ": duplicate profile");
     if (!kStatuses.count(m.status)) {
       return Status::InvalidArgument(mw + ": unknown status '" + m.status +
                                      "' (ok, diverged, failed, incomplete)");
     }
     XW_RETURN_IF_ERROR(CheckJson(m.profile_json, mw + ": profile_json", false));
-    XW_RETURN_IF_ERROR(CheckJson(m.fingerprint_json, mw + ": fingerprint_json", true));
+    XW_RETURN_IF_ERROR(
+        CheckJson(m.fingerprint_json, mw + ": fingerprint_json", true));
     if (!m.weights_sha256.empty() && !m.weights.empty() &&
         m.weights_sha256 != WeightsSha256(m.weights)) {
-      return Status::InvalidArgument(mw + ": weights_sha256 does not match the weights");
+      return Status::InvalidArgument(
+          mw + ": weights_sha256 does not match the weights");
     }
   }
   return Status::OK();
@@ -78,7 +88,8 @@ std::string TrialStatus(const TrialRecord& t) {
 std::string FingerprintField(const std::string& json, const char* key) {
   if (json.empty()) return "";
   auto j = nlohmann::json::parse(json, nullptr, false);
-  if (j.is_object() && j.contains(key) && j[key].is_string()) return j[key].get<std::string>();
+  if (j.is_object() && j.contains(key) && j[key].is_string())
+    return j[key].get<std::string>();
   return "";
 }
 
@@ -92,19 +103,30 @@ std::string DefaultProvenance() {
 struct Inserter {
   explicit Inserter(SQLite::Database& db)
       : db(db),
-        prov_ins(db, "INSERT OR IGNORE INTO provenance (description, created_at) VALUES (?, ?)"),
+        prov_ins(db,
+                 "INSERT OR IGNORE INTO provenance (description, created_at) "
+                 "VALUES (?, ?)"),
         prov_sel(db, "SELECT id FROM provenance WHERE description = ?"),
-        prof_ins(db, "INSERT OR IGNORE INTO profiles (name, json, external) VALUES (?, ?, ?)"),
-        prof_sel(db, "SELECT id FROM profiles WHERE name = ? AND json = ? AND external = ?"),
+        prof_ins(db,
+                 "INSERT OR IGNORE INTO profiles (name, json, external) VALUES "
+                 "(?, ?, ?)"),
+        prof_sel(db,
+                 "SELECT id FROM profiles WHERE name = ? AND json = ? AND "
+                 "external = ?"),
         trial(db,
-              "INSERT INTO trials (created_at, arch, data_spec, status, lr, adam_eps, beta1, beta2, "
-              "weight_decay, batch_size, epochs, seed, divergence, hparams_json, extra_json, "
+              "INSERT INTO trials (created_at, arch, data_spec, status, lr, "
+              "adam_eps, beta1, beta2, "
+              "weight_decay, batch_size, epochs, seed, divergence, "
+              "hparams_json, extra_json, "
               "search_id, provenance_id, external_id) VALUES "
               "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
         model(db,
-              "INSERT INTO models (trial_id, idx, profile, profile_id, status, train_acc, test_acc, "
-              "train_loss, test_loss, n_epochs, has_weights, h5_file, h5_group, weights_sha256, "
-              "param_count, wall_time_s, fingerprint_json, isa, compiler, threads) VALUES "
+              "INSERT INTO models (trial_id, idx, profile, profile_id, status, "
+              "train_acc, test_acc, "
+              "train_loss, test_loss, n_epochs, has_weights, h5_file, "
+              "h5_group, weights_sha256, "
+              "param_count, wall_time_s, fingerprint_json, isa, compiler, "
+              "threads) VALUES "
               "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") {}
 
   int64_t ProvenanceId(const std::string& d) {
@@ -123,7 +145,8 @@ struct Inserter {
   int64_t ProfileId(const ModelRecord& m) {
     // Most trials reuse the previous trial's profiles: check that first.
     for (const auto& [pm, id] : prof_recent) {
-      if (pm->profile == m.profile && pm->external == m.external && pm->profile_json == m.profile_json) {
+      if (pm->profile == m.profile && pm->external == m.external &&
+          pm->profile_json == m.profile_json) {
         return id;
       }
     }
@@ -152,15 +175,19 @@ struct Inserter {
   SQLite::Statement prov_ins, prov_sel, prof_ins, prof_sel, trial, model;
   std::map<std::string, int64_t> prov_cache;
   std::map<std::tuple<std::string, std::string, bool>, int64_t> prof_cache;
-  std::vector<std::pair<const ModelRecord*, int64_t>> prof_recent;  // records outlive the call
+  std::vector<std::pair<const ModelRecord*, int64_t>>
+      prof_recent;  // records outlive the call
   std::string now = sql::NowUtc();
 };
 
 // Binds text without copying it: every string bound here outlives exec().
-void BindText(SQLite::Statement& st, int index, const std::string& s) { st.bindNoCopy(index, s); }
+void BindText(SQLite::Statement& st, int index, const std::string& s) {
+  st.bindNoCopy(index, s);
+}
 
-void InsertTrial(Inserter& in, const TrialRecord& t, const std::string& provenance,
-                 const std::string& file, size_t k, std::vector<int64_t>& ids) {
+void InsertTrial(Inserter& in, const TrialRecord& t,
+                 const std::string& provenance, const std::string& file,
+                 size_t k, std::vector<int64_t>& ids) {
   static const std::string kEmptyObject = "{}", kEmpty;
   const std::string status = TrialStatus(t);
   auto& st = in.trial;
@@ -174,8 +201,11 @@ void InsertTrial(Inserter& in, const TrialRecord& t, const std::string& provenan
   sql::BindReal(st, 7, t.beta1);
   sql::BindReal(st, 8, t.beta2);
   sql::BindReal(st, 9, t.weight_decay);
-  sql::BindOptInt(st, 10, t.batch_size > 0 ? std::optional<int64_t>(t.batch_size) : std::nullopt);
-  sql::BindOptInt(st, 11, t.epochs > 0 ? std::optional<int64_t>(t.epochs) : std::nullopt);
+  sql::BindOptInt(
+      st, 10,
+      t.batch_size > 0 ? std::optional<int64_t>(t.batch_size) : std::nullopt);
+  sql::BindOptInt(
+      st, 11, t.epochs > 0 ? std::optional<int64_t>(t.epochs) : std::nullopt);
   st.bind(12, t.seed);
   sql::BindReal(st, 13, t.divergence);
   BindText(st, 14, t.hparams_json.empty() ? kEmptyObject : t.hparams_json);
@@ -190,12 +220,15 @@ void InsertTrial(Inserter& in, const TrialRecord& t, const std::string& provenan
   for (size_t j = 0; j < t.models.size(); ++j) {
     const ModelRecord& m = t.models[j];
     const bool in_file = !m.weights.empty() || !m.curves.empty();
-    const std::string group = in_file ? std::to_string(k) + "/" + std::to_string(j) : "";
+    const std::string group =
+        in_file ? std::to_string(k) + "/" + std::to_string(j) : "";
     const std::string sha = m.weights.empty() ? ""
-                            : m.weights_sha256.empty() ? WeightsSha256(m.weights)
-                                                       : m.weights_sha256;
+                            : m.weights_sha256.empty()
+                                ? WeightsSha256(m.weights)
+                                : m.weights_sha256;
     const std::string isa = FingerprintField(m.fingerprint_json, "isa");
-    const std::string compiler = FingerprintField(m.fingerprint_json, "compiler");
+    const std::string compiler =
+        FingerprintField(m.fingerprint_json, "compiler");
     auto& ms = in.model;
     ms.reset();
     ms.bind(1, id);
@@ -219,7 +252,8 @@ void InsertTrial(Inserter& in, const TrialRecord& t, const std::string& provenan
     BindText(ms, 14, sha);
     ms.bind(15, m.param_count);
     sql::BindReal(ms, 16, m.wall_time_s);
-    BindText(ms, 17, m.fingerprint_json.empty() ? kEmptyObject : m.fingerprint_json);
+    BindText(ms, 17,
+             m.fingerprint_json.empty() ? kEmptyObject : m.fingerprint_json);
     BindText(ms, 18, isa);
     BindText(ms, 19, compiler);
     ms.bind(20, m.threads);
@@ -234,29 +268,38 @@ Result<int64_t> Dataset::AddTrial(const TrialRecord& trial) {
   return ids[0];
 }
 
-Result<std::vector<int64_t>> Dataset::AddTrials(const std::vector<TrialRecord>& trials) {
-  if (impl_->read_only) return Status::FailedPrecondition(impl_->dir + ": opened read-only");
+Result<std::vector<int64_t>> Dataset::AddTrials(
+    const std::vector<TrialRecord>& trials) {
+  if (impl_->read_only)
+    return Status::FailedPrecondition(impl_->dir + ": opened read-only");
   std::vector<BundleModel> bundle;
   for (size_t k = 0; k < trials.size(); ++k) {
     const TrialRecord& t = trials[k];
-    XW_RETURN_IF_ERROR(ValidateTrial(t, "trial " + std::to_string(k) +
-                                            (t.external_id.empty() ? "" : " (" + t.external_id + ")")));
+    XW_RETURN_IF_ERROR(ValidateTrial(
+        t, "trial " + std::to_string(k) +
+               (t.external_id.empty() ? "" : " (" + t.external_id + ")")));
     for (size_t j = 0; j < t.models.size(); ++j) {
       const ModelRecord& m = t.models[j];
       if (m.weights.empty() && m.curves.empty()) continue;
-      bundle.push_back({std::to_string(k) + "/" + std::to_string(j), &m.weights, &m.curves,
-                        {{"profile", m.profile}, {"arch", t.arch}, {"status", m.status}}});
+      bundle.push_back(
+          {std::to_string(k) + "/" + std::to_string(j),
+           &m.weights,
+           &m.curves,
+           {{"profile", m.profile}, {"arch", t.arch}, {"status", m.status}}});
     }
   }
   // Shared lock from the bundle's creation to the commit: fsck --repair (which
   // takes it exclusively) never sees our bundle as an orphan.
-  XW_ASSIGN_OR_RETURN(DirLock lock, DirLock::Acquire(impl_->dir, DirLock::Kind::kShared));
+  XW_ASSIGN_OR_RETURN(DirLock lock,
+                      DirLock::Acquire(impl_->dir, DirLock::Kind::kShared));
   std::string file;
   if (!bundle.empty()) {
     file = NewBundleName();
     std::error_code ec;
     fs::create_directories(fs::path(impl_->Abs(file)).parent_path(), ec);
-    if (ec) return Status::IOError(impl_->Abs(file) + ": cannot create directory: " + ec.message());
+    if (ec)
+      return Status::IOError(impl_->Abs(file) +
+                             ": cannot create directory: " + ec.message());
     XW_RETURN_IF_ERROR(WriteBundle(impl_->Abs(file), bundle));
   }
   std::vector<int64_t> ids;
@@ -267,7 +310,8 @@ Result<std::vector<int64_t>> Dataset::AddTrials(const std::vector<TrialRecord>& 
     Inserter in(*impl_->db);
     for (size_t k = 0; k < trials.size(); ++k) {
       const TrialRecord& t = trials[k];
-      InsertTrial(in, t, t.provenance.empty() ? default_prov : t.provenance, file, k, ids);
+      InsertTrial(in, t, t.provenance.empty() ? default_prov : t.provenance,
+                  file, k, ids);
     }
     tx.commit();
     return Status::OK();

@@ -24,14 +24,24 @@
 namespace xw {
 
 const std::vector<std::string> kCrossedWiresRequiredColumns = {
-    "Name",         "accuracy_diff", "pt_test_acc", "tf_test_acc",   "State",
-    "adam_epsilon", "batch_size",    "epochs",      "learning_rate", "pt_average_training_loss",
-    "pt_latest_training_loss", "tf_training_loss"};
+    "Name",
+    "accuracy_diff",
+    "pt_test_acc",
+    "tf_test_acc",
+    "State",
+    "adam_epsilon",
+    "batch_size",
+    "epochs",
+    "learning_rate",
+    "pt_average_training_loss",
+    "pt_latest_training_loss",
+    "tf_training_loss"};
 
 namespace {
 
 constexpr int kColumns = 15;
-using Reader = io::CSVReader<kColumns, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>,
+using Reader = io::CSVReader<kColumns, io::trim_chars<' ', '\t'>,
+                             io::double_quote_escape<',', '"'>,
                              io::throw_on_overflow, io::no_comment>;
 
 struct Where {
@@ -43,11 +53,12 @@ struct Where {
 };
 
 // A number, or NaN for an empty cell / nan / null when `allow_missing`.
-Result<double> Number(const char* text, const std::string& column, const Where& w,
-                      bool allow_missing) {
+Result<double> Number(const char* text, const std::string& column,
+                      const Where& w, bool allow_missing) {
   std::string s = text ? text : "";
   std::string lower;
-  for (char c : s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char c : s)
+    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (s.empty() || lower == "nan" || lower == "null" || lower == "none") {
     if (allow_missing) return std::nan("");
     return Status::InvalidArgument(w.At(column) + ": missing value");
@@ -55,12 +66,14 @@ Result<double> Number(const char* text, const std::string& column, const Where& 
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
   if (end == s.c_str() || *end != '\0') {
-    return Status::InvalidArgument(w.At(column) + ": '" + s + "' is not a number");
+    return Status::InvalidArgument(w.At(column) + ": '" + s +
+                                   "' is not a number");
   }
   return v;
 }
 
-Result<int64_t> Integer(const char* text, const std::string& column, const Where& w) {
+Result<int64_t> Integer(const char* text, const std::string& column,
+                        const Where& w) {
   XW_ASSIGN_OR_RETURN(double v, Number(text, column, w, false));
   if (!std::isfinite(v) || v != std::floor(v) || v < 1) {
     return Status::InvalidArgument(w.At(column) + ": '" + std::string(text) +
@@ -70,12 +83,15 @@ Result<int64_t> Integer(const char* text, const std::string& column, const Where
 }
 
 // "[1.5,2,NaN,58540646686793925000]" -> values; "" -> empty.
-Result<std::vector<double>> LossList(const char* text, const std::string& column, const Where& w) {
+Result<std::vector<double>> LossList(const char* text,
+                                     const std::string& column,
+                                     const Where& w) {
   std::string s = text ? text : "";
   std::vector<double> out;
   if (s.empty()) return out;
   if (s.front() != '[' || s.back() != ']') {
-    return Status::InvalidArgument(w.At(column) + ": loss list must look like [x, y, ...]");
+    return Status::InvalidArgument(w.At(column) +
+                                   ": loss list must look like [x, y, ...]");
   }
   std::string body = s.substr(1, s.size() - 2);
   if (body.find_first_not_of(" \t") == std::string::npos) return out;
@@ -88,8 +104,9 @@ Result<std::vector<double>> LossList(const char* text, const std::string& column
     item = a == std::string::npos ? "" : item.substr(a, b - a + 1);
     Result<double> v = Number(item.c_str(), column, w, true);
     if (!v.ok() || item.empty()) {
-      return Status::InvalidArgument(w.At(column) + ": item " + std::to_string(out.size() + 1) +
-                                     " '" + item + "' of the loss list is not a number");
+      return Status::InvalidArgument(
+          w.At(column) + ": item " + std::to_string(out.size() + 1) + " '" +
+          item + "' of the loss list is not a number");
     }
     out.push_back(*v);
     start = comma + 1;
@@ -99,16 +116,19 @@ Result<std::vector<double>> LossList(const char* text, const std::string& column
 
 std::string StatusOfState(const std::string& state) {
   if (state == "finished") return "ok";
-  if (state == "crashed" || state == "failed" || state == "killed") return "failed";
+  if (state == "crashed" || state == "failed" || state == "killed")
+    return "failed";
   return "incomplete";
 }
 
 std::string FileSha256(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(),
+                                                              EVP_MD_CTX_free);
   EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
   char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf, in.gcount());
+  while (in.read(buf, sizeof buf) || in.gcount() > 0)
+    EVP_DigestUpdate(ctx.get(), buf, in.gcount());
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned len = 0;
   EVP_DigestFinal_ex(ctx.get(), md, &len);
@@ -125,15 +145,20 @@ struct Cells {
   char* c[kColumns] = {};
 };
 
-Result<TrialRecord> MakeTrial(const Cells& cells, const Where& w, const std::string& arch,
-                              const std::string& provenance, CrossedWiresFile& file) {
-  auto col = [&](int i) { return cells.c[i] ? cells.c[i] : const_cast<char*>(""); };
+Result<TrialRecord> MakeTrial(const Cells& cells, const Where& w,
+                              const std::string& arch,
+                              const std::string& provenance,
+                              CrossedWiresFile& file) {
+  auto col = [&](int i) {
+    return cells.c[i] ? cells.c[i] : const_cast<char*>("");
+  };
   TrialRecord t;
   t.arch = arch;
   t.data_spec = "cifar10";
   t.provenance = provenance;
   t.external_id = col(0);
-  if (t.external_id.empty()) return Status::InvalidArgument(w.At("Name") + ": empty trial name");
+  if (t.external_id.empty())
+    return Status::InvalidArgument(w.At("Name") + ": empty trial name");
   XW_ASSIGN_OR_RETURN(t.divergence, Number(col(1), "accuracy_diff", w, true));
   XW_ASSIGN_OR_RETURN(double pt_acc, Number(col(2), "pt_test_acc", w, true));
   XW_ASSIGN_OR_RETURN(double tf_acc, Number(col(3), "tf_test_acc", w, true));
@@ -142,8 +167,10 @@ Result<TrialRecord> MakeTrial(const Cells& cells, const Where& w, const std::str
   XW_ASSIGN_OR_RETURN(t.batch_size, Integer(col(6), "batch_size", w));
   XW_ASSIGN_OR_RETURN(t.epochs, Integer(col(7), "epochs", w));
   XW_ASSIGN_OR_RETURN(t.lr, Number(col(8), "learning_rate", w, false));
-  XW_ASSIGN_OR_RETURN(auto pt_mean, LossList(col(9), "pt_average_training_loss", w));
-  XW_ASSIGN_OR_RETURN(auto pt_last, LossList(col(10), "pt_latest_training_loss", w));
+  XW_ASSIGN_OR_RETURN(auto pt_mean,
+                      LossList(col(9), "pt_average_training_loss", w));
+  XW_ASSIGN_OR_RETURN(auto pt_last,
+                      LossList(col(10), "pt_latest_training_loss", w));
   XW_ASSIGN_OR_RETURN(auto tf_loss, LossList(col(11), "tf_training_loss", w));
   if (std::isnan(t.divergence) && !std::isnan(pt_acc) && !std::isnan(tf_acc)) {
     t.divergence = std::fabs(pt_acc - tf_acc);
@@ -153,8 +180,8 @@ Result<TrialRecord> MakeTrial(const Cells& cells, const Where& w, const std::str
                                {"batch_size", t.batch_size},
                                {"epochs", t.epochs}};
   t.hparams_json = hp.dump();
-  nlohmann::ordered_json extra = {{"source", "crossedwires"}, {"state", state},
-                                  {"source_line", w.line}};
+  nlohmann::ordered_json extra = {
+      {"source", "crossedwires"}, {"state", state}, {"source_line", w.line}};
   if (cells.c[12] && *cells.c[12]) extra["created"] = cells.c[12];
   if (cells.c[13] && *cells.c[13]) {
     Result<double> rt = Number(cells.c[13], "Runtime", w, true);
@@ -164,7 +191,8 @@ Result<TrialRecord> MakeTrial(const Cells& cells, const Where& w, const std::str
   if (cells.c[14] && *cells.c[14]) extra["wandb_project"] = cells.c[14];
   t.extra_json = extra.dump();
   ++file.by_state[state];
-  if (pt_mean.empty() && pt_last.empty() && tf_loss.empty()) ++file.rows_without_curves;
+  if (pt_mean.empty() && pt_last.empty() && tf_loss.empty())
+    ++file.rows_without_curves;
 
   auto model = [&](const char* profile, double acc) {
     ModelRecord m;
@@ -197,49 +225,60 @@ Result<TrialRecord> MakeTrial(const Cells& cells, const Where& w, const std::str
 
 }  // namespace
 
-Result<CrossedWiresFile> ParseCrossedWiresCsv(const std::string& path, const std::string& arch) {
-  if (arch.empty()) return Status::InvalidArgument("crossedwires import: --arch is required");
+Result<CrossedWiresFile> ParseCrossedWiresCsv(const std::string& path,
+                                              const std::string& arch) {
+  if (arch.empty())
+    return Status::InvalidArgument("crossedwires import: --arch is required");
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return Status::NotFound(path + ": no such file");
-  const std::string provenance = "crossedwires import of " +
-                                 std::filesystem::path(path).filename().string() + " (sha256 " +
-                                 FileSha256(path) + ") by xwires " + GetBuildInfo().toolkit_version;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return Status::NotFound(path + ": no such file");
+  const std::string provenance =
+      "crossedwires import of " +
+      std::filesystem::path(path).filename().string() + " (sha256 " +
+      FileSha256(path) + ") by xwires " + GetBuildInfo().toolkit_version;
   CrossedWiresFile file;
   try {
     Reader in(path);
-    in.read_header(io::ignore_extra_column | io::ignore_missing_column, "Name", "accuracy_diff",
-                   "pt_test_acc", "tf_test_acc", "State", "adam_epsilon", "batch_size", "epochs",
-                   "learning_rate", "pt_average_training_loss", "pt_latest_training_loss",
+    in.read_header(io::ignore_extra_column | io::ignore_missing_column, "Name",
+                   "accuracy_diff", "pt_test_acc", "tf_test_acc", "State",
+                   "adam_epsilon", "batch_size", "epochs", "learning_rate",
+                   "pt_average_training_loss", "pt_latest_training_loss",
                    "tf_training_loss", "Created", "Runtime", "wandb.project");
     std::string missing;
     for (const auto& c : kCrossedWiresRequiredColumns) {
       if (!in.has_column(c)) missing += (missing.empty() ? "" : ", ") + c;
     }
     if (!missing.empty()) {
-      return Status::InvalidArgument(path + ": missing required column(s): " + missing);
+      return Status::InvalidArgument(
+          path + ": missing required column(s): " + missing);
     }
     std::set<std::string> names;
     Cells cells;
     while (true) {
       for (auto& c : cells.c) c = nullptr;
-      if (!in.read_row(cells.c[0], cells.c[1], cells.c[2], cells.c[3], cells.c[4], cells.c[5],
-                       cells.c[6], cells.c[7], cells.c[8], cells.c[9], cells.c[10], cells.c[11],
+      if (!in.read_row(cells.c[0], cells.c[1], cells.c[2], cells.c[3],
+                       cells.c[4], cells.c[5], cells.c[6], cells.c[7],
+                       cells.c[8], cells.c[9], cells.c[10], cells.c[11],
                        cells.c[12], cells.c[13], cells.c[14])) {
         break;
       }
       Where w{path, in.get_file_line()};
-      XW_ASSIGN_OR_RETURN(TrialRecord t, MakeTrial(cells, w, arch, provenance, file));
+      XW_ASSIGN_OR_RETURN(TrialRecord t,
+                          MakeTrial(cells, w, arch, provenance, file));
       if (!names.insert(t.external_id).second) {
-        return Status::InvalidArgument(w.At("Name") + ": duplicate trial name '" + t.external_id + "'");
+        return Status::InvalidArgument(
+            w.At("Name") + ": duplicate trial name '" + t.external_id + "'");
       }
       file.trials.push_back(std::move(t));
     }
   } catch (const io::error::base& e) {
-    return Status::InvalidArgument(std::string("crossedwires import: ") + e.what());
+    return Status::InvalidArgument(std::string("crossedwires import: ") +
+                                   e.what());
   } catch (const std::exception& e) {
     return Status::InvalidArgument(path + ": " + e.what());
   }
-  if (file.trials.empty()) return Status::InvalidArgument(path + ": no data rows");
+  if (file.trials.empty())
+    return Status::InvalidArgument(path + ": no data rows");
   return file;
 }
 
@@ -249,7 +288,8 @@ Result<ImportReport> ImportCrossedWires(Dataset& ds, const std::string& path,
   return ImportCrossedWires(ds, std::move(file), arch);
 }
 
-Result<ImportReport> ImportCrossedWires(Dataset& ds, CrossedWiresFile file, const std::string& arch) {
+Result<ImportReport> ImportCrossedWires(Dataset& ds, CrossedWiresFile file,
+                                        const std::string& arch) {
   ImportReport report;
   report.rows = static_cast<int64_t>(file.trials.size());
   report.by_state = file.by_state;
@@ -257,7 +297,9 @@ Result<ImportReport> ImportCrossedWires(Dataset& ds, CrossedWiresFile file, cons
   std::set<std::string> existing;
   auto& impl = ds.impl();
   XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
-    SQLite::Statement st(*impl.db, "SELECT external_id FROM trials WHERE arch = ? AND external_id != ''");
+    SQLite::Statement st(
+        *impl.db,
+        "SELECT external_id FROM trials WHERE arch = ? AND external_id != ''");
     st.bind(1, arch);
     while (st.executeStep()) existing.insert(st.getColumn(0).getString());
     return Status::OK();

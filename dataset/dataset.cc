@@ -26,7 +26,8 @@ bool DirIsEmptyOrDataset(const fs::path& dir) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     std::string name = e.path().filename().string();
-    if (name.rfind("xwires.db", 0) != 0 && name != DirLock::kFileName) return false;
+    if (name.rfind("xwires.db", 0) != 0 && name != DirLock::kFileName)
+      return false;
   }
   return !ec;
 }
@@ -47,7 +48,8 @@ Status PrecheckDbFile(const std::string& path) {
   struct stat wal;
   if (::stat((path + "-wal").c_str(), &wal) == 0) return Status::OK();
   auto be32 = [&](int o) {
-    return (uint32_t(h[o]) << 24) | (uint32_t(h[o + 1]) << 16) | (uint32_t(h[o + 2]) << 8) | h[o + 3];
+    return (uint32_t(h[o]) << 24) | (uint32_t(h[o + 1]) << 16) |
+           (uint32_t(h[o + 2]) << 8) | h[o + 3];
   };
   uint64_t page_size = (uint32_t(h[16]) << 8) | h[17];
   if (page_size == 1) page_size = 65536;
@@ -56,8 +58,9 @@ Status PrecheckDbFile(const std::string& path) {
   struct stat st;
   if (size_valid && ::stat(path.c_str(), &st) == 0 &&
       static_cast<uint64_t>(st.st_size) < pages * page_size) {
-    return Status::Corruption(path + ": truncated (header says " + std::to_string(pages * page_size) +
-                              " bytes, file has " + std::to_string(st.st_size) + ")");
+    return Status::Corruption(
+        path + ": truncated (header says " + std::to_string(pages * page_size) +
+        " bytes, file has " + std::to_string(st.st_size) + ")");
   }
   return Status::OK();
 }
@@ -78,7 +81,8 @@ const std::string& Dataset::dir() const { return impl_->dir; }
 bool Dataset::read_only() const { return impl_->read_only; }
 int Dataset::schema_version() const { return impl_->version; }
 
-Result<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir_in, OpenMode mode) {
+Result<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir_in,
+                                               OpenMode mode) {
   if (dir_in.empty()) return Status::InvalidArgument("empty dataset path");
   auto impl = std::make_unique<Impl>();
   impl->dir = fs::path(dir_in).lexically_normal().string();
@@ -89,21 +93,28 @@ Result<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir_in, OpenMo
   bool db_exists = fs::exists(db_path, ec);
   if (mode == OpenMode::kCreate && !db_exists) {
     if (fs::exists(impl->dir, ec) && !fs::is_directory(impl->dir, ec)) {
-      return Status::InvalidArgument(impl->dir + ": exists and is not a directory");
+      return Status::InvalidArgument(impl->dir +
+                                     ": exists and is not a directory");
     }
     if (fs::exists(impl->dir, ec) && !DirIsEmptyOrDataset(impl->dir)) {
-      return Status::InvalidArgument(impl->dir +
-                                     ": not an xwires dataset (no xwires.db) and not empty; "
-                                     "refusing to create one there");
+      return Status::InvalidArgument(
+          impl->dir +
+          ": not an xwires dataset (no xwires.db) and not empty; "
+          "refusing to create one there");
     }
     fs::create_directories(impl->dir, ec);
-    if (ec) return Status::IOError(impl->dir + ": cannot create directory: " + ec.message());
+    if (ec)
+      return Status::IOError(impl->dir +
+                             ": cannot create directory: " + ec.message());
   } else if (!db_exists) {
-    if (!fs::exists(impl->dir, ec)) return Status::NotFound(impl->dir + ": no such dataset directory");
-    return Status::NotFound(impl->dir + ": not an xwires dataset (no xwires.db)");
+    if (!fs::exists(impl->dir, ec))
+      return Status::NotFound(impl->dir + ": no such dataset directory");
+    return Status::NotFound(impl->dir +
+                            ": not an xwires dataset (no xwires.db)");
   }
   if (db_exists) XW_RETURN_IF_ERROR(PrecheckDbFile(db_path));
-  XW_ASSIGN_OR_RETURN(impl->db, sql::OpenDatabase(db_path, impl->read_only, mode == OpenMode::kCreate));
+  XW_ASSIGN_OR_RETURN(impl->db, sql::OpenDatabase(db_path, impl->read_only,
+                                                  mode == OpenMode::kCreate));
   XW_ASSIGN_OR_RETURN(impl->version, schema::ReadVersion(*impl->db, db_path));
   if (!impl->read_only && impl->version < kDatasetSchemaVersion) {
     XW_RETURN_IF_ERROR(schema::Migrate(*impl->db, db_path));
@@ -111,18 +122,21 @@ Result<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir_in, OpenMo
   }
   XW_RETURN_IF_ERROR(schema::CheckReadable(impl->version, db_path));
   if (mode == OpenMode::kCreate) {
-    XW_ASSIGN_OR_RETURN(DirLock lock, DirLock::Acquire(impl->dir, DirLock::Kind::kShared));
+    XW_ASSIGN_OR_RETURN(DirLock lock,
+                        DirLock::Acquire(impl->dir, DirLock::Kind::kShared));
   }
   return std::unique_ptr<Dataset>(new Dataset(std::move(impl)));
 }
 
 Result<int64_t> Dataset::AddSearch(const SearchRecord& s) {
-  if (impl_->read_only) return Status::FailedPrecondition(impl_->dir + ": opened read-only");
+  if (impl_->read_only)
+    return Status::FailedPrecondition(impl_->dir + ": opened read-only");
   int64_t id = 0;
   XW_RETURN_IF_ERROR(sql::Guarded(impl_->DbPath(), [&]() -> Status {
-    SQLite::Statement st(*impl_->db,
-                         "INSERT INTO searches (created_at, config_json, space_json, objective, "
-                         "status) VALUES (?, ?, ?, ?, ?)");
+    SQLite::Statement st(
+        *impl_->db,
+        "INSERT INTO searches (created_at, config_json, space_json, objective, "
+        "status) VALUES (?, ?, ?, ?, ?)");
     st.bind(1, sql::NowUtc());
     st.bind(2, s.config_json);
     st.bind(3, s.space_json);
@@ -136,12 +150,15 @@ Result<int64_t> Dataset::AddSearch(const SearchRecord& s) {
 }
 
 Status Dataset::SetSearchStatus(int64_t search_id, const std::string& status) {
-  if (impl_->read_only) return Status::FailedPrecondition(impl_->dir + ": opened read-only");
+  if (impl_->read_only)
+    return Status::FailedPrecondition(impl_->dir + ": opened read-only");
   return sql::Guarded(impl_->DbPath(), [&]() -> Status {
-    SQLite::Statement st(*impl_->db, "UPDATE searches SET status = ? WHERE id = ?");
+    SQLite::Statement st(*impl_->db,
+                         "UPDATE searches SET status = ? WHERE id = ?");
     st.bind(1, status);
     st.bind(2, search_id);
-    if (st.exec() == 0) return Status::NotFound("no search with id " + std::to_string(search_id));
+    if (st.exec() == 0)
+      return Status::NotFound("no search with id " + std::to_string(search_id));
     return Status::OK();
   });
 }
@@ -149,9 +166,10 @@ Status Dataset::SetSearchStatus(int64_t search_id, const std::string& status) {
 Result<std::vector<SearchRow>> Dataset::Searches() const {
   std::vector<SearchRow> out;
   XW_RETURN_IF_ERROR(sql::Guarded(impl_->DbPath(), [&]() -> Status {
-    SQLite::Statement st(*impl_->db,
-                         "SELECT id, created_at, config_json, space_json, objective, status "
-                         "FROM searches ORDER BY id");
+    SQLite::Statement st(
+        *impl_->db,
+        "SELECT id, created_at, config_json, space_json, objective, status "
+        "FROM searches ORDER BY id");
     while (st.executeStep()) {
       SearchRow r;
       r.id = st.getColumn(0).getInt64();
@@ -168,14 +186,16 @@ Result<std::vector<SearchRow>> Dataset::Searches() const {
 Result<TrialRow> Dataset::GetTrial(int64_t trial_id) const {
   std::vector<TrialRow> rows;
   XW_RETURN_IF_ERROR(sql::Guarded(impl_->DbPath(), [&]() -> Status {
-    SQLite::Statement st(*impl_->db, std::string("SELECT ") + kTrialColumns + " FROM trials t WHERE t.id = ?");
+    SQLite::Statement st(*impl_->db, std::string("SELECT ") + kTrialColumns +
+                                         " FROM trials t WHERE t.id = ?");
     st.bind(1, trial_id);
     if (st.executeStep()) rows.push_back(ReadTrialColumns(st));
     AttachModels(*impl_->db, rows);
     return Status::OK();
   }));
   if (rows.empty()) {
-    return Status::NotFound(impl_->dir + ": no trial with id " + std::to_string(trial_id));
+    return Status::NotFound(impl_->dir + ": no trial with id " +
+                            std::to_string(trial_id));
   }
   return std::move(rows[0]);
 }
@@ -184,12 +204,15 @@ namespace {
 Result<ModelRow> GetModel(const Dataset::Impl& impl, int64_t model_id) {
   std::optional<ModelRow> m;
   XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
-    SQLite::Statement st(*impl.db, std::string(kModelSelect) + " WHERE m.id = ?");
+    SQLite::Statement st(*impl.db,
+                         std::string(kModelSelect) + " WHERE m.id = ?");
     st.bind(1, model_id);
     if (st.executeStep()) m = ReadModelColumns(st);
     return Status::OK();
   }));
-  if (!m) return Status::NotFound(impl.dir + ": no model with id " + std::to_string(model_id));
+  if (!m)
+    return Status::NotFound(impl.dir + ": no model with id " +
+                            std::to_string(model_id));
   return *m;
 }
 }  // namespace
@@ -197,10 +220,11 @@ Result<ModelRow> GetModel(const Dataset::Impl& impl, int64_t model_id) {
 Result<NamedTensors> Dataset::LoadWeights(int64_t model_id) const {
   XW_ASSIGN_OR_RETURN(ModelRow m, GetModel(*impl_, model_id));
   if (!m.has_weights) {
-    return Status::NotFound("model " + std::to_string(model_id) + " (" + m.profile +
-                            ") has no stored weights");
+    return Status::NotFound("model " + std::to_string(model_id) + " (" +
+                            m.profile + ") has no stored weights");
   }
-  XW_ASSIGN_OR_RETURN(NamedTensors w, ReadBundleWeights(impl_->Abs(m.h5_file), m.h5_group));
+  XW_ASSIGN_OR_RETURN(NamedTensors w,
+                      ReadBundleWeights(impl_->Abs(m.h5_file), m.h5_group));
   if (WeightsSha256(w) != m.weights_sha256) {
     return Status::Corruption(impl_->Abs(m.h5_file) + ":" + m.h5_group +
                               ": weights do not match their recorded sha256");
@@ -217,7 +241,8 @@ Result<std::vector<EpochMetrics>> Dataset::LoadCurves(int64_t model_id) const {
 Result<std::vector<std::string>> Dataset::ProfileNames() const {
   std::vector<std::string> out;
   XW_RETURN_IF_ERROR(sql::Guarded(impl_->DbPath(), [&]() -> Status {
-    SQLite::Statement st(*impl_->db, "SELECT DISTINCT name FROM profiles ORDER BY name");
+    SQLite::Statement st(*impl_->db,
+                         "SELECT DISTINCT name FROM profiles ORDER BY name");
     while (st.executeStep()) out.push_back(st.getColumn(0).getString());
     return Status::OK();
   }));

@@ -26,7 +26,8 @@ class Dataset::Impl {
   std::string Abs(const std::string& rel) const { return dir + "/" + rel; }
 };
 
-// The column list of a trial row, for "SELECT <kTrialColumns> FROM trials t ...".
+// The column list of a trial row, for "SELECT <kTrialColumns> FROM trials t
+// ...".
 extern const char* const kTrialColumns;
 // Reads a row selected with kTrialColumns (models left empty).
 TrialRow ReadTrialColumns(const SQLite::Statement& st);

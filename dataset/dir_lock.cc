@@ -12,7 +12,9 @@ namespace xw {
 Result<DirLock> DirLock::Acquire(const std::string& dir, Kind kind) {
   std::string path = dir + "/" + kFileName;
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IOError(path + ": cannot open lock file: " + std::strerror(errno));
+  if (fd < 0)
+    return Status::IOError(path +
+                           ": cannot open lock file: " + std::strerror(errno));
   int op = kind == Kind::kShared ? LOCK_SH : LOCK_EX;
   while (::flock(fd, op) != 0) {
     if (errno == EINTR) continue;

@@ -13,7 +13,9 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 Json Num(double v) { return std::isnan(v) ? Json(nullptr) : Json(v); }
-Json Opt(const std::optional<int64_t>& v) { return v ? Json(*v) : Json(nullptr); }
+Json Opt(const std::optional<int64_t>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
 Json Parsed(const std::string& text) {
   if (text.empty()) return Json::object();
   Json j = Json::parse(text, nullptr, false);
@@ -21,23 +23,24 @@ Json Parsed(const std::string& text) {
 }
 
 Json ModelJson(const ModelRow& m) {
-  return Json{{"id", m.id},
-              {"profile", m.profile},
-              {"external", m.external},
-              {"status", m.status},
-              {"train_acc", Num(m.train_acc)},
-              {"test_acc", Num(m.test_acc)},
-              {"train_loss", Num(m.train_loss)},
-              {"test_loss", Num(m.test_loss)},
-              {"epochs_recorded", m.n_epochs},
-              {"has_weights", m.has_weights},
-              {"weights_sha256", m.weights_sha256},
-              {"param_count", m.param_count},
-              {"wall_time_s", Num(m.wall_time_s)},
-              {"threads", m.threads},
-              {"fingerprint", Parsed(m.fingerprint_json)},
-              {"h5_file", m.h5_file.empty() ? Json(nullptr) : Json(m.h5_file)},
-              {"h5_group", m.h5_group.empty() ? Json(nullptr) : Json(m.h5_group)}};
+  return Json{
+      {"id", m.id},
+      {"profile", m.profile},
+      {"external", m.external},
+      {"status", m.status},
+      {"train_acc", Num(m.train_acc)},
+      {"test_acc", Num(m.test_acc)},
+      {"train_loss", Num(m.train_loss)},
+      {"test_loss", Num(m.test_loss)},
+      {"epochs_recorded", m.n_epochs},
+      {"has_weights", m.has_weights},
+      {"weights_sha256", m.weights_sha256},
+      {"param_count", m.param_count},
+      {"wall_time_s", Num(m.wall_time_s)},
+      {"threads", m.threads},
+      {"fingerprint", Parsed(m.fingerprint_json)},
+      {"h5_file", m.h5_file.empty() ? Json(nullptr) : Json(m.h5_file)},
+      {"h5_group", m.h5_group.empty() ? Json(nullptr) : Json(m.h5_group)}};
 }
 
 Json TrialObject(const TrialRow& t) {
@@ -77,21 +80,36 @@ Table ExportTable(const std::vector<TrialRow>& rows) {
   return ExportTable(rows, {profiles.begin(), profiles.end()});
 }
 
-Table ExportTable(const std::vector<TrialRow>& rows, const std::vector<std::string>& profiles) {
+Table ExportTable(const std::vector<TrialRow>& rows,
+                  const std::vector<std::string>& profiles) {
   Table t;
-  t.columns = {"id",    "created_at", "arch",  "data",         "name",       "status",
-               "lr",    "adam_eps",   "beta1", "beta2",        "weight_decay", "batch_size",
-               "epochs", "seed",      "diff",  "search_id",    "provenance"};
+  t.columns = {"id",           "created_at", "arch",     "data",  "name",
+               "status",       "lr",         "adam_eps", "beta1", "beta2",
+               "weight_decay", "batch_size", "epochs",   "seed",  "diff",
+               "search_id",    "provenance"};
   for (const auto& p : profiles) {
-    for (const char* k : {"status_", "train_acc_", "acc_", "train_loss_", "loss_", "sha256_"}) {
+    for (const char* k :
+         {"status_", "train_acc_", "acc_", "train_loss_", "loss_", "sha256_"}) {
       t.columns.push_back(k + p);
     }
   }
   for (const auto& r : rows) {
-    std::vector<Cell> row = {r.id,      r.created_at,     r.arch,          r.data_spec,
-                             r.external_id, r.status,     r.lr,            r.adam_eps,
-                             r.beta1,   r.beta2,          r.weight_decay,  OptCell(r.batch_size),
-                             OptCell(r.epochs), OptCell(r.seed), r.divergence, OptCell(r.search_id),
+    std::vector<Cell> row = {r.id,
+                             r.created_at,
+                             r.arch,
+                             r.data_spec,
+                             r.external_id,
+                             r.status,
+                             r.lr,
+                             r.adam_eps,
+                             r.beta1,
+                             r.beta2,
+                             r.weight_decay,
+                             OptCell(r.batch_size),
+                             OptCell(r.epochs),
+                             OptCell(r.seed),
+                             r.divergence,
+                             OptCell(r.search_id),
                              r.provenance};
     for (const auto& p : profiles) {
       const ModelRow* m = r.Model(p);
@@ -99,8 +117,10 @@ Table ExportTable(const std::vector<TrialRow>& rows, const std::vector<std::stri
         row.insert(row.end(), 6, Cell{});
         continue;
       }
-      row.insert(row.end(), {m->status, m->train_acc, m->test_acc, m->train_loss, m->test_loss,
-                             m->weights_sha256.empty() ? Cell{} : Cell{m->weights_sha256}});
+      row.insert(
+          row.end(),
+          {m->status, m->train_acc, m->test_acc, m->train_loss, m->test_loss,
+           m->weights_sha256.empty() ? Cell{} : Cell{m->weights_sha256}});
     }
     t.rows.push_back(std::move(row));
   }
@@ -113,15 +133,16 @@ std::string ExportJson(const std::vector<TrialRow>& rows) {
   return arr.dump(2) + "\n";
 }
 
-Status ExportTrials(const Dataset& ds, const std::string& where, TableFormat format,
-                    std::ostream& out, int64_t page) {
+Status ExportTrials(const Dataset& ds, const std::string& where,
+                    TableFormat format, std::ostream& out, int64_t page) {
   if (format == TableFormat::kTable) {
     return Status::InvalidArgument("export: format must be csv or json");
   }
   // Parse the user's filter alone first: error positions then refer to it.
   XW_RETURN_IF_ERROR(filter::Parse(where).status());
   XW_ASSIGN_OR_RETURN(std::vector<std::string> profiles, ds.ProfileNames());
-  if (format == TableFormat::kCsv) out << FormatTable(ExportTable({}, profiles), format);
+  if (format == TableFormat::kCsv)
+    out << FormatTable(ExportTable({}, profiles), format);
   if (format == TableFormat::kJson) out << "[";
   int64_t last = 0;
   bool first = true;
@@ -150,7 +171,8 @@ Status ExportTrials(const Dataset& ds, const std::string& where, TableFormat for
   return out ? Status::OK() : Status::IOError("export: write failed");
 }
 
-std::string TrialJson(const TrialRow& trial, const std::vector<std::vector<EpochMetrics>>* curves) {
+std::string TrialJson(const TrialRow& trial,
+                      const std::vector<std::vector<EpochMetrics>>* curves) {
   Json o = TrialObject(trial);
   if (curves) {
     for (size_t i = 0; i < trial.models.size() && i < curves->size(); ++i) {

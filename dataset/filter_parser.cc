@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 
+#include "filter_lexer.h"
+
 namespace xw::filter {
 
 namespace {
@@ -43,7 +45,9 @@ const std::map<std::string, Plain>& PlainFields() {
       {"status", {"t.status", false, -1}},
       {"external_id", {"t.external_id", false, -1}},
       {"name", {"t.external_id", false, -1}},
-      {"provenance", {"(SELECT description FROM provenance WHERE id = t.provenance_id)", false, -1}},
+      {"provenance",
+       {"(SELECT description FROM provenance WHERE id = t.provenance_id)",
+        false, -1}},
   };
   return f;
 }
@@ -51,8 +55,9 @@ const std::map<std::string, Plain>& PlainFields() {
 // Per-profile fields: prefix -> models column. Longest prefixes first.
 const std::vector<std::pair<std::string, std::string>>& ProfileFields() {
   static const std::vector<std::pair<std::string, std::string>> f = {
-      {"train_loss_", "train_loss"}, {"train_acc_", "train_acc"}, {"test_loss_", "test_loss"},
-      {"test_acc_", "test_acc"},     {"loss_", "test_loss"},      {"acc_", "test_acc"},
+      {"train_loss_", "train_loss"}, {"train_acc_", "train_acc"},
+      {"test_loss_", "test_loss"},   {"test_acc_", "test_acc"},
+      {"loss_", "test_loss"},        {"acc_", "test_acc"},
   };
   return f;
 }
@@ -60,102 +65,9 @@ const std::vector<std::pair<std::string, std::string>>& ProfileFields() {
 std::string KnownFieldList() {
   std::string s;
   for (const auto& [name, f] : PlainFields()) s += name + ", ";
-  return s + "acc_<profile>, train_acc_<profile>, loss_<profile>, train_loss_<profile>";
-}
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-bool IdentChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
-}
-
-enum class Tok { kEnd, kLParen, kRParen, kAnd, kOr, kNot, kOp, kNumber, kString, kWord };
-
-struct Token {
-  Tok kind = Tok::kEnd;
-  std::string text;  // operator, word, string contents or number spelling
-  double number = 0;
-  size_t pos = 0;    // 1-based column
-};
-
-std::string At(size_t pos) { return " at position " + std::to_string(pos); }
-
-// Splits the text into tokens; errors name the offending character.
-Result<std::vector<Token>> Lex(const std::string& s) {
-  std::vector<Token> out;
-  size_t i = 0;
-  while (true) {
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-    Token t;
-    t.pos = i + 1;
-    if (i >= s.size()) {
-      out.push_back(t);
-      return out;
-    }
-    char c = s[i];
-    auto two = s.substr(i, 2);
-    if (c == '(' || c == ')') {
-      t.kind = c == '(' ? Tok::kLParen : Tok::kRParen;
-      t.text = std::string(1, c);
-      ++i;
-    } else if (two == "&&" || two == "||") {
-      t.kind = two == "&&" ? Tok::kAnd : Tok::kOr;
-      t.text = two;
-      i += 2;
-    } else if (two == "<=" || two == ">=" || two == "==" || two == "!=" || two == "<>") {
-      t.kind = Tok::kOp;
-      t.text = two;
-      i += 2;
-    } else if (c == '<' || c == '>' || c == '=') {
-      t.kind = Tok::kOp;
-      t.text = std::string(1, c);
-      ++i;
-    } else if (c == '!') {
-      t.kind = Tok::kNot;
-      t.text = "!";
-      ++i;
-    } else if (c == '\'' || c == '"') {
-      size_t end = s.find(c, i + 1);
-      if (end == std::string::npos) {
-        return Status::InvalidArgument("unterminated string starting" + At(i + 1));
-      }
-      t.kind = Tok::kString;
-      t.text = s.substr(i + 1, end - i - 1);
-      i = end + 1;
-    } else if (std::isdigit(static_cast<unsigned char>(c)) || c == '.' ||
-               ((c == '-' || c == '+') && i + 1 < s.size() &&
-                (std::isdigit(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '.'))) {
-      char* end = nullptr;
-      t.number = std::strtod(s.c_str() + i, &end);
-      size_t len = end - (s.c_str() + i);
-      size_t stop = i + len;
-      while (stop < s.size() && IdentChar(s[stop])) ++stop;
-      if (len == 0 || stop != i + len) {
-        return Status::InvalidArgument("malformed number '" + s.substr(i, std::max(stop, i + 1) - i) +
-                                       "'" + At(i + 1));
-      }
-      t.kind = Tok::kNumber;
-      t.text = s.substr(i, len);
-      i += len;
-    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-      size_t stop = i;
-      while (stop < s.size() && IdentChar(s[stop])) ++stop;
-      t.text = s.substr(i, stop - i);
-      std::string k = Lower(t.text);
-      t.kind = k == "and" ? Tok::kAnd : k == "or" ? Tok::kOr : k == "not" ? Tok::kNot : Tok::kWord;
-      i = stop;
-    } else {
-      return Status::InvalidArgument(std::string("unexpected character '") + c + "'" + At(i + 1));
-    }
-    out.push_back(t);
-  }
-}
-
-std::string Describe(const Token& t) {
-  return t.kind == Tok::kEnd ? "end of expression" : "'" + t.text + "'";
+  return s +
+         "acc_<profile>, train_acc_<profile>, loss_<profile>, "
+         "train_loss_<profile>";
 }
 
 // Recursive-descent parser producing SQL text and parameters directly.
@@ -168,9 +80,11 @@ class Parser {
     XW_RETURN_IF_ERROR(ParseOr(c, /*top=*/true));
     if (Peek().kind != Tok::kEnd) {
       const Token& t = Peek();
-      if (t.kind == Tok::kRParen) return Status::InvalidArgument("unmatched ')'" + At(t.pos));
-      return Status::InvalidArgument("unexpected " + Describe(t) + At(t.pos) +
-                                     ": expected 'and', 'or' or end of expression");
+      if (t.kind == Tok::kRParen)
+        return Status::InvalidArgument("unmatched ')'" + At(t.pos));
+      return Status::InvalidArgument(
+          "unexpected " + Describe(t) + At(t.pos) +
+          ": expected 'and', 'or' or end of expression");
     }
     return c;
   }
@@ -198,7 +112,8 @@ class Parser {
     for (size_t k = 0; k < terms.size(); ++k) {
       if (k) c.sql += " OR ";
       c.sql += terms[k].sql;
-      c.params.insert(c.params.end(), terms[k].params.begin(), terms[k].params.end());
+      c.params.insert(c.params.end(), terms[k].params.begin(),
+                      terms[k].params.end());
     }
     c.sql += ")";
     return Status::OK();
@@ -232,8 +147,9 @@ class Parser {
       Condition inner;
       XW_RETURN_IF_ERROR(ParseOr(inner, top));
       if (Peek().kind != Tok::kRParen) {
-        return Status::InvalidArgument("missing ')' for '(' at position " + std::to_string(open) +
-                                       "; found " + Describe(Peek()) + At(Peek().pos));
+        return Status::InvalidArgument("missing ')' for '(' at position " +
+                                       std::to_string(open) + "; found " +
+                                       Describe(Peek()) + At(Peek().pos));
       }
       Next();
       c = std::move(inner);
@@ -246,11 +162,13 @@ class Parser {
   Status ParseComparison(Condition& c, bool top) {
     const Token ft = Next();
     if (ft.kind != Tok::kWord) {
-      return Status::InvalidArgument("expected a field name" + At(ft.pos) + ", found " + Describe(ft));
+      return Status::InvalidArgument("expected a field name" + At(ft.pos) +
+                                     ", found " + Describe(ft));
     }
     Result<Field> field = ResolveField(ft.text);
     if (!field.ok()) {
-      return Status::InvalidArgument("unknown field '" + ft.text + "'" + At(ft.pos) +
+      return Status::InvalidArgument("unknown field '" + ft.text + "'" +
+                                     At(ft.pos) +
                                      " (known: " + KnownFieldList() + ")");
     }
     if (Peek().kind == Tok::kWord && Lower(Peek().text) == "is") {
@@ -258,11 +176,14 @@ class Parser {
     }
     const Token op = Next();
     if (op.kind != Tok::kOp) {
-      return Status::InvalidArgument("expected a comparison operator (<, <=, >, >=, =, !=) after '" +
-                                     ft.text + "'" + At(op.pos) + ", found " + Describe(op));
+      return Status::InvalidArgument(
+          "expected a comparison operator (<, <=, >, >=, =, !=) after '" +
+          ft.text + "'" + At(op.pos) + ", found " + Describe(op));
     }
     const Token v = Next();
-    std::string sql_op = op.text == "==" ? "=" : op.text == "<>" ? "!=" : op.text;
+    std::string sql_op = op.text == "=="   ? "="
+                         : op.text == "<>" ? "!="
+                                           : op.text;
     c = Condition();
     c.params = field->params;
     if (field->numeric) {
@@ -271,19 +192,21 @@ class Parser {
         x = v.number;
       } else if (v.kind == Tok::kWord && IsSpecialNumber(v.text, &x)) {
       } else {
-        return Status::InvalidArgument("expected a number for field '" + ft.text + "'" + At(v.pos) +
-                                       ", found " + Describe(v));
+        return Status::InvalidArgument("expected a number for field '" +
+                                       ft.text + "'" + At(v.pos) + ", found " +
+                                       Describe(v));
       }
       c.params.push_back(x);
       if (top && field->index_dim >= 0) Bound(c, field->index_dim, sql_op, x);
     } else {
       if (v.kind != Tok::kString && v.kind != Tok::kWord) {
-        return Status::InvalidArgument("expected text for field '" + ft.text + "'" + At(v.pos) +
-                                       ", found " + Describe(v));
+        return Status::InvalidArgument("expected text for field '" + ft.text +
+                                       "'" + At(v.pos) + ", found " +
+                                       Describe(v));
       }
       if (sql_op != "=" && sql_op != "!=") {
-        return Status::InvalidArgument("text field '" + ft.text + "' only supports = and !=" +
-                                       At(op.pos));
+        return Status::InvalidArgument("text field '" + ft.text +
+                                       "' only supports = and !=" + At(op.pos));
       }
       c.params.push_back(v.text);
     }
@@ -298,8 +221,8 @@ class Parser {
     if (negate) Next();
     const Token n = Next();
     if (n.kind != Tok::kWord || Lower(n.text) != "null") {
-      return Status::InvalidArgument("expected 'null' after 'is'" + At(n.pos) + ", found " +
-                                     Describe(n));
+      return Status::InvalidArgument("expected 'null' after 'is'" + At(n.pos) +
+                                     ", found " + Describe(n));
     }
     c = Condition();
     c.params = field.params;
@@ -309,16 +232,21 @@ class Parser {
 
   static bool IsSpecialNumber(const std::string& w, double* x) {
     std::string k = Lower(w);
-    if (k == "inf" || k == "infinity") *x = INFINITY;
-    else if (k == "nan") *x = NAN;
-    else return false;
+    if (k == "inf" || k == "infinity")
+      *x = INFINITY;
+    else if (k == "nan")
+      *x = NAN;
+    else
+      return false;
     return true;
   }
 
   static void Bound(Condition& c, int dim, const std::string& op, double x) {
     if (std::isnan(x)) return;
-    if (op == ">" || op == ">=" || op == "=") c.lo[dim] = std::max(c.lo[dim], x);
-    if (op == "<" || op == "<=" || op == "=") c.hi[dim] = std::min(c.hi[dim], x);
+    if (op == ">" || op == ">=" || op == "=")
+      c.lo[dim] = std::max(c.lo[dim], x);
+    if (op == "<" || op == "<=" || op == "=")
+      c.hi[dim] = std::min(c.hi[dim], x);
   }
 
   std::vector<Token> toks_;
@@ -344,19 +272,26 @@ Result<Field> ResolveField(const std::string& name_in) {
     return Field{name, it->second.sql, {}, it->second.numeric, it->second.dim};
   }
   for (const auto& [prefix, column] : ProfileFields()) {
-    if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0) {
+    if (name.size() > prefix.size() &&
+        name.compare(0, prefix.size(), prefix) == 0) {
       // Profile names keep their case (they are data, bound as a parameter).
       std::string profile = name_in.substr(prefix.size());
-      return Field{name, "(SELECT m." + column +
-                             " FROM models m WHERE m.trial_id = t.id AND m.profile = ?)",
-                   {profile}, true, -1};
+      return Field{
+          name,
+          "(SELECT m." + column +
+              " FROM models m WHERE m.trial_id = t.id AND m.profile = ?)",
+          {profile},
+          true,
+          -1};
     }
   }
-  return Status::InvalidArgument("unknown field '" + name_in + "' (known: " + KnownFieldList() + ")");
+  return Status::InvalidArgument("unknown field '" + name_in +
+                                 "' (known: " + KnownFieldList() + ")");
 }
 
 Result<Condition> Parse(const std::string& text) {
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) return Condition();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    return Condition();
   XW_ASSIGN_OR_RETURN(std::vector<Token> toks, Lex(text));
   Parser p(std::move(toks));
   return p.ParseAll();
@@ -364,9 +299,11 @@ Result<Condition> Parse(const std::string& text) {
 
 Result<Condition> Range(const std::string& field_name, double lo, double hi) {
   XW_ASSIGN_OR_RETURN(Field f, ResolveField(field_name));
-  if (!f.numeric) return Status::InvalidArgument("range on text field '" + field_name + "'");
+  if (!f.numeric)
+    return Status::InvalidArgument("range on text field '" + field_name + "'");
   if (std::isnan(lo) || std::isnan(hi) || lo > hi) {
-    return Status::InvalidArgument("empty or NaN range for field '" + field_name + "'");
+    return Status::InvalidArgument("empty or NaN range for field '" +
+                                   field_name + "'");
   }
   Condition c;
   std::vector<std::string> parts;
@@ -381,7 +318,8 @@ Result<Condition> Range(const std::string& field_name, double lo, double hi) {
     c.params.push_back(hi);
   }
   if (parts.empty()) return c;
-  c.sql = parts.size() == 1 ? parts[0] : "(" + parts[0] + " AND " + parts[1] + ")";
+  c.sql =
+      parts.size() == 1 ? parts[0] : "(" + parts[0] + " AND " + parts[1] + ")";
   if (f.index_dim >= 0) {
     c.lo[f.index_dim] = lo;
     c.hi[f.index_dim] = hi;

@@ -20,11 +20,11 @@ namespace xw::filter {
 enum IndexDim { kLr = 0, kAdamEps, kBatchSize, kEpochs, kDivergence, kNumDims };
 
 struct Field {
-  std::string name;       // canonical name, e.g. "lr", "acc_torch"
-  std::string sql;        // SQL expression over `t`, may contain '?'
+  std::string name;                // canonical name, e.g. "lr", "acc_torch"
+  std::string sql;                 // SQL expression over `t`, may contain '?'
   std::vector<sql::Param> params;  // bound to the '?' in `sql`
   bool numeric = true;
-  int index_dim = -1;     // IndexDim or -1
+  int index_dim = -1;  // IndexDim or -1
 };
 
 // Resolves a field name (aliases included). InvalidArgument naming the field

@@ -35,30 +35,35 @@ void CheckSql(SQLite::Database& db, FsckReport& r) {
   SQLite::Statement ic(db, "PRAGMA integrity_check(20)");
   while (ic.executeStep()) {
     std::string msg = ic.getColumn(0).getString();
-    if (msg != "ok") r.issues.push_back({"sqlite-integrity", "xwires.db", 0, msg});
+    if (msg != "ok")
+      r.issues.push_back({"sqlite-integrity", "xwires.db", 0, msg});
   }
   SQLite::Statement fk(db, "PRAGMA foreign_key_check");
   while (fk.executeStep()) {
     r.issues.push_back({"foreign-key", "xwires.db", 0,
                         "table " + fk.getColumn(0).getString() + " row " +
-                            std::to_string(fk.getColumn(1).getInt64()) + " references missing " +
+                            std::to_string(fk.getColumn(1).getInt64()) +
+                            " references missing " +
                             fk.getColumn(2).getString()});
   }
 }
 
 // Checks every bundle the rows point at; returns trial ids to drop and
 // damaged files to quarantine.
-void CheckFiles(const Dataset::Impl& impl, const FsckOptions& opt, FsckReport& r,
-                std::set<int64_t>& bad_trials, std::set<std::string>& damaged,
+void CheckFiles(const Dataset::Impl& impl, const FsckOptions& opt,
+                FsckReport& r, std::set<int64_t>& bad_trials,
+                std::set<std::string>& damaged,
                 std::set<std::string>& referenced) {
   std::map<std::string, std::vector<ModelRef>> by_file;
-  SQLite::Statement st(*impl.db,
-                       "SELECT trial_id, id, h5_file, h5_group, has_weights, weights_sha256 "
-                       "FROM models WHERE h5_file IS NOT NULL ORDER BY h5_file, id");
+  SQLite::Statement st(
+      *impl.db,
+      "SELECT trial_id, id, h5_file, h5_group, has_weights, weights_sha256 "
+      "FROM models WHERE h5_file IS NOT NULL ORDER BY h5_file, id");
   while (st.executeStep()) {
     by_file[st.getColumn(2).getString()].push_back(
-        {st.getColumn(0).getInt64(), st.getColumn(1).getInt64(), st.getColumn(3).getString(),
-         st.getColumn(4).getInt() != 0, st.getColumn(5).getString()});
+        {st.getColumn(0).getInt64(), st.getColumn(1).getInt64(),
+         st.getColumn(3).getString(), st.getColumn(4).getInt() != 0,
+         st.getColumn(5).getString()});
   }
   for (const auto& [rel, models] : by_file) {
     referenced.insert(rel);
@@ -66,8 +71,9 @@ void CheckFiles(const Dataset::Impl& impl, const FsckOptions& opt, FsckReport& r
     std::error_code ec;
     if (!fs::exists(abs, ec)) {
       for (const auto& m : models) bad_trials.insert(m.trial_id);
-      r.issues.push_back({"missing-file", rel, models[0].trial_id,
-                          std::to_string(models.size()) + " model(s) point at it"});
+      r.issues.push_back(
+          {"missing-file", rel, models[0].trial_id,
+           std::to_string(models.size()) + " model(s) point at it"});
       continue;
     }
     for (const auto& m : models) {
@@ -79,8 +85,9 @@ void CheckFiles(const Dataset::Impl& impl, const FsckOptions& opt, FsckReport& r
         s = w.status();
         if (s.ok() && WeightsSha256(*w) != m.sha) {
           bad_trials.insert(m.trial_id);
-          r.issues.push_back({"weights-mismatch", rel, m.trial_id,
-                              "model " + std::to_string(m.model_id) + " group " + m.group});
+          r.issues.push_back(
+              {"weights-mismatch", rel, m.trial_id,
+               "model " + std::to_string(m.model_id) + " group " + m.group});
           continue;
         }
       }
@@ -98,7 +105,8 @@ void CheckFiles(const Dataset::Impl& impl, const FsckOptions& opt, FsckReport& r
   }
 }
 
-void FindOrphans(const Dataset::Impl& impl, const std::set<std::string>& referenced, FsckReport& r) {
+void FindOrphans(const Dataset::Impl& impl,
+                 const std::set<std::string>& referenced, FsckReport& r) {
   std::error_code ec;
   fs::path root = fs::path(impl.dir) / "h5";
   if (!fs::exists(root, ec)) return;
@@ -107,7 +115,8 @@ void FindOrphans(const Dataset::Impl& impl, const std::set<std::string>& referen
     ++r.files;
     std::string rel = fs::relative(e.path(), impl.dir).string();
     if (rel.find(".tmp-") != std::string::npos) {
-      r.issues.push_back({"temp-file", rel, 0, "leftover of an interrupted write"});
+      r.issues.push_back(
+          {"temp-file", rel, 0, "leftover of an interrupted write"});
     } else if (!referenced.count(rel)) {
       r.issues.push_back({"orphan-file", rel, 0, "no model row points at it"});
     }
@@ -119,7 +128,9 @@ Status Quarantine(const Dataset::Impl& impl, const std::string& rel) {
   std::error_code ec;
   fs::create_directories(dest.parent_path(), ec);
   fs::rename(impl.Abs(rel), dest, ec);
-  if (ec) return Status::IOError(impl.Abs(rel) + ": cannot move to lost+found: " + ec.message());
+  if (ec)
+    return Status::IOError(impl.Abs(rel) +
+                           ": cannot move to lost+found: " + ec.message());
   return Status::OK();
 }
 
@@ -160,11 +171,14 @@ Status Repair(Dataset::Impl& impl, const std::set<int64_t>& bad_trials,
 }  // namespace
 
 Result<FsckReport> Fsck(const std::string& dir, const FsckOptions& opt) {
-  XW_ASSIGN_OR_RETURN(auto ds, Dataset::Open(dir, opt.repair ? OpenMode::kReadWrite : OpenMode::kReadOnly));
+  XW_ASSIGN_OR_RETURN(auto ds,
+                      Dataset::Open(dir, opt.repair ? OpenMode::kReadWrite
+                                                    : OpenMode::kReadOnly));
   Dataset::Impl& impl = ds->impl();
   std::optional<DirLock> lock;
   if (opt.repair) {
-    XW_ASSIGN_OR_RETURN(DirLock l, DirLock::Acquire(impl.dir, DirLock::Kind::kExclusive));
+    XW_ASSIGN_OR_RETURN(DirLock l,
+                        DirLock::Acquire(impl.dir, DirLock::Kind::kExclusive));
     lock.emplace(std::move(l));
   }
   FsckReport r;

@@ -14,6 +14,20 @@ namespace xw::h5 {
 
 namespace {
 
+Status FsyncPath(const std::string& path, bool directory) {
+  int fd =
+      ::open(path.c_str(), directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
+  if (fd < 0)
+    return Status::IOError(path +
+                           ": cannot open for fsync: " + std::strerror(errno));
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0)
+    return Status::IOError(path + ": fsync failed: " + std::strerror(err));
+  return Status::OK();
+}
+
 // The most specific message of HDF5's current error stack ("" if empty). HDF5
 // keeps the stack until the next API call, so call right after a failure.
 std::string LastError() {
@@ -30,15 +44,13 @@ std::string LastError() {
   return msg.empty() ? "" : " (" + msg + ")";
 }
 
-Status Fail(const std::string& what) { return Status::IOError(what + LastError()); }
-Status Corrupt(const std::string& what) { return Status::Corruption(what + LastError()); }
+}  // namespace
 
-Status ValidateName(const std::string& name, const std::string& what) {
-  if (name.empty() || name == "." || name.find('/') != std::string::npos) {
-    return Status::InvalidArgument(what + ": invalid tensor name '" + name +
-                                   "' (must be non-empty, not '.', without '/')");
-  }
-  return Status::OK();
+Status Fail(const std::string& what) {
+  return Status::IOError(what + LastError());
+}
+Status Corrupt(const std::string& what) {
+  return Status::Corruption(what + LastError());
 }
 
 Handle VarStringType() {
@@ -48,21 +60,12 @@ Handle VarStringType() {
   return t;
 }
 
-Status FsyncPath(const std::string& path, bool directory) {
-  int fd = ::open(path.c_str(), directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
-  if (fd < 0) return Status::IOError(path + ": cannot open for fsync: " + std::strerror(errno));
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0) return Status::IOError(path + ": fsync failed: " + std::strerror(err));
-  return Status::OK();
-}
-
-// Reads a string attribute (variable or fixed length, scalar or 1-D) as a list.
-Result<std::vector<std::string>> ReadStringList(hid_t attr, const std::string& what) {
+Result<std::vector<std::string>> ReadStringList(hid_t attr,
+                                                const std::string& what) {
   Handle ftype = Type(H5Aget_type(attr));
   if (H5Tget_class(ftype.get()) != H5T_STRING) {
-    return Status::Corruption(what + ": string attribute has a non-string type");
+    return Status::Corruption(what +
+                              ": string attribute has a non-string type");
   }
   Handle space = Space(H5Aget_space(attr));
   hssize_t n = H5Sget_simple_extent_npoints(space.get());
@@ -73,7 +76,8 @@ Result<std::vector<std::string>> ReadStringList(hid_t attr, const std::string& w
   if (H5Tis_variable_str(ftype.get()) > 0) {
     Handle mtype = VarStringType();
     std::vector<char*> buf(n, nullptr);
-    if (H5Aread(attr, mtype.get(), buf.data()) < 0) return Corrupt(what + ": cannot read attribute");
+    if (H5Aread(attr, mtype.get(), buf.data()) < 0)
+      return Corrupt(what + ": cannot read attribute");
     for (char* s : buf) out.emplace_back(s ? s : "");
     H5Dvlen_reclaim(mtype.get(), space.get(), H5P_DEFAULT, buf.data());
   } else {
@@ -81,7 +85,8 @@ Result<std::vector<std::string>> ReadStringList(hid_t attr, const std::string& w
     Handle mtype = Type(H5Tcopy(H5T_C_S1));
     H5Tset_size(mtype.get(), sz);
     std::vector<char> buf(sz * n);
-    if (H5Aread(attr, mtype.get(), buf.data()) < 0) return Corrupt(what + ": cannot read attribute");
+    if (H5Aread(attr, mtype.get(), buf.data()) < 0)
+      return Corrupt(what + ": cannot read attribute");
     for (hssize_t i = 0; i < n; ++i) {
       const char* p = buf.data() + i * sz;
       out.emplace_back(p, strnlen(p, sz));
@@ -89,43 +94,6 @@ Result<std::vector<std::string>> ReadStringList(hid_t attr, const std::string& w
   }
   return out;
 }
-
-Result<NamedTensor> ReadOneTensor(hid_t loc, const std::string& name, const std::string& what) {
-  if (!Exists(loc, name)) {
-    return Status::Corruption(what + ": tensor '" + name + "' is listed but missing");
-  }
-  Handle ds = Dataset(H5Dopen2(loc, name.c_str(), H5P_DEFAULT));
-  if (!ds.valid()) return Corrupt(what + ": cannot open dataset '" + name + "'");
-  Handle ftype = Type(H5Dget_type(ds.get()));
-  H5T_class_t cls = H5Tget_class(ftype.get());
-  if (cls != H5T_FLOAT && cls != H5T_INTEGER) {
-    return Status::NotSupported(what + ": dataset '" + name + "' is not numeric");
-  }
-  Handle space = Space(H5Dget_space(ds.get()));
-  H5S_class_t sclass = H5Sget_simple_extent_type(space.get());
-  if (sclass == H5S_NULL || sclass == H5S_NO_CLASS) {
-    return Status::NotSupported(what + ": dataset '" + name + "' has an empty dataspace");
-  }
-  int rank = H5Sget_simple_extent_ndims(space.get());
-  if (rank < 0) return Corrupt(what + ": bad dataspace of '" + name + "'");
-  std::vector<hsize_t> dims(rank);
-  if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
-  Shape shape(dims.begin(), dims.end());
-  NamedTensor t{name, Tensor(shape), cls == H5T_INTEGER};
-  if (t.value.size() == 0) return t;
-  herr_t rc;
-  if (t.is_int64) {
-    std::vector<int64_t> buf(t.value.size());
-    rc = H5Dread(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data());
-    for (size_t i = 0; i < buf.size(); ++i) t.value[i] = static_cast<float>(buf[i]);
-  } else {
-    rc = H5Dread(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.value.data());
-  }
-  if (rc < 0) return Corrupt(what + ": cannot read dataset '" + name + "' (truncated file?)");
-  return t;
-}
-
-}  // namespace
 
 std::unique_lock<std::recursive_mutex> H5Guard() {
   static std::recursive_mutex mu;
@@ -153,10 +121,11 @@ void Handle::Reset() {
   id_ = -1;
 }
 
-Status AtomicCreate(const std::string& path, const std::function<Status(hid_t file)>& fill) {
+Status AtomicCreate(const std::string& path,
+                    const std::function<Status(hid_t file)>& fill) {
   static std::atomic<uint64_t> counter{0};
-  const std::string tmp =
-      path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" +
+                          std::to_string(counter++);
   auto cleanup = [&](Status s) {
     std::remove(tmp.c_str());
     return s;
@@ -169,17 +138,21 @@ Status AtomicCreate(const std::string& path, const std::function<Status(hid_t fi
     // Closing the file closes every object still open in it, so the close
     // (and the flush before fsync) really happens.
     H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG);
-    Handle file = File(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()));
+    Handle file =
+        File(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()));
     if (!file.valid()) return cleanup(Fail(tmp + ": cannot create HDF5 file"));
     Status s = fill(file.get());
     if (!s.ok()) return cleanup(s);
-    if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) return cleanup(Fail(tmp + ": flush failed"));
-    if (H5Fclose(file.Release()) < 0) return cleanup(Fail(tmp + ": close failed"));
+    if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0)
+      return cleanup(Fail(tmp + ": flush failed"));
+    if (H5Fclose(file.Release()) < 0)
+      return cleanup(Fail(tmp + ": close failed"));
   }
   Status s = FsyncPath(tmp, false);
   if (!s.ok()) return cleanup(s);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return cleanup(Status::IOError(path + ": rename from temp file failed: " + std::strerror(errno)));
+    return cleanup(Status::IOError(
+        path + ": rename from temp file failed: " + std::strerror(errno)));
   }
   std::string dir = std::filesystem::path(path).parent_path().string();
   return FsyncPath(dir.empty() ? "." : dir, true);
@@ -187,137 +160,84 @@ Status AtomicCreate(const std::string& path, const std::function<Status(hid_t fi
 
 Result<Handle> OpenReadOnly(const std::string& path) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return Status::NotFound(path + ": no such file");
-  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument(path + ": not a regular file");
+  if (::stat(path.c_str(), &st) != 0)
+    return Status::NotFound(path + ": no such file");
+  if (!S_ISREG(st.st_mode))
+    return Status::InvalidArgument(path + ": not a regular file");
   if (H5Fis_hdf5(path.c_str()) <= 0) {
     H5Eclear2(H5E_DEFAULT);
     return Status::Corruption(path + ": not an HDF5 file");
   }
   Handle f = File(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-  if (!f.valid()) return Corrupt(path + ": cannot open HDF5 file (truncated or damaged)");
+  if (!f.valid())
+    return Corrupt(path + ": cannot open HDF5 file (truncated or damaged)");
   return f;
 }
 
-Status WriteTensors(hid_t loc, const NamedTensors& tensors, const std::string& what) {
-  std::vector<const char*> names;
-  for (const NamedTensor& t : tensors) {
-    XW_RETURN_IF_ERROR(ValidateName(t.name, what));
-    if (t.name == "curves") {
-      return Status::InvalidArgument(what + ": tensor name 'curves' is reserved");
-    }
-    Handle space = Space(t.value.rank() == 0 ? H5Screate(H5S_SCALAR) : [&] {
-      std::vector<hsize_t> dims(t.value.shape().begin(), t.value.shape().end());
-      return H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
-    }());
-    hid_t ftype = t.is_int64 ? H5T_STD_I64LE : H5T_IEEE_F32LE;
-    Handle ds = Dataset(H5Dcreate2(loc, t.name.c_str(), ftype, space.get(), H5P_DEFAULT,
-                                   H5P_DEFAULT, H5P_DEFAULT));
-    if (!ds.valid()) {
-      if (Exists(loc, t.name)) return Status::InvalidArgument(what + ": duplicate tensor name '" + t.name + "'");
-      return Fail(what + ": cannot create dataset '" + t.name + "'");
-    }
-    herr_t rc = 0;
-    if (t.value.size() > 0 && t.is_int64) {
-      std::vector<int64_t> buf(t.value.size());
-      for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<int64_t>(t.value[i]);
-      rc = H5Dwrite(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data());
-    } else if (t.value.size() > 0) {
-      rc = H5Dwrite(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.value.data());
-    }
-    if (rc < 0) return Fail(what + ": cannot write dataset '" + t.name + "'");
-    names.push_back(t.name.c_str());
-  }
-  hsize_t n = names.size();
-  Handle space = Space(n == 0 ? H5Screate(H5S_NULL) : H5Screate_simple(1, &n, nullptr));
-  Handle type = VarStringType();
-  Handle attr = Attr(H5Acreate2(loc, "tensor_order", type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT));
-  if (!attr.valid()) return Fail(what + ": cannot create attribute 'tensor_order'");
-  if (n > 0 && H5Awrite(attr.get(), type.get(), names.data()) < 0) {
-    return Fail(what + ": cannot write attribute 'tensor_order'");
-  }
-  return Status::OK();
-}
-
-Result<NamedTensors> ReadTensors(hid_t loc, const std::string& what) {
-  std::vector<std::string> names;
-  if (H5Aexists(loc, "tensor_order") > 0) {
-    Handle attr = Attr(H5Aopen(loc, "tensor_order", H5P_DEFAULT));
-    if (!attr.valid()) return Corrupt(what + ": cannot open attribute 'tensor_order'");
-    XW_ASSIGN_OR_RETURN(names, ReadStringList(attr.get(), what + ": tensor_order"));
-  } else {
-    // A file written by someone else (e.g. h5py from a state_dict).
-    auto collect = [](hid_t g, const char* name, const H5L_info_t*, void* out) -> herr_t {
-      hid_t obj = H5Oopen(g, name, H5P_DEFAULT);
-      if (obj < 0) return -1;
-      bool is_ds = H5Iget_type(obj) == H5I_DATASET;
-      H5Oclose(obj);
-      if (is_ds) static_cast<std::vector<std::string>*>(out)->push_back(name);
-      return 0;
-    };
-    if (H5Literate(loc, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names) < 0) {
-      return Corrupt(what + ": cannot list datasets");
-    }
-  }
-  NamedTensors out;
-  out.reserve(names.size());
-  for (const std::string& name : names) {
-    XW_ASSIGN_OR_RETURN(NamedTensor t, ReadOneTensor(loc, name, what));
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
-Status WriteStringAttr(hid_t loc, const std::string& key, const std::string& value) {
+Status WriteStringAttr(hid_t loc, const std::string& key,
+                       const std::string& value) {
   Handle space = Space(H5Screate(H5S_SCALAR));
   Handle type = VarStringType();
-  Handle attr = Attr(H5Acreate2(loc, key.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT));
+  Handle attr = Attr(H5Acreate2(loc, key.c_str(), type.get(), space.get(),
+                                H5P_DEFAULT, H5P_DEFAULT));
   if (!attr.valid()) return Fail("cannot create attribute '" + key + "'");
   const char* p = value.c_str();
-  if (H5Awrite(attr.get(), type.get(), &p) < 0) return Fail("cannot write attribute '" + key + "'");
+  if (H5Awrite(attr.get(), type.get(), &p) < 0)
+    return Fail("cannot write attribute '" + key + "'");
   return Status::OK();
 }
 
-Result<std::map<std::string, std::string>> ReadStringAttrs(hid_t loc, const std::string& what) {
+Result<std::map<std::string, std::string>> ReadStringAttrs(
+    hid_t loc, const std::string& what) {
   std::vector<std::string> keys;
-  auto collect = [](hid_t, const char* name, const H5A_info_t*, void* out) -> herr_t {
+  auto collect = [](hid_t, const char* name, const H5A_info_t*,
+                    void* out) -> herr_t {
     static_cast<std::vector<std::string>*>(out)->push_back(name);
     return 0;
   };
-  if (H5Aiterate2(loc, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &keys) < 0) {
+  if (H5Aiterate2(loc, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &keys) <
+      0) {
     return Corrupt(what + ": cannot list attributes");
   }
   std::map<std::string, std::string> out;
   for (const std::string& k : keys) {
     Handle attr = Attr(H5Aopen(loc, k.c_str(), H5P_DEFAULT));
-    if (!attr.valid()) return Corrupt(what + ": cannot open attribute '" + k + "'");
+    if (!attr.valid())
+      return Corrupt(what + ": cannot open attribute '" + k + "'");
     Handle type = Type(H5Aget_type(attr.get()));
     Handle space = Space(H5Aget_space(attr.get()));
     if (H5Tget_class(type.get()) != H5T_STRING ||
         H5Sget_simple_extent_type(space.get()) != H5S_SCALAR) {
       continue;
     }
-    XW_ASSIGN_OR_RETURN(auto v, ReadStringList(attr.get(), what + ": attribute '" + k + "'"));
+    XW_ASSIGN_OR_RETURN(
+        auto v, ReadStringList(attr.get(), what + ": attribute '" + k + "'"));
     out[k] = v.empty() ? "" : v[0];
   }
   return out;
 }
 
-Status WriteSeries(hid_t loc, const std::string& name, const std::vector<double>& v) {
+Status WriteSeries(hid_t loc, const std::string& name,
+                   const std::vector<double>& v) {
   hsize_t n = v.size();
   Handle space = Space(H5Screate_simple(1, &n, nullptr));
-  Handle ds = Dataset(H5Dcreate2(loc, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
-                                 H5P_DEFAULT, H5P_DEFAULT));
+  Handle ds = Dataset(H5Dcreate2(loc, name.c_str(), H5T_IEEE_F64LE, space.get(),
+                                 H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   if (!ds.valid()) return Fail("cannot create dataset '" + name + "'");
-  if (n > 0 && H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0) {
+  if (n > 0 && H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
+                        H5P_DEFAULT, v.data()) < 0) {
     return Fail("cannot write dataset '" + name + "'");
   }
   return Status::OK();
 }
 
-Result<std::vector<double>> ReadSeries(hid_t loc, const std::string& name, const std::string& what) {
-  if (!Exists(loc, name)) return Status::Corruption(what + ": missing dataset '" + name + "'");
+Result<std::vector<double>> ReadSeries(hid_t loc, const std::string& name,
+                                       const std::string& what) {
+  if (!Exists(loc, name))
+    return Status::Corruption(what + ": missing dataset '" + name + "'");
   Handle ds = Dataset(H5Dopen2(loc, name.c_str(), H5P_DEFAULT));
-  if (!ds.valid()) return Corrupt(what + ": cannot open dataset '" + name + "'");
+  if (!ds.valid())
+    return Corrupt(what + ": cannot open dataset '" + name + "'");
   Handle space = Space(H5Dget_space(ds.get()));
   if (H5Sget_simple_extent_ndims(space.get()) != 1) {
     return Status::Corruption(what + ": dataset '" + name + "' is not 1-D");
@@ -325,8 +245,10 @@ Result<std::vector<double>> ReadSeries(hid_t loc, const std::string& name, const
   hsize_t n = 0;
   H5Sget_simple_extent_dims(space.get(), &n, nullptr);
   std::vector<double> v(n);
-  if (n > 0 && H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0) {
-    return Corrupt(what + ": cannot read dataset '" + name + "' (truncated file?)");
+  if (n > 0 && H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
+                       H5P_DEFAULT, v.data()) < 0) {
+    return Corrupt(what + ": cannot read dataset '" + name +
+                   "' (truncated file?)");
   }
   return v;
 }
@@ -334,13 +256,16 @@ Result<std::vector<double>> ReadSeries(hid_t loc, const std::string& name, const
 Result<Handle> CreateGroup(hid_t loc, const std::string& name) {
   Handle lcpl = Plist(H5Pcreate(H5P_LINK_CREATE));
   H5Pset_create_intermediate_group(lcpl.get(), 1);
-  Handle g = Group(H5Gcreate2(loc, name.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT));
+  Handle g = Group(
+      H5Gcreate2(loc, name.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT));
   if (!g.valid()) return Fail("cannot create group '" + name + "'");
   return g;
 }
 
-Result<Handle> OpenGroup(hid_t loc, const std::string& name, const std::string& what) {
-  if (!Exists(loc, name)) return Status::NotFound(what + ": no group '" + name + "'");
+Result<Handle> OpenGroup(hid_t loc, const std::string& name,
+                         const std::string& what) {
+  if (!Exists(loc, name))
+    return Status::NotFound(what + ": no group '" + name + "'");
   Handle g = Group(H5Gopen2(loc, name.c_str(), H5P_DEFAULT));
   if (!g.valid()) return Corrupt(what + ": cannot open group '" + name + "'");
   return g;

@@ -27,10 +27,13 @@ struct BundleModel {
 };
 
 // Writes the bundle atomically (temp file, fsync, rename).
-Status WriteBundle(const std::string& path, const std::vector<BundleModel>& models);
+Status WriteBundle(const std::string& path,
+                   const std::vector<BundleModel>& models);
 
-Result<NamedTensors> ReadBundleWeights(const std::string& path, const std::string& group);
-Result<std::vector<EpochMetrics>> ReadBundleCurves(const std::string& path, const std::string& group);
+Result<NamedTensors> ReadBundleWeights(const std::string& path,
+                                       const std::string& group);
+Result<std::vector<EpochMetrics>> ReadBundleCurves(const std::string& path,
+                                                   const std::string& group);
 
 // A fresh bundle path relative to the dataset directory: "h5/<xx>/<32 hex>.h5".
 std::string NewBundleName();

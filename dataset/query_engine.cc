@@ -34,13 +34,15 @@ std::string InList(size_t n) {
 Result<CompiledQuery> CompileQuery(const TrialQuery& q) {
   XW_ASSIGN_OR_RETURN(filter::Condition cond, filter::Parse(q.where));
   for (const auto& [field, range] : q.ranges) {
-    XW_ASSIGN_OR_RETURN(filter::Condition r, filter::Range(field, range.first, range.second));
+    XW_ASSIGN_OR_RETURN(filter::Condition r,
+                        filter::Range(field, range.first, range.second));
     cond.And(r);
   }
   CompiledQuery c;
   const bool divergence_floor = std::isfinite(cond.lo[filter::kDivergence]);
-  c.tables = divergence_floor && q.archs.empty() ? "trials t INDEXED BY trials_divergence"
-                                                 : "trials t";
+  c.tables = divergence_floor && q.archs.empty()
+                 ? "trials t INDEXED BY trials_divergence"
+                 : "trials t";
   c.where = cond.sql;
   c.params.insert(c.params.end(), cond.params.begin(), cond.params.end());
   if (!q.archs.empty()) {
@@ -52,17 +54,22 @@ Result<CompiledQuery> CompileQuery(const TrialQuery& q) {
     for (const auto& s : q.statuses) c.params.push_back(s);
   }
   for (const auto& p : q.profiles) {
-    c.where += " AND EXISTS (SELECT 1 FROM models m WHERE m.trial_id = t.id AND m.profile = ?)";
+    c.where +=
+        " AND EXISTS (SELECT 1 FROM models m WHERE m.trial_id = t.id AND "
+        "m.profile = ?)";
     c.params.push_back(p);
   }
   std::vector<sql::Param> order_params;
   for (const std::string& spec : q.order_by) {
     bool desc = !spec.empty() && spec[0] == '-';
-    std::string name = (!spec.empty() && (spec[0] == '-' || spec[0] == '+')) ? spec.substr(1) : spec;
+    std::string name = (!spec.empty() && (spec[0] == '-' || spec[0] == '+'))
+                           ? spec.substr(1)
+                           : spec;
     Result<filter::Field> f = filter::ResolveField(name);
-    if (!f.ok()) return Status::InvalidArgument("sort: " + f.status().message());
-    c.order += (c.order.empty() ? " ORDER BY " : ", ") + f->sql + (desc ? " DESC" : " ASC") +
-               " NULLS LAST";
+    if (!f.ok())
+      return Status::InvalidArgument("sort: " + f.status().message());
+    c.order += (c.order.empty() ? " ORDER BY " : ", ") + f->sql +
+               (desc ? " DESC" : " ASC") + " NULLS LAST";
     order_params.insert(order_params.end(), f->params.begin(), f->params.end());
   }
   c.order += c.order.empty() ? " ORDER BY t.id" : ", t.id";
@@ -72,7 +79,8 @@ Result<CompiledQuery> CompileQuery(const TrialQuery& q) {
 
 Result<std::vector<TrialRow>> Dataset::Query(const TrialQuery& q) const {
   XW_ASSIGN_OR_RETURN(CompiledQuery c, CompileQuery(q));
-  std::string text = std::string("SELECT ") + kTrialColumns + " " + c.From() + c.order;
+  std::string text =
+      std::string("SELECT ") + kTrialColumns + " " + c.From() + c.order;
   c.params.insert(c.params.end(), c.order_params.begin(), c.order_params.end());
   if (q.limit >= 0 || q.offset > 0) {
     text += " LIMIT ? OFFSET ?";
@@ -103,8 +111,10 @@ Result<int64_t> Dataset::Count(const TrialQuery& q) const {
   return n;
 }
 
-Result<std::vector<NearRow>> Dataset::Near(const NearTarget& target, const TrialQuery& q) const {
-  if (target.values.empty()) return Status::InvalidArgument("near: no hyperparameters given");
+Result<std::vector<NearRow>> Dataset::Near(const NearTarget& target,
+                                           const TrialQuery& q) const {
+  if (target.values.empty())
+    return Status::InvalidArgument("near: no hyperparameters given");
   TrialQuery base = q;
   base.order_by.clear();
   base.limit = -1;
@@ -114,11 +124,15 @@ Result<std::vector<NearRow>> Dataset::Near(const NearTarget& target, const Trial
   std::vector<bool> logscale(n);
   std::string cols = "t.id";
   for (size_t k = 0; k < n; ++k) {
-    XW_ASSIGN_OR_RETURN(filter::Field f, filter::ResolveField(target.values[k].first));
-    logscale[k] = f.name == "lr" || f.name == "learning_rate" || f.name.find("eps") != std::string::npos;
+    XW_ASSIGN_OR_RETURN(filter::Field f,
+                        filter::ResolveField(target.values[k].first));
+    logscale[k] = f.name == "lr" || f.name == "learning_rate" ||
+                  f.name.find("eps") != std::string::npos;
     cols += ", " + f.sql;
     // Field params (none for hyperparameters) would precede the WHERE ones.
-    if (!f.params.empty()) return Status::InvalidArgument("near: '" + f.name + "' is not a hyperparameter");
+    if (!f.params.empty())
+      return Status::InvalidArgument("near: '" + f.name +
+                                     "' is not a hyperparameter");
   }
   auto transform = [&](size_t k, double v) {
     if (!logscale[k]) return v;
@@ -133,7 +147,8 @@ Result<std::vector<NearRow>> Dataset::Near(const NearTarget& target, const Trial
       bool complete = true;
       size_t base_index = vals.size();
       for (size_t k = 0; k < n; ++k) {
-        double v = transform(k, sql::GetReal(st.getColumn(static_cast<int>(k + 1))));
+        double v =
+            transform(k, sql::GetReal(st.getColumn(static_cast<int>(k + 1))));
         complete = complete && std::isfinite(v);
         vals.push_back(v);
       }
@@ -156,8 +171,9 @@ Result<std::vector<NearRow>> Dataset::Near(const NearTarget& target, const Trial
   for (size_t k = 0; k < n; ++k) {
     tgt[k] = transform(k, target.values[k].second);
     if (!std::isfinite(tgt[k])) {
-      return Status::InvalidArgument("near: " + target.values[k].first +
-                                     " must be a finite (and, on log scale, positive) number");
+      return Status::InvalidArgument(
+          "near: " + target.values[k].first +
+          " must be a finite (and, on log scale, positive) number");
     }
   }
   std::vector<std::pair<double, int64_t>> dist(ids.size());
@@ -181,7 +197,8 @@ Result<std::vector<NearRow>> Dataset::Near(const NearTarget& target, const Trial
 }
 
 QueryBuilder& QueryBuilder::Where(std::string expr) {
-  q_.where = q_.where.empty() ? std::move(expr) : "(" + q_.where + ") and (" + expr + ")";
+  q_.where = q_.where.empty() ? std::move(expr)
+                              : "(" + q_.where + ") and (" + expr + ")";
   return *this;
 }
 QueryBuilder& QueryBuilder::Arch(std::string arch) {
@@ -196,18 +213,21 @@ QueryBuilder& QueryBuilder::Status(std::string status) {
   q_.statuses.push_back(std::move(status));
   return *this;
 }
-QueryBuilder& QueryBuilder::Range(const std::string& field, double lo, double hi) {
+QueryBuilder& QueryBuilder::Range(const std::string& field, double lo,
+                                  double hi) {
   q_.ranges[field] = {lo, hi};
   return *this;
 }
 QueryBuilder& QueryBuilder::MinDivergence(double lo) {
   auto it = q_.ranges.find("diff");
-  q_.ranges["diff"] = {lo, it == q_.ranges.end() ? INFINITY : it->second.second};
+  q_.ranges["diff"] = {lo,
+                       it == q_.ranges.end() ? INFINITY : it->second.second};
   return *this;
 }
 QueryBuilder& QueryBuilder::MaxDivergence(double hi) {
   auto it = q_.ranges.find("diff");
-  q_.ranges["diff"] = {it == q_.ranges.end() ? -INFINITY : it->second.first, hi};
+  q_.ranges["diff"] = {it == q_.ranges.end() ? -INFINITY : it->second.first,
+                       hi};
   return *this;
 }
 QueryBuilder& QueryBuilder::OrderBy(std::string field) {
@@ -224,7 +244,9 @@ QueryBuilder& QueryBuilder::Offset(int64_t n) {
 }
 
 bool IsKnownField(const std::string& field) {
-  std::string name = (!field.empty() && (field[0] == '-' || field[0] == '+')) ? field.substr(1) : field;
+  std::string name = (!field.empty() && (field[0] == '-' || field[0] == '+'))
+                         ? field.substr(1)
+                         : field;
   return filter::ResolveField(name).ok();
 }
 
@@ -241,18 +263,22 @@ Result<NearTarget> ParseNearTarget(const std::string& text) {
       return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
     };
     if (eq == std::string::npos) {
-      return Status::InvalidArgument("near: expected name=value, got '" + item + "'");
+      return Status::InvalidArgument("near: expected name=value, got '" + item +
+                                     "'");
     }
-    std::string name = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
+    std::string name = trim(item.substr(0, eq)),
+                value = trim(item.substr(eq + 1));
     XW_ASSIGN_OR_RETURN(filter::Field f, filter::ResolveField(name));
-    if (!f.numeric || !f.params.empty() || f.index_dim == filter::kDivergence || f.name == "id" ||
-        f.name == "search_id") {
-      return Status::InvalidArgument("near: '" + name + "' is not a hyperparameter");
+    if (!f.numeric || !f.params.empty() || f.index_dim == filter::kDivergence ||
+        f.name == "id" || f.name == "search_id") {
+      return Status::InvalidArgument("near: '" + name +
+                                     "' is not a hyperparameter");
     }
     char* stop = nullptr;
     double v = std::strtod(value.c_str(), &stop);
     if (value.empty() || *stop != '\0') {
-      return Status::InvalidArgument("near: value of '" + name + "' is not a number: '" + value + "'");
+      return Status::InvalidArgument("near: value of '" + name +
+                                     "' is not a number: '" + value + "'");
     }
     t.values.emplace_back(f.name, v);
     start = end + 1;

@@ -35,8 +35,10 @@ TrialRow ReadTrialColumns(const SQLite::Statement& st) {
 }
 
 const char* const kModelSelect =
-    "SELECT m.id, m.trial_id, m.profile, pr.external, m.status, m.train_acc, m.test_acc, "
-    "m.train_loss, m.test_loss, m.n_epochs, m.has_weights, m.weights_sha256, m.param_count, "
+    "SELECT m.id, m.trial_id, m.profile, pr.external, m.status, m.train_acc, "
+    "m.test_acc, "
+    "m.train_loss, m.test_loss, m.n_epochs, m.has_weights, m.weights_sha256, "
+    "m.param_count, "
     "m.wall_time_s, m.fingerprint_json, m.threads, m.h5_file, m.h5_group "
     "FROM models m JOIN profiles pr ON pr.id = m.profile_id";
 
@@ -64,7 +66,8 @@ ModelRow ReadModelColumns(const SQLite::Statement& st) {
 }
 
 void AttachModels(SQLite::Database& db, std::vector<TrialRow>& trials) {
-  SQLite::Statement st(db, std::string(kModelSelect) + " WHERE m.trial_id = ? ORDER BY m.idx");
+  SQLite::Statement st(
+      db, std::string(kModelSelect) + " WHERE m.trial_id = ? ORDER BY m.idx");
   for (TrialRow& t : trials) {
     st.reset();
     st.bind(1, t.id);

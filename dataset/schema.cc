@@ -71,11 +71,15 @@ const std::vector<std::vector<const char*>>& Migrations() {
           // and tests the searched hyperparameters inside the index
           // without touching the table. (An R*Tree over the same five
           // dimensions cost ~14 us per insert, over half the insert budget.)
-          "CREATE INDEX trials_divergence ON trials (divergence, lr, batch_size, adam_eps, epochs)",
+          "CREATE INDEX trials_divergence ON trials (divergence, lr, "
+          "batch_size, adam_eps, epochs)",
           "CREATE INDEX trials_arch ON trials (arch, divergence)",
-          "CREATE INDEX trials_search ON trials (search_id) WHERE search_id IS NOT NULL",
-          "CREATE INDEX trials_external ON trials (external_id) WHERE external_id != ''",
-          "CREATE INDEX models_file ON models (h5_file) WHERE h5_file IS NOT NULL",
+          "CREATE INDEX trials_search ON trials (search_id) WHERE search_id IS "
+          "NOT NULL",
+          "CREATE INDEX trials_external ON trials (external_id) WHERE "
+          "external_id != ''",
+          "CREATE INDEX models_file ON models (h5_file) WHERE h5_file IS NOT "
+          "NULL",
       },
   };
   return m;
@@ -89,7 +93,8 @@ Result<int> ReadVersion(SQLite::Database& db, const std::string& what) {
     int tables = db.execAndGet("SELECT count(*) FROM sqlite_master").getInt();
     if (tables == 0) return Status::OK();
     if (!db.tableExists("schema_version")) {
-      return Status::Corruption(what + ": not an xwires dataset (no schema_version table)");
+      return Status::Corruption(
+          what + ": not an xwires dataset (no schema_version table)");
     }
     SQLite::Statement st(db, "SELECT max(version) FROM schema_version");
     if (!st.executeStep() || st.getColumn(0).isNull()) {
@@ -104,14 +109,16 @@ Result<int> ReadVersion(SQLite::Database& db, const std::string& what) {
 
 Status CheckReadable(int version, const std::string& what) {
   if (version > kDatasetSchemaVersion) {
-    return Status::NotSupported(what + ": dataset schema version " + std::to_string(version) +
-                                " is newer than this xwires supports (" +
-                                std::to_string(kDatasetSchemaVersion) + "); upgrade xwires");
+    return Status::NotSupported(
+        what + ": dataset schema version " + std::to_string(version) +
+        " is newer than this xwires supports (" +
+        std::to_string(kDatasetSchemaVersion) + "); upgrade xwires");
   }
   if (version < 1) return Status::Corruption(what + ": dataset has no schema");
   if (version < kDatasetSchemaVersion) {
-    return Status::FailedPrecondition(what + ": dataset schema version " + std::to_string(version) +
-                                      " needs migrating; open it read-write once");
+    return Status::FailedPrecondition(
+        what + ": dataset schema version " + std::to_string(version) +
+        " needs migrating; open it read-write once");
   }
   return Status::OK();
 }
@@ -121,7 +128,8 @@ Status Migrate(SQLite::Database& db, const std::string& what) {
     SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
     XW_ASSIGN_OR_RETURN(int version, ReadVersion(db, what));
     if (version > kDatasetSchemaVersion) return CheckReadable(version, what);
-    if (version == kDatasetSchemaVersion) return Status::OK();  // tx rolls back: nothing to do
+    if (version == kDatasetSchemaVersion)
+      return Status::OK();  // tx rolls back: nothing to do
     if (version == 0) {
       db.exec(R"sql(CREATE TABLE schema_version (
                       version INTEGER NOT NULL,

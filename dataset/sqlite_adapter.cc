@@ -9,14 +9,16 @@
 
 namespace xw::sql {
 
-Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path, bool read_only,
+Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path,
+                                                       bool read_only,
                                                        bool create) {
   std::unique_ptr<SQLite::Database> db;
   Status s = Guarded(path, [&]() -> Status {
     // NOMUTEX: a Dataset (one connection) is used by one thread at a time,
     // so SQLite's per-call connection mutex is pure overhead.
     int flags = SQLite::OPEN_READWRITE | SQLite::OPEN_NOMUTEX;
-    if (read_only && ::access(path.c_str(), W_OK) != 0) flags = SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX;
+    if (read_only && ::access(path.c_str(), W_OK) != 0)
+      flags = SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX;
     if (!read_only && create) flags |= SQLite::OPEN_CREATE;
     db = std::make_unique<SQLite::Database>(path, flags, kBusyTimeoutMs);
     if (read_only) {
@@ -44,10 +46,12 @@ Status FromException(const std::exception& e, const std::string& what) {
   if (!se) return Status::Internal(msg);
   switch (se->getErrorCode()) {
     case SQLITE_NOTADB:
-      return Status::Corruption(what + ": not an SQLite database (" + e.what() + ")");
+      return Status::Corruption(what + ": not an SQLite database (" + e.what() +
+                                ")");
     case SQLITE_CORRUPT:
     case SQLITE_FORMAT:
-      return Status::Corruption(what + ": database is corrupt or truncated (" + e.what() + ")");
+      return Status::Corruption(what + ": database is corrupt or truncated (" +
+                                e.what() + ")");
     case SQLITE_CONSTRAINT:
     case SQLITE_MISMATCH:
     case SQLITE_RANGE:
@@ -72,7 +76,8 @@ void Bind(SQLite::Statement& st, int index, const Param& p) {
 }
 
 void BindAll(SQLite::Statement& st, const std::vector<Param>& params) {
-  for (size_t i = 0; i < params.size(); ++i) Bind(st, static_cast<int>(i + 1), params[i]);
+  for (size_t i = 0; i < params.size(); ++i)
+    Bind(st, static_cast<int>(i + 1), params[i]);
 }
 
 void BindReal(SQLite::Statement& st, int index, double v) {
@@ -83,7 +88,8 @@ void BindReal(SQLite::Statement& st, int index, double v) {
   }
 }
 
-void BindOptInt(SQLite::Statement& st, int index, const std::optional<int64_t>& v) {
+void BindOptInt(SQLite::Statement& st, int index,
+                const std::optional<int64_t>& v) {
   if (v) {
     st.bind(index, *v);
   } else {
@@ -100,7 +106,9 @@ std::optional<int64_t> GetOptInt(const SQLite::Column& c) {
   return c.getInt64();
 }
 
-std::string GetText(const SQLite::Column& c) { return c.isNull() ? "" : c.getString(); }
+std::string GetText(const SQLite::Column& c) {
+  return c.isNull() ? "" : c.getString();
+}
 
 std::string NowUtc() {
   std::time_t t = std::time(nullptr);

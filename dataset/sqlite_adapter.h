@@ -30,7 +30,8 @@ inline constexpr int kBusyTimeoutMs = 60000;
 // cleanup removes the -wal/-shm files it creates) but with query_only=ON; a
 // read-only file is opened SQLITE_OPEN_READONLY. Writers get WAL,
 // synchronous=FULL, foreign keys and a busy timeout. Errors name `path`.
-Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path, bool read_only,
+Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path,
+                                                       bool read_only,
                                                        bool create);
 
 // Translates an exception thrown by SQLiteCpp (or anything else) into a
@@ -52,7 +53,8 @@ void Bind(SQLite::Statement& st, int index, const Param& p);
 void BindAll(SQLite::Statement& st, const std::vector<Param>& params);
 // NaN is stored as NULL.
 void BindReal(SQLite::Statement& st, int index, double v);
-void BindOptInt(SQLite::Statement& st, int index, const std::optional<int64_t>& v);
+void BindOptInt(SQLite::Statement& st, int index,
+                const std::optional<int64_t>& v);
 
 double GetReal(const SQLite::Column& c);  // NULL -> NaN
 std::optional<int64_t> GetOptInt(const SQLite::Column& c);

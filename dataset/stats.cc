@@ -18,7 +18,8 @@ Result<std::string> GroupExpr(const std::string& by) {
   if (by == "arch") return std::string("t.arch");
   if (by == "data") return std::string("t.data_spec");
   if (by == "none") return std::string("'all'");
-  return Status::InvalidArgument("stats: unknown grouping '" + by + "' (arch, data, none)");
+  return Status::InvalidArgument("stats: unknown grouping '" + by +
+                                 "' (arch, data, none)");
 }
 
 void Summarise(std::vector<double>& d, double threshold, GroupStats& g) {
@@ -32,7 +33,8 @@ void Summarise(std::vector<double>& d, double threshold, GroupStats& g) {
   double sum = 0;
   for (double v : d) sum += v;  // sorted order: deterministic
   g.div_mean = sum / n;
-  g.at_least_threshold = d.end() - std::lower_bound(d.begin(), d.end(), threshold);
+  g.at_least_threshold =
+      d.end() - std::lower_bound(d.begin(), d.end(), threshold);
   g.share_at_least = static_cast<double>(g.at_least_threshold) / n;
 }
 
@@ -44,7 +46,8 @@ std::string ThresholdName(double t) {
 
 }  // namespace
 
-Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds, const StatsOptions& opt) {
+Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds,
+                                             const StatsOptions& opt) {
   XW_ASSIGN_OR_RETURN(std::string group, GroupExpr(opt.by));
   XW_ASSIGN_OR_RETURN(CompiledQuery c, CompileQuery(opt.filter));
   std::map<std::string, std::vector<double>> divs;
@@ -52,7 +55,8 @@ Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds, const StatsOptio
   std::map<std::string, std::map<std::string, ProfileAccuracy>> acc;
   auto& impl = ds.impl();
   XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
-    SQLite::Statement st(*impl.db, "SELECT " + group + ", t.divergence " + c.From());
+    SQLite::Statement st(*impl.db,
+                         "SELECT " + group + ", t.divergence " + c.From());
     sql::BindAll(st, c.params);
     while (st.executeStep()) {
       std::string g = sql::GetText(st.getColumn(0));
@@ -60,10 +64,13 @@ Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds, const StatsOptio
       double d = sql::GetReal(st.getColumn(1));
       if (!std::isnan(d)) divs[g].push_back(d);
     }
-    SQLite::Statement ms(*impl.db, "SELECT " + group + ", m.profile, count(m.test_acc), "
-                                   "min(m.test_acc), max(m.test_acc), avg(m.test_acc) FROM " +
-                                       c.tables + " JOIN models m ON m.trial_id = t.id WHERE " +
-                                       c.where + " GROUP BY 1, 2");
+    SQLite::Statement ms(
+        *impl.db,
+        "SELECT " + group +
+            ", m.profile, count(m.test_acc), "
+            "min(m.test_acc), max(m.test_acc), avg(m.test_acc) FROM " +
+            c.tables + " JOIN models m ON m.trial_id = t.id WHERE " + c.where +
+            " GROUP BY 1, 2");
     sql::BindAll(ms, c.params);
     while (ms.executeStep()) {
       ProfileAccuracy p;
@@ -88,10 +95,13 @@ Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds, const StatsOptio
     for (auto& [name, p] : acc[g]) {
       s.profiles.push_back(p);
       ProfileAccuracy& a = all_acc[name];
-      double total = (std::isnan(a.mean_acc) ? 0 : a.mean_acc * a.n) + p.mean_acc * p.n;
+      double total =
+          (std::isnan(a.mean_acc) ? 0 : a.mean_acc * a.n) + p.mean_acc * p.n;
       a.profile = name;
-      a.min_acc = std::isnan(a.min_acc) ? p.min_acc : std::min(a.min_acc, p.min_acc);
-      a.max_acc = std::isnan(a.max_acc) ? p.max_acc : std::max(a.max_acc, p.max_acc);
+      a.min_acc =
+          std::isnan(a.min_acc) ? p.min_acc : std::min(a.min_acc, p.min_acc);
+      a.max_acc =
+          std::isnan(a.max_acc) ? p.max_acc : std::max(a.max_acc, p.max_acc);
       a.n += p.n;
       a.mean_acc = a.n ? total / a.n : kUnknown;
     }
@@ -108,24 +118,32 @@ Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds, const StatsOptio
   return out;
 }
 
-Table StatsTable(const std::vector<GroupStats>& stats, const StatsOptions& opt) {
+Table StatsTable(const std::vector<GroupStats>& stats,
+                 const StatsOptions& opt) {
   std::set<std::string> profiles;
   for (const auto& g : stats) {
     for (const auto& p : g.profiles) profiles.insert(p.profile);
   }
   Table t;
-  t.columns = {opt.by == "none" ? "group" : opt.by, "trials",   "div_min", "div_max",
-               "div_median", "div_mean", "share_ge_" + ThresholdName(opt.threshold)};
+  t.columns = {opt.by == "none" ? "group" : opt.by,
+               "trials",
+               "div_min",
+               "div_max",
+               "div_median",
+               "div_mean",
+               "share_ge_" + ThresholdName(opt.threshold)};
   for (const auto& p : profiles) {
     t.columns.push_back("acc_min_" + p);
     t.columns.push_back("acc_max_" + p);
   }
   for (const auto& g : stats) {
-    std::vector<Cell> row = {g.group,     g.trials,     g.div_min,       g.div_max,
-                             g.div_median, g.div_mean, g.share_at_least};
+    std::vector<Cell> row = {g.group,         g.trials,     g.div_min,
+                             g.div_max,       g.div_median, g.div_mean,
+                             g.share_at_least};
     for (const auto& name : profiles) {
-      auto it = std::find_if(g.profiles.begin(), g.profiles.end(),
-                             [&](const ProfileAccuracy& p) { return p.profile == name; });
+      auto it = std::find_if(
+          g.profiles.begin(), g.profiles.end(),
+          [&](const ProfileAccuracy& p) { return p.profile == name; });
       row.push_back(it == g.profiles.end() ? Cell{} : Cell{it->min_acc});
       row.push_back(it == g.profiles.end() ? Cell{} : Cell{it->max_acc});
     }
@@ -143,7 +161,8 @@ Result<std::vector<std::pair<std::string, std::vector<TrialRow>>>> TopTrials(
   if (archs.empty()) {
     auto& impl = ds.impl();
     XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
-      SQLite::Statement st(*impl.db, "SELECT DISTINCT arch FROM trials ORDER BY arch");
+      SQLite::Statement st(*impl.db,
+                           "SELECT DISTINCT arch FROM trials ORDER BY arch");
       while (st.executeStep()) archs.push_back(st.getColumn(0).getString());
       return Status::OK();
     }));
@@ -154,7 +173,8 @@ Result<std::vector<std::pair<std::string, std::vector<TrialRow>>>> TopTrials(
     TrialQuery q = opt.filter;
     q.archs = {a};
     // Unknown divergences never rank (neither top nor bottom).
-    q.where = q.where.empty() ? "diff is not null" : "(" + q.where + ") and diff is not null";
+    q.where = q.where.empty() ? "diff is not null"
+                              : "(" + q.where + ") and diff is not null";
     q.order_by = {opt.bottom ? "diff" : "-diff"};
     q.limit = opt.k;
     XW_ASSIGN_OR_RETURN(auto rows, ds.Query(q));
@@ -175,21 +195,24 @@ std::vector<std::string> ProfilesOf(const std::vector<const TrialRow*>& rows) {
 Cell Opt(const std::optional<int64_t>& v) { return v ? Cell{*v} : Cell{}; }
 }  // namespace
 
-Table TopTable(const std::vector<std::pair<std::string, std::vector<TrialRow>>>& top) {
+Table TopTable(
+    const std::vector<std::pair<std::string, std::vector<TrialRow>>>& top) {
   std::vector<const TrialRow*> all;
   for (const auto& [a, rows] : top) {
     for (const auto& r : rows) all.push_back(&r);
   }
   std::vector<std::string> profiles = ProfilesOf(all);
   Table t;
-  t.columns = {"arch", "rank", "id", "name", "lr", "adam_eps", "batch_size", "epochs"};
+  t.columns = {"arch", "rank",     "id",         "name",
+               "lr",   "adam_eps", "batch_size", "epochs"};
   for (const auto& p : profiles) t.columns.push_back("acc_" + p);
   t.columns.push_back("diff");
   for (const auto& [arch, rows] : top) {
     for (size_t i = 0; i < rows.size(); ++i) {
       const TrialRow& r = rows[i];
-      std::vector<Cell> row = {arch,       int64_t(i + 1), r.id,          r.external_id,
-                               r.lr,       r.adam_eps,     Opt(r.batch_size), Opt(r.epochs)};
+      std::vector<Cell> row = {
+          arch,       int64_t(i + 1),    r.id,         r.external_id, r.lr,
+          r.adam_eps, Opt(r.batch_size), Opt(r.epochs)};
       for (const auto& p : profiles) {
         const ModelRow* m = r.Model(p);
         row.push_back(m ? Cell{m->test_acc} : Cell{});
@@ -206,14 +229,18 @@ Table TrialsTable(const std::vector<TrialRow>& rows) {
   for (const auto& r : rows) ptrs.push_back(&r);
   std::vector<std::string> profiles = ProfilesOf(ptrs);
   Table t;
-  t.columns = {"id", "arch", "name", "status", "lr", "adam_eps", "beta1", "beta2", "weight_decay",
-               "batch_size", "epochs", "seed"};
+  t.columns = {"id",           "arch",       "name",   "status",
+               "lr",           "adam_eps",   "beta1",  "beta2",
+               "weight_decay", "batch_size", "epochs", "seed"};
   for (const auto& p : profiles) t.columns.push_back("acc_" + p);
   t.columns.push_back("diff");
   for (const TrialRow& r : rows) {
-    std::vector<Cell> row = {r.id,     r.arch,         r.external_id,     r.status,
-                             r.lr,     r.adam_eps,     r.beta1,           r.beta2,
-                             r.weight_decay, Opt(r.batch_size), Opt(r.epochs), Opt(r.seed)};
+    std::vector<Cell> row = {r.id,           r.arch,
+                             r.external_id,  r.status,
+                             r.lr,           r.adam_eps,
+                             r.beta1,        r.beta2,
+                             r.weight_decay, Opt(r.batch_size),
+                             Opt(r.epochs),  Opt(r.seed)};
     for (const auto& p : profiles) {
       const ModelRow* m = r.Model(p);
       row.push_back(m ? Cell{m->test_acc} : Cell{});

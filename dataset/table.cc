@@ -57,7 +57,8 @@ std::string AlignedTable(const Table& t) {
   }
   auto numeric = [&](size_t c) {
     for (const auto& row : t.rows) {
-      if (c < row.size() && std::holds_alternative<std::string>(row[c])) return false;
+      if (c < row.size() && std::holds_alternative<std::string>(row[c]))
+        return false;
     }
     return true;
   };
@@ -87,17 +88,24 @@ Result<TableFormat> ParseTableFormat(const std::string& name) {
   if (name == "table") return TableFormat::kTable;
   if (name == "csv") return TableFormat::kCsv;
   if (name == "json") return TableFormat::kJson;
-  return Status::InvalidArgument("unknown format '" + name + "' (table, csv, json)");
+  return Status::InvalidArgument("unknown format '" + name +
+                                 "' (table, csv, json)");
 }
 
 std::string FormatTable(const Table& t, TableFormat format) {
   if (format == TableFormat::kTable) return AlignedTable(t);
   if (format == TableFormat::kCsv) {
     std::string out;
-    for (size_t c = 0; c < t.columns.size(); ++c) out += (c ? "," : "") + CsvField(t.columns[c]);
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      if (c) out += ',';
+      out += CsvField(t.columns[c]);
+    }
     out += "\n";
     for (const auto& row : t.rows) {
-      for (size_t c = 0; c < row.size(); ++c) out += (c ? "," : "") + CsvField(Text(row[c], false));
+      for (size_t c = 0; c < row.size(); ++c) {
+        if (c) out += ',';
+        out += CsvField(Text(row[c], false));
+      }
       out += "\n";
     }
     return out;
@@ -107,10 +115,14 @@ std::string FormatTable(const Table& t, TableFormat format) {
     nlohmann::ordered_json o = nlohmann::ordered_json::object();
     for (size_t c = 0; c < t.columns.size() && c < row.size(); ++c) {
       const Cell& v = row[c];
-      if (IsNull(v)) o[t.columns[c]] = nullptr;
-      else if (const auto* i = std::get_if<int64_t>(&v)) o[t.columns[c]] = *i;
-      else if (const auto* d = std::get_if<double>(&v)) o[t.columns[c]] = *d;
-      else o[t.columns[c]] = std::get<std::string>(v);
+      if (IsNull(v))
+        o[t.columns[c]] = nullptr;
+      else if (const auto* i = std::get_if<int64_t>(&v))
+        o[t.columns[c]] = *i;
+      else if (const auto* d = std::get_if<double>(&v))
+        o[t.columns[c]] = *d;
+      else
+        o[t.columns[c]] = std::get<std::string>(v);
     }
     arr.push_back(std::move(o));
   }

@@ -21,14 +21,16 @@ Status WriteTensorFile(const std::string& path, const NamedTensors& tensors,
                        const std::map<std::string, std::string>& string_attrs) {
   for (const auto& [k, v] : string_attrs) {
     if (k == "format" || k == "tensor_order") {
-      return Status::InvalidArgument(path + ": attribute name '" + k + "' is reserved");
+      return Status::InvalidArgument(path + ": attribute name '" + k +
+                                     "' is reserved");
     }
   }
   auto lock = h5::H5Guard();
   return h5::AtomicCreate(path, [&](hid_t file) -> Status {
     XW_RETURN_IF_ERROR(h5::WriteTensors(file, tensors, path));
     XW_RETURN_IF_ERROR(h5::WriteStringAttr(file, "format", kFormat));
-    for (const auto& [k, v] : string_attrs) XW_RETURN_IF_ERROR(h5::WriteStringAttr(file, k, v));
+    for (const auto& [k, v] : string_attrs)
+      XW_RETURN_IF_ERROR(h5::WriteStringAttr(file, k, v));
     return Status::OK();
   });
 }
@@ -39,23 +41,27 @@ Result<NamedTensors> ReadTensorFile(const std::string& path) {
   return h5::ReadTensors(file.get(), path);
 }
 
-Result<std::map<std::string, std::string>> ReadTensorFileAttrs(const std::string& path) {
+Result<std::map<std::string, std::string>> ReadTensorFileAttrs(
+    const std::string& path) {
   auto lock = h5::H5Guard();
   XW_ASSIGN_OR_RETURN(h5::Handle file, h5::OpenReadOnly(path));
   return h5::ReadStringAttrs(file.get(), path);
 }
 
 std::string WeightsSha256(const NamedTensors& tensors) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(),
+                                                              EVP_MD_CTX_free);
   EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
   std::vector<int64_t> ints;
   for (const NamedTensor& t : tensors) {
     if (t.is_int64) {
       ints.resize(t.value.size());
-      for (size_t i = 0; i < ints.size(); ++i) ints[i] = static_cast<int64_t>(t.value[i]);
+      for (size_t i = 0; i < ints.size(); ++i)
+        ints[i] = static_cast<int64_t>(t.value[i]);
       EVP_DigestUpdate(ctx.get(), ints.data(), ints.size() * sizeof(int64_t));
     } else {
-      EVP_DigestUpdate(ctx.get(), t.value.data(), t.value.size() * sizeof(float));
+      EVP_DigestUpdate(ctx.get(), t.value.data(),
+                       t.value.size() * sizeof(float));
     }
   }
   unsigned char md[EVP_MAX_MD_SIZE];

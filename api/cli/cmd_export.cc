@@ -20,7 +20,8 @@ struct ExportArgs {
 void RunExport(const ExportArgs& a) {
   TableFormat format = Unwrap(ParseTableFormat(a.format));
   if (format == TableFormat::kTable) {
-    Check(Status::InvalidArgument("export: unknown format '" + a.format + "' (csv, json)"));
+    Check(Status::InvalidArgument("export: unknown format '" + a.format +
+                                  "' (csv, json)"));
   }
   auto ds = Unwrap(Dataset::Open(a.dataset, OpenMode::kReadOnly));
   if (a.output.empty() || a.output == "-") {

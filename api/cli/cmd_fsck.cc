@@ -19,29 +19,37 @@ struct FsckArgs {
 void RunFsck(const FsckArgs& a) {
   FsckReport r = Unwrap(Fsck(a.dataset, {a.repair, a.verify}));
   for (const FsckIssue& i : r.issues) {
-    std::printf("%s: %s%s%s%s%s\n", i.kind.c_str(), i.path.c_str(),
-                i.trial_id ? (" trial " + std::to_string(i.trial_id)).c_str() : "",
-                i.detail.empty() ? "" : ": ", i.detail.c_str(), i.repaired ? " [repaired]" : "");
+    std::printf(
+        "%s: %s%s%s%s%s\n", i.kind.c_str(), i.path.c_str(),
+        i.trial_id ? (" trial " + std::to_string(i.trial_id)).c_str() : "",
+        i.detail.empty() ? "" : ": ", i.detail.c_str(),
+        i.repaired ? " [repaired]" : "");
   }
   int64_t open = 0;
   for (const FsckIssue& i : r.issues) open += !i.repaired;
-  std::printf("%s: %lld trials, %lld models, %lld files; %zu problem(s), %lld unrepaired\n",
-              a.dataset.c_str(), static_cast<long long>(r.trials),
-              static_cast<long long>(r.models), static_cast<long long>(r.files), r.issues.size(),
-              static_cast<long long>(open));
+  std::printf(
+      "%s: %lld trials, %lld models, %lld files; %zu problem(s), %lld "
+      "unrepaired\n",
+      a.dataset.c_str(), static_cast<long long>(r.trials),
+      static_cast<long long>(r.models), static_cast<long long>(r.files),
+      r.issues.size(), static_cast<long long>(open));
   if (open > 0) {
-    Check(Status::Corruption(a.dataset + ": " + std::to_string(open) + " problem(s) found" +
-                             (a.repair ? " that cannot be repaired" : "; run with --repair")));
+    Check(Status::Corruption(
+        a.dataset + ": " + std::to_string(open) + " problem(s) found" +
+        (a.repair ? " that cannot be repaired" : "; run with --repair")));
   }
 }
 
 void RegisterFsck(CLI::App& app) {
   auto a = std::make_shared<FsckArgs>();
-  auto* cmd = app.add_subcommand("fsck", "Check (and repair) a dataset's files and rows");
+  auto* cmd = app.add_subcommand(
+      "fsck", "Check (and repair) a dataset's files and rows");
   cmd->add_option("dataset", a->dataset, "Dataset directory")->required();
-  cmd->add_flag("--repair", a->repair, "Delete rows pointing at missing/damaged files, "
-                                       "move orphan files to lost+found/");
-  cmd->add_flag("--verify", a->verify, "Also read every stored weight set and check its sha256");
+  cmd->add_flag("--repair", a->repair,
+                "Delete rows pointing at missing/damaged files, "
+                "move orphan files to lost+found/");
+  cmd->add_flag("--verify", a->verify,
+                "Also read every stored weight set and check its sha256");
   cmd->callback([a] { RunFsck(*a); });
 }
 XW_CLI_COMMAND(260, RegisterFsck);

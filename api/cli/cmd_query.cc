@@ -1,8 +1,9 @@
 // `xwires query DATASET`: trials matching a filter, nearest trials to a
 // hyperparameter point, as a table, CSV or JSON.
-//   xwires query DS --where "lr >= 1e-3 and batch_size < 500 and diff > 0.3" \
+//   xwires query DS --where "lr >= 1e-3 and batch_size < 500 and diff > 0.3"
 //       --arch vgg16 --sort -diff --limit 10 --format table
-//   xwires query DS --near "lr=0.05,adam_eps=0.2,batch_size=200,epochs=20" --limit 5
+//   xwires query DS --near "lr=0.05,adam_eps=0.2,batch_size=200,epochs=20"
+//       --limit 5
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -45,7 +46,8 @@ void RunQuery(const QueryArgs& a) {
     for (auto& n : near) rows.push_back(n.trial);
     t = TrialsTable(rows);
     t.columns.insert(t.columns.begin(), "distance");
-    for (size_t i = 0; i < near.size(); ++i) t.rows[i].insert(t.rows[i].begin(), near[i].distance);
+    for (size_t i = 0; i < near.size(); ++i)
+      t.rows[i].insert(t.rows[i].begin(), near[i].distance);
   } else {
     t = TrialsTable(Unwrap(ds->Query(q)));
   }
@@ -55,24 +57,36 @@ void RunQuery(const QueryArgs& a) {
 
 void RegisterQuery(CLI::App& app) {
   auto a = std::make_shared<QueryArgs>();
-  auto* cmd = app.add_subcommand("query", "List trials of a dataset matching a filter");
+  auto* cmd =
+      app.add_subcommand("query", "List trials of a dataset matching a filter");
   cmd->add_option("dataset", a->dataset, "Dataset directory")->required();
-  cmd->add_option("--where", a->where,
-                  "Filter, e.g. \"lr >= 1e-3 and batch_size < 500 and diff > 0.3\" "
-                  "(fields: lr adam_eps beta1 beta2 weight_decay batch_size epochs seed diff id "
-                  "search_id arch data status name provenance acc_<profile> train_acc_<profile> "
-                  "loss_<profile> train_loss_<profile>; and/or/not, parentheses)");
+  cmd->add_option(
+      "--where", a->where,
+      "Filter, e.g. \"lr >= 1e-3 and batch_size < 500 and diff > 0.3\" "
+      "(fields: lr adam_eps beta1 beta2 weight_decay batch_size epochs seed "
+      "diff id "
+      "search_id arch data status name provenance acc_<profile> "
+      "train_acc_<profile> "
+      "loss_<profile> train_loss_<profile>; and/or/not, parentheses)");
   cmd->add_option("--arch", a->archs, "Only these architectures (repeatable)");
-  cmd->add_option("--profile", a->profiles, "Only trials with a model of this profile (repeatable)");
-  cmd->add_option("--status", a->statuses, "Only trials with this status (ok, diverged, failed, incomplete)");
-  cmd->add_option("--sort", a->sort, "Sort field, '-' prefix for descending (e.g. -diff); repeatable");
-  cmd->add_option("--limit", a->limit, "At most this many rows (default all; 10 with --near)");
+  cmd->add_option("--profile", a->profiles,
+                  "Only trials with a model of this profile (repeatable)");
+  cmd->add_option(
+      "--status", a->statuses,
+      "Only trials with this status (ok, diverged, failed, incomplete)");
+  cmd->add_option(
+      "--sort", a->sort,
+      "Sort field, '-' prefix for descending (e.g. -diff); repeatable");
+  cmd->add_option("--limit", a->limit,
+                  "At most this many rows (default all; 10 with --near)");
   cmd->add_option("--offset", a->offset, "Skip this many rows");
-  cmd->add_option("--near", a->near,
-                  "Nearest trials to name=value,... in normalised hyperparameter space "
-                  "(log scale for lr and adam_eps)");
+  cmd->add_option(
+      "--near", a->near,
+      "Nearest trials to name=value,... in normalised hyperparameter space "
+      "(log scale for lr and adam_eps)");
   cmd->add_option("--format", a->format, "table, csv or json");
-  cmd->add_flag("--count", a->count, "Print only the number of matching trials");
+  cmd->add_flag("--count", a->count,
+                "Print only the number of matching trials");
   cmd->callback([a] { RunQuery(*a); });
 }
 XW_CLI_COMMAND(200, RegisterQuery);

@@ -23,11 +23,18 @@ std::string Num(double v) {
   return v != v ? "-" : buf;
 }
 
-void PrintTable(const TrialRow& t, const std::vector<std::vector<EpochMetrics>>& curves, bool full) {
+void PrintTable(const TrialRow& t,
+                const std::vector<std::vector<EpochMetrics>>& curves,
+                bool full) {
   std::string out;
-  auto kv = [&](const std::string& k, const std::string& v) { out += k + ": " + v + "\n"; };
-  auto opt = [](const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "-"; };
-  kv("trial", std::to_string(t.id) + (t.external_id.empty() ? "" : " (" + t.external_id + ")"));
+  auto kv = [&](const std::string& k, const std::string& v) {
+    out += k + ": " + v + "\n";
+  };
+  auto opt = [](const std::optional<int64_t>& v) {
+    return v ? std::to_string(*v) : "-";
+  };
+  kv("trial", std::to_string(t.id) +
+                  (t.external_id.empty() ? "" : " (" + t.external_id + ")"));
   kv("arch", t.arch);
   kv("data", t.data_spec);
   kv("status", t.status);
@@ -45,36 +52,42 @@ void PrintTable(const TrialRow& t, const std::vector<std::vector<EpochMetrics>>&
   kv("hparams", t.hparams_json);
   kv("extra", t.extra_json);
   Table m;
-  m.columns = {"model", "profile", "status", "train_acc", "test_acc", "train_loss", "test_loss",
-               "epochs", "weights", "params", "wall_s"};
+  m.columns = {"model",    "profile",    "status",    "train_acc",
+               "test_acc", "train_loss", "test_loss", "epochs",
+               "weights",  "params",     "wall_s"};
   for (const auto& r : t.models) {
-    m.rows.push_back({r.id, r.profile + (r.external ? " (external)" : ""), r.status, r.train_acc,
-                      r.test_acc, r.train_loss, r.test_loss, r.n_epochs,
-                      r.has_weights ? r.weights_sha256.substr(0, 12) : std::string("-"),
-                      r.param_count, r.wall_time_s});
+    m.rows.push_back(
+        {r.id, r.profile + (r.external ? " (external)" : ""), r.status,
+         r.train_acc, r.test_acc, r.train_loss, r.test_loss, r.n_epochs,
+         r.has_weights ? r.weights_sha256.substr(0, 12) : std::string("-"),
+         r.param_count, r.wall_time_s});
   }
   out += "\n" + FormatTable(m, TableFormat::kTable);
   for (size_t i = 0; full && i < t.models.size(); ++i) {
     Table c;
-    c.columns = {"epoch", "train_loss_mean", "train_loss_last", "train_acc", "test_loss", "test_acc"};
+    c.columns = {"epoch",     "train_loss_mean", "train_loss_last",
+                 "train_acc", "test_loss",       "test_acc"};
     for (const auto& e : curves[i]) {
-      c.rows.push_back({int64_t{e.epoch}, e.train_loss_mean, e.train_loss_last, e.train_acc,
-                        e.test_loss, e.test_acc});
+      c.rows.push_back({int64_t{e.epoch}, e.train_loss_mean, e.train_loss_last,
+                        e.train_acc, e.test_loss, e.test_acc});
     }
-    out += "\ncurves of " + t.models[i].profile + ":\n" + FormatTable(c, TableFormat::kTable);
+    out += "\ncurves of " + t.models[i].profile + ":\n" +
+           FormatTable(c, TableFormat::kTable);
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
 }
 
 void RunShow(const ShowArgs& a) {
   if (a.format != "table" && a.format != "json") {
-    Check(Status::InvalidArgument("show: unknown format '" + a.format + "' (table, json)"));
+    Check(Status::InvalidArgument("show: unknown format '" + a.format +
+                                  "' (table, json)"));
   }
   auto ds = Unwrap(Dataset::Open(a.dataset, OpenMode::kReadOnly));
   TrialRow t = Unwrap(ds->GetTrial(a.trial));
   std::vector<std::vector<EpochMetrics>> curves;
   if (a.curves) {
-    for (const auto& m : t.models) curves.push_back(Unwrap(ds->LoadCurves(m.id)));
+    for (const auto& m : t.models)
+      curves.push_back(Unwrap(ds->LoadCurves(m.id)));
   }
   if (a.format == "json") {
     std::string out = TrialJson(t, a.curves ? &curves : nullptr);
@@ -86,7 +99,8 @@ void RunShow(const ShowArgs& a) {
 
 void RegisterShow(CLI::App& app) {
   auto a = std::make_shared<ShowArgs>();
-  auto* cmd = app.add_subcommand("show", "Show one trial, its models and curves");
+  auto* cmd =
+      app.add_subcommand("show", "Show one trial, its models and curves");
   cmd->add_option("dataset", a->dataset, "Dataset directory")->required();
   cmd->add_option("trial", a->trial, "Trial id")->required();
   cmd->add_flag("--curves", a->curves, "Include per-epoch curves");

@@ -31,11 +31,13 @@ void RunStats(const StatsArgs& a) {
 
 void RegisterStats(CLI::App& app) {
   auto a = std::make_shared<StatsArgs>();
-  auto* cmd = app.add_subcommand(
-      "stats", "Divergence min/max/median/mean, share >= threshold and accuracy ranges per group");
+  auto* cmd = app.add_subcommand("stats",
+                                 "Divergence min/max/median/mean, share >= "
+                                 "threshold and accuracy ranges per group");
   cmd->add_option("dataset", a->dataset, "Dataset directory")->required();
   cmd->add_option("--by", a->by, "Group by arch, data or none");
-  cmd->add_option("--threshold", a->threshold, "Divergence threshold of the share column");
+  cmd->add_option("--threshold", a->threshold,
+                  "Divergence threshold of the share column");
   cmd->add_option("--where", a->where, "Filter (see `xwires query --help`)");
   cmd->add_option("--arch", a->archs, "Only these architectures (repeatable)");
   cmd->add_option("--format", a->format, "table, csv or json");

@@ -31,7 +31,8 @@ void RunTop(const TopArgs& a) {
 
 void RegisterTop(CLI::App& app) {
   auto a = std::make_shared<TopArgs>();
-  auto* cmd = app.add_subcommand("top", "The k most (or least) divergent trials per architecture");
+  auto* cmd = app.add_subcommand(
+      "top", "The k most (or least) divergent trials per architecture");
   cmd->add_option("dataset", a->dataset, "Dataset directory")->required();
   cmd->add_option("--k", a->k, "Trials per architecture");
   cmd->add_flag("--bottom", a->bottom, "Least divergent instead of most");

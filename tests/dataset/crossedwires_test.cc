@@ -1,5 +1,7 @@
 // CrossedWires import through the CLI: the study's published numbers, and
 // bad CSVs that must leave the disk untouched.
+#include "xwires/dataset/crossedwires.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,7 +12,6 @@
 #include <sstream>
 
 #include "test_util.h"
-#include "xwires/dataset/crossedwires.h"
 #include "xwires/dataset/dataset.h"
 
 namespace xw {
@@ -23,12 +24,15 @@ using testutil::Xwires;
 // The study's CSVs: ../shared/crossedwires beside the clone if present, else
 // the committed copy (identical files) under tests/fixtures.
 std::string CsvDir() {
-  std::string shared = std::string(XWIRES_SOURCE_DIR) + "/../shared/crossedwires";
+  std::string shared =
+      std::string(XWIRES_SOURCE_DIR) + "/../shared/crossedwires";
   if (fs::exists(shared + "/vgg16_cifar10_results.csv")) return shared;
   return std::string(XWIRES_SOURCE_DIR) + "/tests/fixtures/crossedwires";
 }
 
-std::string Csv(const std::string& arch) { return CsvDir() + "/" + arch + "_cifar10_results.csv"; }
+std::string Csv(const std::string& arch) {
+  return CsvDir() + "/" + arch + "_cifar10_results.csv";
+}
 
 // Three significant digits, the precision the study reports.
 std::string Sig3(double v) {
@@ -38,7 +42,8 @@ std::string Sig3(double v) {
 }
 
 // Parses `xwires ... --format csv` output (no quoted fields expected).
-std::vector<std::map<std::string, std::string>> ParseCsv(const std::string& text) {
+std::vector<std::map<std::string, std::string>> ParseCsv(
+    const std::string& text) {
   std::istringstream in(text);
   std::string line;
   std::vector<std::string> header;
@@ -57,7 +62,8 @@ std::vector<std::map<std::string, std::string>> ParseCsv(const std::string& text
     }
     auto cells = split(line);
     std::map<std::string, std::string> row;
-    for (size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+    for (size_t i = 0; i < header.size() && i < cells.size(); ++i)
+      row[header[i]] = cells[i];
     rows.push_back(row);
   }
   return rows;
@@ -68,8 +74,8 @@ class CrossedWiresImport : public ::testing::Test {
   static void SetUpTestSuite() {
     tmp_ = new testutil::TempDir();
     for (const char* arch : {"vgg16", "resnet50", "densenet121"}) {
-      auto r = Xwires("import-crossedwires " + ShellQuote(Dir()) + " " + ShellQuote(Csv(arch)) +
-                      " --arch " + arch);
+      auto r = Xwires("import-crossedwires " + ShellQuote(Dir()) + " " +
+                      ShellQuote(Csv(arch)) + " --arch " + arch);
       ASSERT_EQ(r.exit_code, 0) << r.err;
       imports_[arch] = r.out;
     }
@@ -87,10 +93,14 @@ testutil::TempDir* CrossedWiresImport::tmp_ = nullptr;
 std::map<std::string, std::string> CrossedWiresImport::imports_;
 
 TEST_F(CrossedWiresImport, ReportsEveryRowIncludingUnfinishedRuns) {
-  EXPECT_NE(imports_["vgg16"].find("400 rows (400 finished); imported 400 trials"), std::string::npos)
+  EXPECT_NE(
+      imports_["vgg16"].find("400 rows (400 finished); imported 400 trials"),
+      std::string::npos)
       << imports_["vgg16"];
-  EXPECT_NE(imports_["vgg16"].find("2 rows without loss curves"), std::string::npos);
-  EXPECT_NE(imports_["resnet50"].find("400 rows (399 finished, 1 running); imported 400"),
+  EXPECT_NE(imports_["vgg16"].find("2 rows without loss curves"),
+            std::string::npos);
+  EXPECT_NE(imports_["resnet50"].find(
+                "400 rows (399 finished, 1 running); imported 400"),
             std::string::npos)
       << imports_["resnet50"];
   auto ds = Dataset::Open(Dir()).value();
@@ -100,8 +110,10 @@ TEST_F(CrossedWiresImport, ReportsEveryRowIncludingUnfinishedRuns) {
   auto rows = ds->Query(running).value();
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].external_id, "dual_train_3450eb44");
-  EXPECT_NE(rows[0].extra_json.find("\"state\":\"running\""), std::string::npos);
-  EXPECT_EQ(ds->ProfileNames().value(), (std::vector<std::string>{"pytorch", "tensorflow"}));
+  EXPECT_NE(rows[0].extra_json.find("\"state\":\"running\""),
+            std::string::npos);
+  EXPECT_EQ(ds->ProfileNames().value(),
+            (std::vector<std::string>{"pytorch", "tensorflow"}));
 }
 
 TEST_F(CrossedWiresImport, LossCurvesKeepHugeValues) {
@@ -128,22 +140,25 @@ TEST_F(CrossedWiresImport, LossCurvesKeepHugeValues) {
 TEST_F(CrossedWiresImport, StatsAgreeWithTheStudy) {
   // Known values: computed independently with pandas 1.5 (Debian
   // python3-pandas) from the three CSVs:
-  //   d = pd.read_csv(f); d.accuracy_diff.agg(['min', 'max', 'median', 'mean']),
-  //   (d.accuracy_diff >= 0.05).mean(), d.pt_test_acc.agg(['min','max']), ...
+  //   d = pd.read_csv(f); d.accuracy_diff.agg(['min', 'max', 'median',
+  //   'mean']), (d.accuracy_diff >= 0.05).mean(),
+  //   d.pt_test_acc.agg(['min','max']), ...
   // and, over all 1200 rows, (accuracy_diff >= 0.05).mean() = 628/1200.
   struct Known {
     double min, max, median, mean, share, pt_min, pt_max, tf_min, tf_max;
   };
   const std::map<std::string, Known> known = {
       {"vgg16",
-       {4.17e-10, 0.681519394, 0.0843387575, 0.12280131364205502, 0.5925, 0.095912734, 0.785600001,
-        0.100000001, 0.79610002}},
+       {4.17e-10, 0.681519394, 0.0843387575, 0.12280131364205502, 0.5925,
+        0.095912734, 0.785600001, 0.100000001, 0.79610002}},
       {"resnet50",
-       {0.0001369467595728, 0.4520065635442734, 0.041836800103519, 0.07793020935341255, 0.4525,
-        0.097813936157359, 0.6994659810126582, 0.0493000000715255, 0.6712999939918518}},
+       {0.0001369467595728, 0.4520065635442734, 0.041836800103519,
+        0.07793020935341255, 0.4525, 0.097813936157359, 0.6994659810126582,
+        0.0493000000715255, 0.6712999939918518}},
       {"densenet121",
-       {9.98986328577e-05, 0.4389605228515232, 0.0544690569241841, 0.10978129264343824, 0.525,
-        0.0919075222272012, 0.7759999979734421, 0.0882999971508979, 0.7656000256538391}},
+       {9.98986328577e-05, 0.4389605228515232, 0.0544690569241841,
+        0.10978129264343824, 0.525, 0.0919075222272012, 0.7759999979734421,
+        0.0882999971508979, 0.7656000256538391}},
   };
   auto r = Xwires("stats " + ShellQuote(Dir()) + " --format csv");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -154,8 +169,10 @@ TEST_F(CrossedWiresImport, StatsAgreeWithTheStudy) {
     if (arch == "all") {
       EXPECT_EQ(row.at("trials"), "1200");
       char pct[16];
-      std::snprintf(pct, sizeof pct, "%.1f", 100 * std::stod(row.at("share_ge_0.05")));
-      EXPECT_STREQ(pct, "52.3");  // the study: 52.3% of 1200 trials diverge by >= 0.05
+      std::snprintf(pct, sizeof pct, "%.1f",
+                    100 * std::stod(row.at("share_ge_0.05")));
+      EXPECT_STREQ(
+          pct, "52.3");  // the study: 52.3% of 1200 trials diverge by >= 0.05
       continue;
     }
     SCOPED_TRACE(arch);
@@ -183,7 +200,8 @@ TEST_F(CrossedWiresImport, TopListsTheMostDivergentTrials) {
   EXPECT_EQ(rows[6].at("name"), "dual_train_5e67eae2");
   EXPECT_EQ(rows[0].at("name"), "dual_train_a0e76fd4");  // densenet121
   EXPECT_EQ(rows[3].at("name"), "dual_train_85721cc8");  // resnet50
-  auto b = Xwires("top " + ShellQuote(Dir()) + " --k 1 --bottom --arch resnet50 --format csv");
+  auto b = Xwires("top " + ShellQuote(Dir()) +
+                  " --k 1 --bottom --arch resnet50 --format csv");
   ASSERT_EQ(b.exit_code, 0) << b.err;
   auto brows = ParseCsv(b.out);
   ASSERT_EQ(brows.size(), 1u);
@@ -192,23 +210,27 @@ TEST_F(CrossedWiresImport, TopListsTheMostDivergentTrials) {
 
 TEST_F(CrossedWiresImport, ReimportSkipsEverythingAndChangesNothing) {
   std::string before = testutil::HashTree(Dir());
-  auto r = Xwires("import-crossedwires " + ShellQuote(Dir()) + " " + ShellQuote(Csv("vgg16")) +
-                  " --arch vgg16");
+  auto r = Xwires("import-crossedwires " + ShellQuote(Dir()) + " " +
+                  ShellQuote(Csv("vgg16")) + " --arch vgg16");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("imported 0 trials as arch vgg16, skipped 400"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("imported 0 trials as arch vgg16, skipped 400"),
+            std::string::npos)
+      << r.out;
   EXPECT_EQ(testutil::HashTree(Dir()), before);
 }
 
 TEST_F(CrossedWiresImport, QueryFromTheIssue) {
-  auto r = Xwires("query " + ShellQuote(Dir()) +
-                  " --where 'lr >= 1e-3 and batch_size < 500 and diff > 0.3' --arch vgg16"
-                  " --sort -diff --limit 10 --format json");
+  auto r = Xwires(
+      "query " + ShellQuote(Dir()) +
+      " --where 'lr >= 1e-3 and batch_size < 500 and diff > 0.3' --arch vgg16"
+      " --sort -diff --limit 10 --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"name\": \"dual_train_5e67eae2\""), std::string::npos);
-  auto n = Xwires("query " + ShellQuote(Dir()) +
-                  " --where 'lr >= 1e-3 and batch_size < 500 and diff > 0.3' --count");
-  // pandas: ((d.learning_rate >= 1e-3) & (d.batch_size < 500) & (d.accuracy_diff > 0.3)).sum()
-  // summed over the three files = 40.
+  auto n = Xwires(
+      "query " + ShellQuote(Dir()) +
+      " --where 'lr >= 1e-3 and batch_size < 500 and diff > 0.3' --count");
+  // pandas: ((d.learning_rate >= 1e-3) & (d.batch_size < 500) &
+  // (d.accuracy_diff > 0.3)).sum() summed over the three files = 40.
   EXPECT_EQ(n.out, "40\n");
 }
 
@@ -218,18 +240,22 @@ struct BadImport {
   testutil::CommandResult Run(const std::string& text) {
     std::string csv = tmp.path() + "/in.csv";
     std::ofstream(csv) << text;
-    return Xwires("import-crossedwires " + ShellQuote(tmp.path() + "/ds") + " " + ShellQuote(csv) +
-                  " --arch vgg16");
+    return Xwires("import-crossedwires " + ShellQuote(tmp.path() + "/ds") +
+                  " " + ShellQuote(csv) + " --arch vgg16");
   }
 };
 
 const char* kHeader =
-    "Name,accuracy_diff,pt_test_acc,tf_test_acc,State,adam_epsilon,batch_size,epochs,"
-    "learning_rate,pt_average_training_loss,pt_latest_training_loss,tf_training_loss\n";
+    "Name,accuracy_diff,pt_test_acc,tf_test_acc,State,adam_epsilon,batch_size,"
+    "epochs,"
+    "learning_rate,pt_average_training_loss,pt_latest_training_loss,tf_"
+    "training_loss\n";
 
 TEST(CrossedWiresBadInput, GoodMinimalFileImports) {
   BadImport b;
-  auto r = b.Run(std::string(kHeader) + "a,0.1,0.5,0.4,finished,0.1,32,2,0.01,\"[1,NaN]\",\"[1,2]\",\"[]\"\n");
+  auto r = b.Run(
+      std::string(kHeader) +
+      "a,0.1,0.5,0.4,finished,0.1,32,2,0.01,\"[1,NaN]\",\"[1,2]\",\"[]\"\n");
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
@@ -238,13 +264,16 @@ TEST(CrossedWiresBadInput, MissingColumnNonNumericAndBadListsChangeNothing) {
     std::string csv, message;
   };
   std::vector<Case> cases = {
-      {"Name,accuracy_diff,pt_test_acc\na,0.1,0.5\n", "missing required column(s): tf_test_acc, State"},
+      {"Name,accuracy_diff,pt_test_acc\na,0.1,0.5\n",
+       "missing required column(s): tf_test_acc, State"},
       {std::string(kHeader) + "a,0.1,0.5,0.4,finished,0.1,32,2,abc,[],[],[]\n",
        "in.csv:2: column 'learning_rate': 'abc' is not a number"},
       {std::string(kHeader) + "a,0.1,0.5,0.4,finished,0.1,3.5,2,0.1,[],[],[]\n",
        "column 'batch_size': '3.5' is not a positive integer"},
-      {std::string(kHeader) + "a,0.1,0.5,0.4,finished,0.1,32,2,0.1,\"[1,x]\",[],[]\n",
-       "column 'pt_average_training_loss': item 2 'x' of the loss list is not a number"},
+      {std::string(kHeader) +
+           "a,0.1,0.5,0.4,finished,0.1,32,2,0.1,\"[1,x]\",[],[]\n",
+       "column 'pt_average_training_loss': item 2 'x' of the loss list is not "
+       "a number"},
       {std::string(kHeader) + "a,0.1,0.5,0.4,finished,0.1,32,2,0.1,[],[],[]\n"
                               "a,0.1,0.5,0.4,finished,0.1,32,2,0.1,[],[],[]\n",
        "duplicate trial name 'a'"},
@@ -256,19 +285,26 @@ TEST(CrossedWiresBadInput, MissingColumnNonNumericAndBadListsChangeNothing) {
     auto r = b.Run(c.csv);
     EXPECT_EQ(r.exit_code, 2) << c.csv;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
-    EXPECT_FALSE(fs::exists(b.tmp.path() + "/ds")) << "a failed import created the dataset";
+    EXPECT_FALSE(fs::exists(b.tmp.path() + "/ds"))
+        << "a failed import created the dataset";
   }
   // Into an existing dataset: nothing changes either.
   BadImport b;
-  ASSERT_EQ(b.Run(std::string(kHeader) + "ok,0.1,0.5,0.4,finished,0.1,32,2,0.1,[],[],[]\n").exit_code, 0);
+  ASSERT_EQ(b.Run(std::string(kHeader) +
+                  "ok,0.1,0.5,0.4,finished,0.1,32,2,0.1,[],[],[]\n")
+                .exit_code,
+            0);
   std::string before = testutil::HashTree(b.tmp.path() + "/ds");
-  auto r = b.Run(std::string(kHeader) + "new,0.1,0.5,0.4,finished,0.1,32,2,zero,[],[],[]\n");
+  auto r = b.Run(std::string(kHeader) +
+                 "new,0.1,0.5,0.4,finished,0.1,32,2,zero,[],[],[]\n");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(testutil::HashTree(b.tmp.path() + "/ds"), before);
-  auto missing = Xwires("import-crossedwires " + ShellQuote(b.tmp.path() + "/ds") +
-                        " /nonexistent.csv --arch vgg16");
+  auto missing =
+      Xwires("import-crossedwires " + ShellQuote(b.tmp.path() + "/ds") +
+             " /nonexistent.csv --arch vgg16");
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.err.find("/nonexistent.csv: no such file"), std::string::npos);
+  EXPECT_NE(missing.err.find("/nonexistent.csv: no such file"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -47,7 +47,8 @@ class CliFixture : public ::testing::Test {
   void SetUp() override {
     dir_ = tmp_.path() + "/ds";
     auto ds = Dataset::Open(dir_, OpenMode::kCreate).value();
-    for (int i = 0; i < 3; ++i) ids_.push_back(ds->AddTrial(WeightedTrial(i)).value());
+    for (int i = 0; i < 3; ++i)
+      ids_.push_back(ds->AddTrial(WeightedTrial(i)).value());
   }
   std::string Q() const { return ShellQuote(dir_); }
   // The bundle file of trial i (relative path).
@@ -67,19 +68,24 @@ TEST_F(CliFixture, BadExpressionsFailCleanlyAndChangeNothing) {
     std::string args, message;
   };
   for (const Case& c : std::vector<Case>{
-           {"query " + Q() + " --where 'lrr > 1'", "unknown field 'lrr' at position 1"},
-           {"query " + Q() + " --where 'lr > > 1'", "expected a number for field 'lr' at position 6"},
+           {"query " + Q() + " --where 'lrr > 1'",
+            "unknown field 'lrr' at position 1"},
+           {"query " + Q() + " --where 'lr > > 1'",
+            "expected a number for field 'lr' at position 6"},
            {"query " + Q() + " --where 'lr > 1 and (diff < 2'", "missing ')'"},
            {"query " + Q() + " --sort -bogus", "unknown field 'bogus'"},
            {"query " + Q() + " --format xml", "unknown format 'xml'"},
-           {"query " + Q() + " --near 'lr=abc'", "near: value of 'lr' is not a number"},
+           {"query " + Q() + " --near 'lr=abc'",
+            "near: value of 'lr' is not a number"},
            {"stats " + Q() + " --by color", "unknown grouping 'color'"},
            {"show " + Q() + " 999", "no trial with id 999"},
-           {"query " + ShellQuote(tmp_.path() + "/nope"), "no such dataset directory"},
+           {"query " + ShellQuote(tmp_.path() + "/nope"),
+            "no such dataset directory"},
        }) {
     auto r = Xwires(c.args);
     EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
-    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n"
+                                                        << r.err;
   }
   EXPECT_EQ(testutil::HashTree(dir_), before);
   EXPECT_FALSE(fs::exists(tmp_.path() + "/nope"));
@@ -88,8 +94,9 @@ TEST_F(CliFixture, BadExpressionsFailCleanlyAndChangeNothing) {
 TEST_F(CliFixture, ReadOnlyCommandsChangeNothing) {
   std::string before = testutil::HashTree(dir_);
   for (const std::string& args :
-       {"query " + Q() + " --format json", "stats " + Q(), "top " + Q(), "export " + Q(),
-        "export " + Q() + " --format json", "show " + Q() + " 1 --curves", "fsck " + Q() + " --verify"}) {
+       {"query " + Q() + " --format json", "stats " + Q(), "top " + Q(),
+        "export " + Q(), "export " + Q() + " --format json",
+        "show " + Q() + " 1 --curves", "fsck " + Q() + " --verify"}) {
     auto r = Xwires(args);
     EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.err;
   }
@@ -98,25 +105,32 @@ TEST_F(CliFixture, ReadOnlyCommandsChangeNothing) {
 
 TEST_F(CliFixture, CorruptDatabaseAndNewerSchemaAreRefused) {
   std::string db = dir_ + "/xwires.db";
-  ASSERT_EQ(std::system(("/usr/bin/python3 -c " +
-                         ShellQuote("import sqlite3; c = sqlite3.connect('" + db +
-                                    "'); c.execute(\"INSERT INTO schema_version VALUES (2, 'x', "
-                                    "'future')\"); c.commit(); c.close()"))
-                            .c_str()),
-            0);
+  ASSERT_EQ(
+      std::system(
+          ("/usr/bin/python3 -c " +
+           ShellQuote(
+               "import sqlite3; c = sqlite3.connect('" + db +
+               "'); c.execute(\"INSERT INTO schema_version VALUES (2, 'x', "
+               "'future')\"); c.commit(); c.close()"))
+              .c_str()),
+      0);
   std::string before = testutil::HashTree(dir_);
   auto r = Xwires("stats " + Q());
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("schema version 2 is newer than this xwires supports (1)"), std::string::npos)
+  EXPECT_NE(
+      r.err.find("schema version 2 is newer than this xwires supports (1)"),
+      std::string::npos)
       << r.err;
   EXPECT_EQ(Xwires("fsck " + Q() + " --repair").exit_code, 2);
   EXPECT_EQ(testutil::HashTree(dir_), before);
 
-  std::ofstream(db, std::ios::trunc | std::ios::binary) << std::string(4096, 'x');
+  std::ofstream(db, std::ios::trunc | std::ios::binary)
+      << std::string(4096, 'x');
   before = testutil::HashTree(dir_);
   r = Xwires("query " + Q());
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("xwires.db: not an SQLite database"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("xwires.db: not an SQLite database"), std::string::npos)
+      << r.err;
   EXPECT_EQ(testutil::HashTree(dir_), before);
 }
 
@@ -133,7 +147,8 @@ TEST_F(CliFixture, TruncatedHdf5IsReportedByShowAndFsck) {
   EXPECT_EQ(testutil::HashTree(dir_), before);
   auto fix = Xwires("fsck " + Q() + " --repair");
   EXPECT_EQ(fix.exit_code, 0) << fix.out << fix.err;
-  EXPECT_TRUE(fs::exists(dir_ + "/lost+found/" + fs::path(rel).filename().string()));
+  EXPECT_TRUE(
+      fs::exists(dir_ + "/lost+found/" + fs::path(rel).filename().string()));
   EXPECT_EQ(Xwires("fsck " + Q()).exit_code, 0);
   auto ds = Dataset::Open(dir_).value();
   EXPECT_EQ(ds->Count({}).value(), 2);
@@ -149,10 +164,15 @@ TEST_F(CliFixture, FsckFindsAndRepairsOrphansTempFilesAndMissingFiles) {
   auto r = Xwires("fsck " + Q());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("missing-file: " + missing), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("orphan-file: h5/zz/orphan.h5"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("temp-file: h5/zz/x.h5.tmp-99-0"), std::string::npos) << r.out;
-  EXPECT_NE(r.err.find("3 problem(s) found; run with --repair"), std::string::npos) << r.err;
-  EXPECT_EQ(testutil::HashTree(dir_), before);  // checking alone changes nothing
+  EXPECT_NE(r.out.find("orphan-file: h5/zz/orphan.h5"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("temp-file: h5/zz/x.h5.tmp-99-0"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find("3 problem(s) found; run with --repair"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(testutil::HashTree(dir_),
+            before);  // checking alone changes nothing
 
   auto fix = Xwires("fsck " + Q() + " --repair");
   EXPECT_EQ(fix.exit_code, 0) << fix.out << fix.err;
@@ -177,7 +197,8 @@ TEST(KilledWriter, NeverLeavesRowsPointingAtMissingFiles) {
     if (pid == 0) {
       auto ds = Dataset::Open(dir, OpenMode::kReadWrite);
       if (!ds.ok()) _exit(10);
-      for (int i = 0;; ++i) (void)(*ds)->AddTrial(WeightedTrial(round * 1000 + i));
+      for (int i = 0;; ++i)
+        (void)(*ds)->AddTrial(WeightedTrial(round * 1000 + i));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(40 + 37 * round));
     kill(pid, SIGKILL);
@@ -187,7 +208,8 @@ TEST(KilledWriter, NeverLeavesRowsPointingAtMissingFiles) {
     ASSERT_TRUE(check.ok()) << check.status().ToString();
     for (const FsckIssue& i : check->issues) {
       EXPECT_TRUE(i.kind == "orphan-file" || i.kind == "temp-file")
-          << "round " << round << ": " << i.kind << " " << i.path << " " << i.detail;
+          << "round " << round << ": " << i.kind << " " << i.path << " "
+          << i.detail;
     }
     auto fixed = Fsck(dir, {/*repair=*/true, /*verify_weights=*/true});
     ASSERT_TRUE(fixed.ok());
@@ -197,7 +219,8 @@ TEST(KilledWriter, NeverLeavesRowsPointingAtMissingFiles) {
   auto rows = ds->Query({}).value();
   EXPECT_GT(rows.size(), 0u);
   for (const auto& r : rows) {
-    for (const auto& m : r.models) EXPECT_TRUE(ds->LoadWeights(m.id).ok()) << r.id;
+    for (const auto& m : r.models)
+      EXPECT_TRUE(ds->LoadWeights(m.id).ok()) << r.id;
   }
 }
 

@@ -64,23 +64,27 @@ TrialRecord TorchShapedTrial() {
 class PythonDocs : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (std::system("/usr/bin/python3 -c 'import pandas, h5py' 2>/dev/null") != 0) {
+    if (std::system("/usr/bin/python3 -c 'import pandas, h5py' 2>/dev/null") !=
+        0) {
       GTEST_SKIP() << "Debian python3-pandas / python3-h5py not installed";
     }
     dir_ = tmp_.path() + "/ds";
     auto ds = Dataset::Open(dir_, OpenMode::kCreate).value();
-    std::string csv = std::string(XWIRES_SOURCE_DIR) + "/tests/fixtures/crossedwires/vgg16_cifar10_results.csv";
+    std::string csv = std::string(XWIRES_SOURCE_DIR) +
+                      "/tests/fixtures/crossedwires/vgg16_cifar10_results.csv";
     ASSERT_TRUE(ImportCrossedWires(*ds, csv, "vgg16").ok());
     ASSERT_TRUE(ds->AddTrial(TorchShapedTrial()).ok());
     std::ifstream in(std::string(XWIRES_SOURCE_DIR) + "/docs/python.md");
-    markdown_ = std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    markdown_ = std::string((std::istreambuf_iterator<char>(in)),
+                            std::istreambuf_iterator<char>());
     ASSERT_FALSE(CodeBlocks(markdown_, "python").empty());
   }
 
   testutil::CommandResult RunPython(const std::string& code) {
     std::string script = tmp_.path() + "/snippet.py";
     std::ofstream(script) << code;
-    return testutil::Run("XWIRES_DATASET=" + ShellQuote(dir_) + " /usr/bin/python3 " + script);
+    return testutil::Run("XWIRES_DATASET=" + ShellQuote(dir_) +
+                         " /usr/bin/python3 " + script);
   }
 
   testutil::TempDir tmp_;
@@ -92,20 +96,26 @@ TEST_F(PythonDocs, SqlitePandasAndH5pySnippetsRun) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // 400 vgg16 trials, 237 of them (59.25%) >= 0.05, plus the tiny_mlp trial
   // whose divergence is unknown (NaN >= 0.05 is False in pandas).
-  EXPECT_NE(r.out.find("59.1% of 401 trials diverge by at least 0.05"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("'1.num_batches_tracked': ()"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("59.1% of 401 trials diverge by at least 0.05"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("'1.num_batches_tracked': ()"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("'0.weight': (2, 3)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("test accuracy per epoch: [0.5  0.75]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("test accuracy per epoch: [0.5  0.75]"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(PythonDocs, TorchSnippetLoadsTheStateDict) {
   if (std::system("/usr/bin/python3 -c 'import torch' 2>/dev/null") != 0) {
     GTEST_SKIP() << "python3-torch not installed";
   }
-  auto r = RunPython(CodeBlocks(markdown_, "python") + CodeBlocks(markdown_, "python torch") +
-                     "assert int(model[1].num_batches_tracked) == 17\n"
-                     "assert float(model[0].weight[1, 2]) == float(np.float32(0.6))\n"
-                     "assert float(model[1].running_var[0]) == 4.0\n");
+  auto r = RunPython(
+      CodeBlocks(markdown_, "python") + CodeBlocks(markdown_, "python torch") +
+      "assert int(model[1].num_batches_tracked) == 17\n"
+      "assert float(model[0].weight[1, 2]) == float(np.float32(0.6))\n"
+      "assert float(model[1].running_var[0]) == 4.0\n");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("tensor("), std::string::npos) << r.out;
 }

@@ -31,17 +31,21 @@ TEST(FilterParser, BuildsParameterizedSqlAndBox) {
 }
 
 TEST(FilterParser, OrAndNotDoNotBoundTheBox) {
-  auto c = filter::Parse("(lr > 1 or eps < 2) and not epochs = 3 && diff >= .5");
+  auto c =
+      filter::Parse("(lr > 1 or eps < 2) and not epochs = 3 && diff >= .5");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->sql, "((t.lr > ? OR t.adam_eps < ?)) AND (NOT t.epochs = ?) AND t.divergence >= ?");
+  EXPECT_EQ(c->sql,
+            "((t.lr > ? OR t.adam_eps < ?)) AND (NOT t.epochs = ?) AND "
+            "t.divergence >= ?");
   EXPECT_TRUE(std::isinf(c->lo[filter::kLr]));
   EXPECT_TRUE(std::isinf(c->lo[filter::kEpochs]));
   EXPECT_EQ(c->lo[filter::kDivergence], 0.5);
 }
 
 TEST(FilterParser, AnyFloatSyntax) {
-  for (const char* text : {"lr > 1e-3", "lr > 1E-3", "lr > .001", "lr > 0.001", "lr > +1e-3",
-                           "lr > 0x1.0624dd2f1a9fcp-10", "lr>1e-3"}) {
+  for (const char* text :
+       {"lr > 1e-3", "lr > 1E-3", "lr > .001", "lr > 0.001", "lr > +1e-3",
+        "lr > 0x1.0624dd2f1a9fcp-10", "lr>1e-3"}) {
     auto c = filter::Parse(text);
     ASSERT_TRUE(c.ok()) << text << ": " << c.status().ToString();
     EXPECT_NEAR(std::get<double>(c->params[0]), 1e-3, 1e-15) << text;
@@ -55,7 +59,8 @@ TEST(FilterParser, ProfileFieldsBindTheProfileName) {
   auto c = filter::Parse("acc_torch > 0.5 and arch = 'vgg16'");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->sql,
-            "(SELECT m.test_acc FROM models m WHERE m.trial_id = t.id AND m.profile = ?) > ? AND "
+            "(SELECT m.test_acc FROM models m WHERE m.trial_id = t.id AND "
+            "m.profile = ?) > ? AND "
             "t.arch = ?");
   ASSERT_EQ(c->params.size(), 3u);
   EXPECT_EQ(std::get<std::string>(c->params[0]), "torch");
@@ -81,8 +86,12 @@ void ExpectError(const std::string& text, const std::string& fragment) {
 TEST(FilterParser, ErrorsNameFieldOrPosition) {
   ExpectError("lrr > 1", "unknown field 'lrr' at position 1");
   ExpectError("lr > 1 and foo < 2", "unknown field 'foo' at position 12");
-  ExpectError("lr 3", "expected a comparison operator (<, <=, >, >=, =, !=) after 'lr' at position 4");
-  ExpectError("lr > ", "expected a number for field 'lr' at position 6, found end of expression");
+  ExpectError("lr 3",
+              "expected a comparison operator (<, <=, >, >=, =, !=) after 'lr' "
+              "at position 4");
+  ExpectError("lr > ",
+              "expected a number for field 'lr' at position 6, found end of "
+              "expression");
   ExpectError("lr > 1e-3x", "malformed number '1e-3x' at position 6");
   ExpectError("(lr > 1", "missing ')' for '(' at position 1");
   ExpectError("lr > 1)", "unmatched ')' at position 7");
@@ -124,7 +133,8 @@ class QueryFixture : public ::testing::Test {
   }
 
   // Ids of the records satisfying `pred`, ascending.
-  std::vector<int64_t> Expected(const std::function<bool(const TrialRecord&)>& pred) {
+  std::vector<int64_t> Expected(
+      const std::function<bool(const TrialRecord&)>& pred) {
     std::vector<int64_t> out;
     for (size_t i = 0; i < records_.size(); ++i) {
       if (pred(records_[i])) out.push_back(ids_[i]);
@@ -150,7 +160,8 @@ TEST_F(QueryFixture, RangeFilterMatchesBruteForce) {
   TrialQuery q;
   q.where = "lr >= 1e-3 and batch_size < 500 and diff > 0.1";
   auto want = Expected([](const TrialRecord& t) {
-    return t.lr >= 1e-3 && t.batch_size < 500 && t.divergence > 0.1;  // NaN > x is false
+    return t.lr >= 1e-3 && t.batch_size < 500 &&
+           t.divergence > 0.1;  // NaN > x is false
   });
   ASSERT_GT(want.size(), 3u);  // the test must exercise something
   EXPECT_EQ(Ids(q), want);
@@ -159,9 +170,11 @@ TEST_F(QueryFixture, RangeFilterMatchesBruteForce) {
 
 TEST_F(QueryFixture, OrNotAndProfilesMatchBruteForce) {
   TrialQuery q;
-  q.where = "(lr < 1e-4 or epochs >= 40) and not acc_torch < 0.5 and arch = vgg16";
+  q.where =
+      "(lr < 1e-4 or epochs >= 40) and not acc_torch < 0.5 and arch = vgg16";
   auto want = Expected([](const TrialRecord& t) {
-    return (t.lr < 1e-4 || t.epochs >= 40) && !(t.models[0].test_acc < 0.5) && t.arch == "vgg16";
+    return (t.lr < 1e-4 || t.epochs >= 40) && !(t.models[0].test_acc < 0.5) &&
+           t.arch == "vgg16";
   });
   ASSERT_GT(want.size(), 3u);
   EXPECT_EQ(Ids(q), want);
@@ -176,7 +189,8 @@ TEST_F(QueryFixture, BuilderRangesArchStatusSortLimit) {
                      .Limit(5)
                      .Build();
   auto want = Expected([](const TrialRecord& t) {
-    return t.arch == "resnet50" && t.adam_eps >= 1e-6 && t.adam_eps <= 1e-2 && t.divergence >= 0.05;
+    return t.arch == "resnet50" && t.adam_eps >= 1e-6 && t.adam_eps <= 1e-2 &&
+           t.divergence >= 0.05;
   });
   std::sort(want.begin(), want.end(), [&](int64_t a, int64_t b) {
     return records_[a - ids_[0]].divergence > records_[b - ids_[0]].divergence;
@@ -185,16 +199,21 @@ TEST_F(QueryFixture, BuilderRangesArchStatusSortLimit) {
   EXPECT_EQ(Ids(q), want);
   TrialQuery s;
   s.statuses = {"diverged"};
-  EXPECT_EQ(Ids(s), Expected([](const TrialRecord& t) { return t.models[0].status == "diverged"; }));
+  EXPECT_EQ(Ids(s), Expected([](const TrialRecord& t) {
+              return t.models[0].status == "diverged";
+            }));
   TrialQuery nulls;
   nulls.where = "diff is null";
-  EXPECT_EQ(Ids(nulls), Expected([](const TrialRecord& t) { return std::isnan(t.divergence); }));
+  EXPECT_EQ(Ids(nulls), Expected([](const TrialRecord& t) {
+              return std::isnan(t.divergence);
+            }));
 }
 
 TEST_F(QueryFixture, BadSortAndRangeAreErrors) {
   TrialQuery q;
   q.order_by = {"-nonsense"};
-  EXPECT_NE(ds_->Query(q).status().message().find("nonsense"), std::string::npos);
+  EXPECT_NE(ds_->Query(q).status().message().find("nonsense"),
+            std::string::npos);
   TrialQuery r = QueryBuilder().Range("arch", 0, 1).Build();
   EXPECT_EQ(ds_->Query(r).status().code(), Status::Code::kInvalidArgument);
 }
@@ -203,8 +222,10 @@ TEST_F(QueryFixture, NearFindsTheClosestInNormalisedSpace) {
   // Aim exactly at one stored trial: it must come first with distance 0.
   const TrialRecord& target = records_[123];
   NearTarget t;
-  t.values = {{"lr", target.lr}, {"adam_eps", target.adam_eps},
-              {"batch_size", double(target.batch_size)}, {"epochs", double(target.epochs)}};
+  t.values = {{"lr", target.lr},
+              {"adam_eps", target.adam_eps},
+              {"batch_size", double(target.batch_size)},
+              {"epochs", double(target.epochs)}};
   TrialQuery q;
   q.limit = 3;
   auto near = ds_->Near(t, q);
@@ -213,7 +234,8 @@ TEST_F(QueryFixture, NearFindsTheClosestInNormalisedSpace) {
   EXPECT_EQ((*near)[0].trial.id, ids_[123]);
   EXPECT_NEAR((*near)[0].distance, 0.0, 1e-12);
   EXPECT_LE((*near)[1].distance, (*near)[2].distance);
-  auto parsed = ParseNearTarget("lr=0.05, adam_eps=0.2,batch_size=200,epochs=20");
+  auto parsed =
+      ParseNearTarget("lr=0.05, adam_eps=0.2,batch_size=200,epochs=20");
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ(parsed->values.size(), 4u);
   EXPECT_FALSE(ParseNearTarget("lr=abc").ok());
@@ -237,9 +259,11 @@ TEST_F(QueryFixture, StatsMatchBruteForce) {
   EXPECT_EQ(all.with_divergence, static_cast<int64_t>(d.size()));
   EXPECT_DOUBLE_EQ(all.div_min, d.front());
   EXPECT_DOUBLE_EQ(all.div_max, d.back());
-  double median = d.size() % 2 ? d[d.size() / 2] : 0.5 * (d[d.size() / 2 - 1] + d[d.size() / 2]);
+  double median = d.size() % 2 ? d[d.size() / 2]
+                               : 0.5 * (d[d.size() / 2 - 1] + d[d.size() / 2]);
   EXPECT_DOUBLE_EQ(all.div_median, median);
-  int64_t n = std::count_if(d.begin(), d.end(), [](double v) { return v >= 0.05; });
+  int64_t n =
+      std::count_if(d.begin(), d.end(), [](double v) { return v >= 0.05; });
   EXPECT_EQ(all.at_least_threshold, n);
 }
 
@@ -250,10 +274,12 @@ TEST_F(QueryFixture, StreamedExportDoesNotDependOnThePageSize) {
     ASSERT_TRUE(ExportTrials(*ds_, "diff > 0.05", f, big, 100000).ok());
     EXPECT_EQ(small.str(), big.str());
     if (f == TableFormat::kCsv) {
-      auto want = Expected([](const TrialRecord& t) { return t.divergence > 0.05; });
+      auto want =
+          Expected([](const TrialRecord& t) { return t.divergence > 0.05; });
       const std::string text = small.str();
-      EXPECT_EQ(std::count(text.begin(), text.end(), '\n'),
-                static_cast<long>(want.size() + 1));  // header + one line per trial
+      EXPECT_EQ(
+          std::count(text.begin(), text.end(), '\n'),
+          static_cast<long>(want.size() + 1));  // header + one line per trial
     }
   }
   std::ostringstream none;
@@ -261,7 +287,8 @@ TEST_F(QueryFixture, StreamedExportDoesNotDependOnThePageSize) {
   EXPECT_EQ(none.str(), "[]\n");
   std::ostringstream bad;
   Status s = ExportTrials(*ds_, "diff >", TableFormat::kCsv, bad);
-  EXPECT_NE(s.message().find("at position 7"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("at position 7"), std::string::npos)
+      << s.message();
   EXPECT_TRUE(bad.str().empty());
 }
 

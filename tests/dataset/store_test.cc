@@ -109,10 +109,12 @@ TEST(Store, InvalidRecordsChangeNothing) {
   bad.hparams_json = "{not json";
   EXPECT_EQ(ds->AddTrial(bad).status().code(), Status::Code::kInvalidArgument);
   bad = MakeTrial(1, true);
-  bad.search_id = 12345;  // no such search: the SQL fails after the HDF5 bundle was written
+  bad.search_id =
+      12345;  // no such search: the SQL fails after the HDF5 bundle was written
   EXPECT_FALSE(ds->AddTrial(bad).ok());
   bad = MakeTrial(1, true);
-  bad.models[0].weights.push_back({"fc.weight", Tensor({1})});  // duplicate tensor name
+  bad.models[0].weights.push_back(
+      {"fc.weight", Tensor({1})});  // duplicate tensor name
   EXPECT_FALSE(ds->AddTrial(bad).ok());
   ds.reset();
   EXPECT_EQ(testutil::HashTree(dir), before);
@@ -144,23 +146,27 @@ TEST(Store, CreateRefusesNonEmptyForeignDirectory) {
 }
 
 int RunPython(const std::string& code) {
-  return std::system(("/usr/bin/python3 -c " + testutil::ShellQuote(code)).c_str());
+  return std::system(
+      ("/usr/bin/python3 -c " + testutil::ShellQuote(code)).c_str());
 }
 
 TEST(Store, NewerSchemaIsRefusedWithoutChange) {
   testutil::TempDir tmp;
   std::string dir = tmp.path() + "/ds";
   Create(dir)->AddTrial(MakeTrial(0, false)).value();
-  ASSERT_EQ(RunPython("import sqlite3; c = sqlite3.connect('" + dir +
-                      "/xwires.db'); c.execute(\"INSERT INTO schema_version VALUES "
-                      "(99, 'x', 'future')\"); c.commit(); c.close()"),
-            0);
+  ASSERT_EQ(
+      RunPython("import sqlite3; c = sqlite3.connect('" + dir +
+                "/xwires.db'); c.execute(\"INSERT INTO schema_version VALUES "
+                "(99, 'x', 'future')\"); c.commit(); c.close()"),
+      0);
   std::string before = testutil::HashTree(dir);
-  for (OpenMode mode : {OpenMode::kReadOnly, OpenMode::kReadWrite, OpenMode::kCreate}) {
+  for (OpenMode mode :
+       {OpenMode::kReadOnly, OpenMode::kReadWrite, OpenMode::kCreate}) {
     auto ds = Dataset::Open(dir, mode);
     ASSERT_FALSE(ds.ok());
     EXPECT_EQ(ds.status().code(), Status::Code::kNotSupported);
-    EXPECT_NE(ds.status().message().find("schema version 99"), std::string::npos)
+    EXPECT_NE(ds.status().message().find("schema version 99"),
+              std::string::npos)
         << ds.status().message();
   }
   EXPECT_EQ(testutil::HashTree(dir), before);
@@ -187,13 +193,15 @@ TEST(Store, CorruptAndTruncatedDatabasesAreRefusedWithoutChange) {
   }
   EXPECT_EQ(testutil::HashTree(dir), before);
   // Not SQLite at all.
-  std::ofstream(db, std::ios::trunc) << "garbage garbage garbage garbage garbage garbage garbage "
-                                        "garbage garbage garbage garbage garbage garbage garbage";
+  std::ofstream(db, std::ios::trunc)
+      << "garbage garbage garbage garbage garbage garbage garbage "
+         "garbage garbage garbage garbage garbage garbage garbage";
   before = testutil::HashTree(dir);
   auto ds = Dataset::Open(dir, OpenMode::kReadWrite);
   ASSERT_FALSE(ds.ok());
   EXPECT_EQ(ds.status().code(), Status::Code::kCorruption);
-  EXPECT_NE(ds.status().message().find("not an SQLite database"), std::string::npos);
+  EXPECT_NE(ds.status().message().find("not an SQLite database"),
+            std::string::npos);
   EXPECT_EQ(testutil::HashTree(dir), before);
 }
 
@@ -221,7 +229,8 @@ TEST(Store, ConcurrentWritersLoseNothing) {
   for (pid_t pid : pids) {
     int status = 0;
     waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "writer failed: " << status;
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "writer failed: " << status;
   }
   auto ds = Dataset::Open(dir);
   ASSERT_TRUE(ds.ok());
@@ -234,8 +243,11 @@ TEST(Store, ConcurrentWritersLoseNothing) {
   }
   EXPECT_EQ(names.size(), static_cast<size_t>(kProcs * kEach));
   int files = 0;
-  for (auto& e : fs::recursive_directory_iterator(dir + "/h5")) files += e.is_regular_file();
-  EXPECT_EQ(files, kProcs * kEach);  // every call wrote one bundle (curves in all of them)
+  for (auto& e : fs::recursive_directory_iterator(dir + "/h5"))
+    files += e.is_regular_file();
+  EXPECT_EQ(
+      files,
+      kProcs * kEach);  // every call wrote one bundle (curves in all of them)
 }
 
 }  // namespace

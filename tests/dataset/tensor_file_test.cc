@@ -50,7 +50,8 @@ TEST(TensorFile, RoundTripPreservesOrderShapesAndBits) {
   EXPECT_EQ(attrs->at("format"), "xwires-tensors-1");
   // No temp file left behind.
   int files = 0;
-  for (auto& e : fs::directory_iterator(dir.path())) files += e.is_regular_file();
+  for (auto& e : fs::directory_iterator(dir.path()))
+    files += e.is_regular_file();
   EXPECT_EQ(files, 1);
 }
 
@@ -58,17 +59,21 @@ TEST(TensorFile, Sha256OfKnownBytes) {
   // sha256 of 4 zero bytes (one float 0.0f) and of 8 zero bytes (one int64 0):
   // printf '\0\0\0\0' | sha256sum ; printf '\0\0\0\0\0\0\0\0' | sha256sum
   NamedTensors f{{"x", Tensor(Shape{}), false}};
-  EXPECT_EQ(WeightsSha256(f), "df3f619804a92fdb4057192dc43dd748ea778adc52bc498ce80524c014b81119");
+  EXPECT_EQ(WeightsSha256(f),
+            "df3f619804a92fdb4057192dc43dd748ea778adc52bc498ce80524c014b81119");
   NamedTensors i{{"x", Tensor(Shape{}), true}};
-  EXPECT_EQ(WeightsSha256(i), "af5570f5a1810b7af78caf4bc70a660f0df51e42baf91d4de5b2328de0e83dfc");
-  EXPECT_EQ(WeightsSha256({}), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(WeightsSha256(i),
+            "af5570f5a1810b7af78caf4bc70a660f0df51e42baf91d4de5b2328de0e83dfc");
+  EXPECT_EQ(WeightsSha256({}),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
 TEST(TensorFile, MissingFileIsNotFound) {
   auto r = ReadTensorFile("/nonexistent/dir/w.h5");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kNotFound);
-  EXPECT_NE(r.status().message().find("/nonexistent/dir/w.h5"), std::string::npos);
+  EXPECT_NE(r.status().message().find("/nonexistent/dir/w.h5"),
+            std::string::npos);
 }
 
 TEST(TensorFile, NotHdf5IsCorruption) {
@@ -90,7 +95,8 @@ TEST(TensorFile, TruncatedIsCorruption) {
   std::string before = testutil::HashTree(dir.path());
   auto r = ReadTensorFile(path);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), Status::Code::kCorruption) << r.status().ToString();
+  EXPECT_EQ(r.status().code(), Status::Code::kCorruption)
+      << r.status().ToString();
   EXPECT_NE(r.status().message().find(path), std::string::npos);
   EXPECT_EQ(testutil::HashTree(dir.path()), before);  // reading changes nothing
 }
@@ -102,7 +108,8 @@ TEST(TensorFile, BadNamesAreRejectedAndLeaveNoFile) {
   Status s = WriteTensorFile(path, dup);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << s.ToString();
   NamedTensors slash{{"a/b", Tensor({1})}};
-  EXPECT_EQ(WriteTensorFile(path, slash).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(WriteTensorFile(path, slash).code(),
+            Status::Code::kInvalidArgument);
   EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 
@@ -110,10 +117,12 @@ TEST(TensorFile, ReadsH5pyStyleFileWithoutOrderAttribute) {
   // Written with Debian's h5py as a Python user would from a state_dict.
   testutil::TempDir dir;
   std::string path = dir.path() + "/py.h5";
-  std::string cmd = "/usr/bin/python3 -c \"import h5py, numpy as np; f = h5py.File('" + path +
-                    "', 'w'); f['b.weight'] = np.arange(6, dtype=np.float64).reshape(2, 3); "
-                    "f['a.num_batches_tracked'] = np.int64(7); f.close()\"";
-  if (std::system("/usr/bin/python3 -c 'import h5py' 2>/dev/null") != 0) GTEST_SKIP() << "no h5py";
+  std::string cmd =
+      "/usr/bin/python3 -c \"import h5py, numpy as np; f = h5py.File('" + path +
+      "', 'w'); f['b.weight'] = np.arange(6, dtype=np.float64).reshape(2, 3); "
+      "f['a.num_batches_tracked'] = np.int64(7); f.close()\"";
+  if (std::system("/usr/bin/python3 -c 'import h5py' 2>/dev/null") != 0)
+    GTEST_SKIP() << "no h5py";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   auto r = ReadTensorFile(path);
   ASSERT_TRUE(r.ok()) << r.status().ToString();

@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/xwires-dataset-test-XXXXXX";
+  std::string tmpl = std::string(base && *base ? base : "/tmp") +
+                     "/xwires-dataset-test-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (!mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed");
@@ -34,14 +35,17 @@ TempDir::~TempDir() {
 std::string HashTree(const std::string& dir) {
   std::vector<std::string> files;
   for (auto& e : fs::recursive_directory_iterator(dir)) {
-    if (e.is_regular_file()) files.push_back(fs::relative(e.path(), dir).string());
+    if (e.is_regular_file())
+      files.push_back(fs::relative(e.path(), dir).string());
   }
   std::sort(files.begin(), files.end());
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(),
+                                                              EVP_MD_CTX_free);
   EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
   for (const auto& f : files) {
     std::ifstream in(dir + "/" + f, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string bytes((std::istreambuf_iterator<char>(in)),
+                      std::istreambuf_iterator<char>());
     std::string head = f + "\n" + std::to_string(bytes.size()) + "\n";
     EVP_DigestUpdate(ctx.get(), head.data(), head.size());
     EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size());
@@ -61,8 +65,10 @@ std::string HashTree(const std::string& dir) {
 std::string ShellQuote(const std::string& s) {
   std::string q = "'";
   for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
+    if (c == '\'')
+      q += "'\\''";
+    else
+      q += c;
   }
   return q + "'";
 }
@@ -75,7 +81,8 @@ CommandResult Run(const std::string& command) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   auto slurp = [](const std::string& p) {
     std::ifstream in(p);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return std::string((std::istreambuf_iterator<char>(in)),
+                       std::istreambuf_iterator<char>());
   };
   r.out = slurp(out);
   r.err = slurp(err);

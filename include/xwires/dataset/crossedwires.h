@@ -38,7 +38,8 @@ struct CrossedWiresFile {
 // InvalidArgument naming the file (and line/column) for a missing column, a
 // non-numeric value, a malformed loss list or a duplicate Name; NotFound if
 // the file does not exist.
-Result<CrossedWiresFile> ParseCrossedWiresCsv(const std::string& path, const std::string& arch);
+Result<CrossedWiresFile> ParseCrossedWiresCsv(const std::string& path,
+                                              const std::string& arch);
 
 struct ImportReport {
   int64_t rows = 0;
@@ -50,7 +51,8 @@ struct ImportReport {
 
 // Adds the trials of a parsed file that are not stored yet, in one
 // transaction (all or nothing). The dataset must be open read-write.
-Result<ImportReport> ImportCrossedWires(Dataset& ds, CrossedWiresFile file, const std::string& arch);
+Result<ImportReport> ImportCrossedWires(Dataset& ds, CrossedWiresFile file,
+                                        const std::string& arch);
 // Parses `path` completely, then imports it as above.
 Result<ImportReport> ImportCrossedWires(Dataset& ds, const std::string& path,
                                         const std::string& arch);

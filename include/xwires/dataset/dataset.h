@@ -49,7 +49,7 @@ struct ModelRow {
   std::string status;  // ok | diverged | failed | incomplete
   double train_acc = kUnknown, test_acc = kUnknown;
   double train_loss = kUnknown, test_loss = kUnknown;
-  int64_t n_epochs = 0;      // length of the stored curves
+  int64_t n_epochs = 0;  // length of the stored curves
   bool has_weights = false;
   std::string weights_sha256;
   int64_t param_count = 0;
@@ -100,8 +100,8 @@ class Dataset {
   // path: NotFound (no dataset), Corruption (xwires.db not SQLite, truncated
   // or inconsistent), NotSupported (written by a newer schema version),
   // InvalidArgument (kCreate on a non-empty directory without xwires.db).
-  static Result<std::unique_ptr<Dataset>> Open(const std::string& dir,
-                                               OpenMode mode = OpenMode::kReadOnly);
+  static Result<std::unique_ptr<Dataset>> Open(
+      const std::string& dir, OpenMode mode = OpenMode::kReadOnly);
   ~Dataset();
   Dataset(const Dataset&) = delete;
   Dataset& operator=(const Dataset&) = delete;
@@ -116,7 +116,8 @@ class Dataset {
   Result<int64_t> AddTrial(const TrialRecord& trial);
   // Stores all trials or none: one HDF5 bundle (if any model has weights or
   // curves) and one transaction. Returns the ids in input order.
-  Result<std::vector<int64_t>> AddTrials(const std::vector<TrialRecord>& trials);
+  Result<std::vector<int64_t>> AddTrials(
+      const std::vector<TrialRecord>& trials);
 
   Result<int64_t> AddSearch(const SearchRecord& search);
   Status SetSearchStatus(int64_t search_id, const std::string& status);
@@ -127,7 +128,8 @@ class Dataset {
   Result<int64_t> Count(const TrialQuery& q) const;
   // The `q.limit` (default 10) trials nearest to `target` among those
   // matching `q`'s filters; see query.h for the metric.
-  Result<std::vector<NearRow>> Near(const NearTarget& target, const TrialQuery& q) const;
+  Result<std::vector<NearRow>> Near(const NearTarget& target,
+                                    const TrialQuery& q) const;
 
   Result<TrialRow> GetTrial(int64_t trial_id) const;
   // Weights of a stored model in canonical order (NotFound if it has none);

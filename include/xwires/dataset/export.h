@@ -16,7 +16,8 @@ namespace xw {
 // train_loss_P, loss_P, sha256_P. Profiles are those in `rows`, sorted,
 // unless given.
 Table ExportTable(const std::vector<TrialRow>& rows);
-Table ExportTable(const std::vector<TrialRow>& rows, const std::vector<std::string>& profiles);
+Table ExportTable(const std::vector<TrialRow>& rows,
+                  const std::vector<std::string>& profiles);
 
 // JSON array of trial objects with nested "hparams", "extra" and "models"
 // (fingerprints parsed); unknown numbers are null. Pretty-printed.
@@ -26,12 +27,14 @@ std::string ExportJson(const std::vector<TrialRow>& rows);
 // as CSV (ExportTable columns, every profile of the dataset) or JSON (as
 // ExportJson), reading `page` trials at a time so memory stays bounded.
 // InvalidArgument for a bad filter or the table format.
-Status ExportTrials(const Dataset& ds, const std::string& where, TableFormat format,
-                    std::ostream& out, int64_t page = 10000);
+Status ExportTrials(const Dataset& ds, const std::string& where,
+                    TableFormat format, std::ostream& out,
+                    int64_t page = 10000);
 
 // The same object as ExportJson for one trial, plus "curves" per model when
 // `curves` is given (curves[i] belongs to trial.models[i]).
-std::string TrialJson(const TrialRow& trial, const std::vector<std::vector<EpochMetrics>>* curves);
+std::string TrialJson(const TrialRow& trial,
+                      const std::vector<std::vector<EpochMetrics>>* curves);
 
 }  // namespace xw
 

@@ -1,14 +1,14 @@
 // Consistency check and repair of a dataset directory (`xwires fsck`).
 //
-// Finds: SQLite integrity / foreign-key errors; model rows whose HDF5 bundle is missing, unreadable or lacks
-// the model's group (and, with verify_weights, weights whose sha256 differs);
-// orphan bundles no row points at (a writer killed between rename and
-// commit) and leftover temp files.
+// Finds: SQLite integrity / foreign-key errors; model rows whose HDF5 bundle is
+// missing, unreadable or lacks the model's group (and, with verify_weights,
+// weights whose sha256 differs); orphan bundles no row points at (a writer
+// killed between rename and commit) and leftover temp files.
 //
 // Repair (under the dataset's exclusive lock, so no writer is mid-commit):
 // deletes trials whose models point at missing/damaged data (one
-// transaction), removes temp files, and moves orphan and damaged bundles to DIR/lost+found/. SQLite
-// integrity errors are reported, never "repaired".
+// transaction), removes temp files, and moves orphan and damaged bundles to
+// DIR/lost+found/. SQLite integrity errors are reported, never "repaired".
 #ifndef XWIRES_DATASET_FSCK_H_
 #define XWIRES_DATASET_FSCK_H_
 
@@ -22,7 +22,8 @@ namespace xw {
 
 struct FsckOptions {
   bool repair = false;
-  bool verify_weights = false;  // read every stored weight set and check its sha256
+  bool verify_weights =
+      false;  // read every stored weight set and check its sha256
 };
 
 struct FsckIssue {

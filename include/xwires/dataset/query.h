@@ -32,15 +32,16 @@
 namespace xw {
 
 struct TrialQuery {
-  std::string where;               // filter language above ("" = all)
-  std::vector<std::string> archs;  // any of these ("" = all)
+  std::string where;                  // filter language above ("" = all)
+  std::vector<std::string> archs;     // any of these ("" = all)
   std::vector<std::string> profiles;  // trials having a model of every one
   std::vector<std::string> statuses;  // trial status any of these
   // Inclusive ranges on numeric fields of the filter language, e.g.
   // {"lr", {1e-3, 1e-1}}; use +-inf for open ends.
   std::map<std::string, std::pair<double, double>> ranges;
-  std::vector<std::string> order_by;  // fields, "-" prefix = descending; default id
-  int64_t limit = -1;                 // < 0: no limit
+  std::vector<std::string>
+      order_by;        // fields, "-" prefix = descending; default id
+  int64_t limit = -1;  // < 0: no limit
   int64_t offset = 0;
 };
 

@@ -20,7 +20,7 @@ inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 // One epoch of one model's training. Unknown values are NaN (imported
 // CrossedWires rows only carry training losses).
 struct EpochMetrics {
-  int epoch = 0;                   // 1-based
+  int epoch = 0;                      // 1-based
   double train_loss_mean = kUnknown;  // mean loss over the epoch's batches
   double train_loss_last = kUnknown;  // loss of the epoch's last batch
   double train_acc = kUnknown;
@@ -30,17 +30,19 @@ struct EpochMetrics {
 
 // One profile's training inside a trial.
 struct ModelRecord {
-  std::string profile;       // "torch", "tf", "reference", "pytorch" (imported) ...
-  std::string profile_json;  // full profile definition; "" for external profiles
-  bool external = false;     // produced outside xwires (e.g. CrossedWires import)
-  std::string status = "ok";  // "ok" | "diverged" | "failed"
-  double train_acc = kUnknown;   // final values, accuracies in [0, 1]
+  std::string profile;  // "torch", "tf", "reference", "pytorch" (imported) ...
+  std::string
+      profile_json;       // full profile definition; "" for external profiles
+  bool external = false;  // produced outside xwires (e.g. CrossedWires import)
+  std::string status = "ok";    // "ok" | "diverged" | "failed"
+  double train_acc = kUnknown;  // final values, accuracies in [0, 1]
   double test_acc = kUnknown;
   double train_loss = kUnknown;
   double test_loss = kUnknown;
   std::vector<EpochMetrics> curves;
-  NamedTensors weights;          // may be empty (imported runs have none)
-  std::string weights_sha256;    // WeightsSha256(weights); filled by AddTrial if empty
+  NamedTensors weights;  // may be empty (imported runs have none)
+  std::string
+      weights_sha256;  // WeightsSha256(weights); filled by AddTrial if empty
   int64_t param_count = 0;
   double wall_time_s = kUnknown;
   std::string fingerprint_json;  // xw::MachineFingerprintJson(threads)
@@ -48,9 +50,10 @@ struct ModelRecord {
 };
 
 struct TrialRecord {
-  std::string arch;           // "vgg16", "resnet50", "simple_cnn", ...
-  std::string data_spec;      // "synthetic", "cifar10:...", "cifar10" (imported)
-  std::string hparams_json;   // full JSON object of every hyperparameter ("" = {})
+  std::string arch;       // "vgg16", "resnet50", "simple_cnn", ...
+  std::string data_spec;  // "synthetic", "cifar10:...", "cifar10" (imported)
+  std::string
+      hparams_json;  // full JSON object of every hyperparameter ("" = {})
   // Typed, indexed copies of the common hyperparameters (NaN / 0 if unused).
   double lr = kUnknown;
   double adam_eps = kUnknown;
@@ -60,13 +63,13 @@ struct TrialRecord {
   int64_t batch_size = 0;
   int64_t epochs = 0;
   int64_t seed = 0;
-  std::vector<ModelRecord> models;  // usually 2 (profile A, profile B)
-  double divergence = kUnknown;     // |acc_A - acc_B| or the search objective
+  std::vector<ModelRecord> models;   // usually 2 (profile A, profile B)
+  double divergence = kUnknown;      // |acc_A - acc_B| or the search objective
   std::optional<int64_t> search_id;  // searches.id when produced by a search
   std::string provenance;            // who/what produced or imported it
   std::string external_id;           // e.g. the CrossedWires trial name
   std::string extra_json;            // JSON object of other facts about the run
-                                     // (e.g. an import's original state and times)
+                           // (e.g. an import's original state and times)
 };
 
 }  // namespace xw

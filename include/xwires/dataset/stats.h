@@ -27,10 +27,11 @@ struct ProfileAccuracy {
 };
 
 struct GroupStats {
-  std::string group;     // the architecture (or "all")
-  int64_t trials = 0;    // trials in the group
+  std::string group;   // the architecture (or "all")
+  int64_t trials = 0;  // trials in the group
   int64_t with_divergence = 0;
-  double div_min = kUnknown, div_max = kUnknown, div_median = kUnknown, div_mean = kUnknown;
+  double div_min = kUnknown, div_max = kUnknown, div_median = kUnknown,
+         div_mean = kUnknown;
   int64_t at_least_threshold = 0;    // trials with divergence >= threshold
   double share_at_least = kUnknown;  // at_least_threshold / with_divergence
   std::vector<ProfileAccuracy> profiles;  // sorted by name
@@ -40,10 +41,11 @@ struct StatsOptions {
   std::string by = "arch";  // "arch", "data" or "none"
   double threshold = 0.05;
   bool add_overall = true;  // append an "all" row when grouping
-  TrialQuery filter;        // which trials (where/archs/...; order/limit ignored)
+  TrialQuery filter;  // which trials (where/archs/...; order/limit ignored)
 };
 
-Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds, const StatsOptions& opt);
+Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds,
+                                             const StatsOptions& opt);
 // Columns: group, trials, div_min, div_max, div_median, div_mean,
 // share_ge_<threshold>, then acc_min_<p>, acc_max_<p> per profile.
 Table StatsTable(const std::vector<GroupStats>& stats, const StatsOptions& opt);
@@ -54,11 +56,12 @@ struct TopOptions {
   TrialQuery filter;
 };
 // (arch, its k trials ordered by divergence), architectures sorted by name.
-Result<std::vector<std::pair<std::string, std::vector<TrialRow>>>> TopTrials(const Dataset& ds,
-                                                                              const TopOptions& opt);
+Result<std::vector<std::pair<std::string, std::vector<TrialRow>>>> TopTrials(
+    const Dataset& ds, const TopOptions& opt);
 // Columns: arch, rank, id, name, lr, adam_eps, batch_size, epochs,
 // acc_<p> per profile, diff.
-Table TopTable(const std::vector<std::pair<std::string, std::vector<TrialRow>>>& top);
+Table TopTable(
+    const std::vector<std::pair<std::string, std::vector<TrialRow>>>& top);
 
 // One row per trial: id, arch, name, status, hyperparameters, acc_<p> per
 // profile (the profiles in `rows`, sorted), diff. Used by query and export.

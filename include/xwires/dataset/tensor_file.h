@@ -51,8 +51,9 @@ using NamedTensors = std::vector<NamedTensor>;
 // and the directory is fsync'ed. Readers never see a partial file. Names must
 // be non-empty, unique and free of '/'. `string_attrs` become root string
 // attributes (keys "format" and "tensor_order" are reserved).
-Status WriteTensorFile(const std::string& path, const NamedTensors& tensors,
-                       const std::map<std::string, std::string>& string_attrs = {});
+Status WriteTensorFile(
+    const std::string& path, const NamedTensors& tensors,
+    const std::map<std::string, std::string>& string_attrs = {});
 
 // Reads every tensor of a weights file in canonical order. Errors name the
 // path: NotFound (missing), Corruption (not HDF5, truncated, unreadable
@@ -61,7 +62,8 @@ Status WriteTensorFile(const std::string& path, const NamedTensors& tensors,
 Result<NamedTensors> ReadTensorFile(const std::string& path);
 
 // The root string attributes of a weights file (including "format").
-Result<std::map<std::string, std::string>> ReadTensorFileAttrs(const std::string& path);
+Result<std::map<std::string, std::string>> ReadTensorFileAttrs(
+    const std::string& path);
 
 // SHA-256 (lowercase hex) over the raw little-endian bytes of every tensor in
 // order: float32 data as 4 bytes per element, int64 tensors as 8 bytes per
