@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@ struct GradCase {
   int depth;
   int64_t side;  // image height = width
 };
+
+void PrintTo(const GradCase& c, std::ostream* os) { *os << c.arch; }
 
 class GraphGradientTest : public ::testing::TestWithParam<GradCase> {};
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <ostream>
 #include <string>
 
 #include "xwires/dataset/tensor_file.h"
@@ -27,6 +28,9 @@ struct Case {
   double lr = 0;
   std::vector<std::string> eps = {};  // as Python's "%g" spells them
 };
+
+// Test names show the architecture, not the parameter's bytes.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.arch; }
 
 // Keep in sync with CASES in generate.py.
 const std::vector<Case> kCases = {
