@@ -66,8 +66,16 @@ double Coordinator::Elapsed() const {
 
 Result<int64_t> Coordinator::Begin(int subspace, const std::vector<double>& x,
                                    int threads) {
+  // A trial is not started if it would be expected (by the mean duration of
+  // this run's trials so far) to end after max_seconds, so a run overshoots
+  // its time budget by a fraction of a trial rather than by a whole one.
+  const double expected =
+      ended_this_run_ > 0
+          ? trial_seconds_ / static_cast<double>(ended_this_run_)
+          : 0.0;
   if ((budget_.max_trials > 0 && started_ >= budget_.max_trials) ||
-      (budget_.max_seconds > 0 && Elapsed() >= budget_.max_seconds)) {
+      (budget_.max_seconds > 0 &&
+       Elapsed() + expected >= budget_.max_seconds)) {
     budget_cut_ = true;
     return int64_t{-1};
   }

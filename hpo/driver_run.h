@@ -106,7 +106,7 @@ class TrialSink {
 struct Budget {
   int trials_per_subspace = 0;
   int64_t max_trials = 0;  // 0: none
-  double max_seconds = 0;  // 0: none; this run only
+  double max_seconds = 0;  // 0: none; this run only (see Coordinator::Begin)
   int subspaces = 1;
   // The number of trials the budget allows.
   int64_t Planned() const;

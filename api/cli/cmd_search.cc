@@ -238,8 +238,9 @@ void RegisterSearch(CLI::App& app) {
       "Trials per subspace (overrides the config; allowed with --resume)");
   cmd->add_option("--max-trials", args->max_trials,
                   "Stop after N trials in all (0: config)");
-  cmd->add_option("--max-seconds", args->max_seconds,
-                  "Start no trial after S seconds of this run (0: config)");
+  cmd->add_option(
+      "--max-seconds", args->max_seconds,
+      "Start no trial expected to end after S seconds of this run (0: config)");
   cmd->add_option("--jobs", args->jobs,
                   "Concurrent trials per process (0: min(4, threads))")
       ->capture_default_str();
