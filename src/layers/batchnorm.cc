@@ -90,12 +90,12 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
   cache->invstd.Resize({l.c});
   const float count = static_cast<float>(l.count());
   ParallelFor(l.c, 1, [&](int64_t c0, int64_t c1) {
-    std::vector<float> buf(l.count());
+    float* buf = layers::ThreadScratch(0, l.count());
     for (int64_t c = c0; c < c1; ++c) {
-      Gather(x.data(), l, c, buf.data());
-      const float mean = Sum(buf.data(), l.count(), reduce) / count;
-      for (float& v : buf) v -= mean;
-      const float var_sum = Dot(buf.data(), buf.data(), l.count(), reduce);
+      Gather(x.data(), l, c, buf);
+      const float mean = Sum(buf, l.count(), reduce) / count;
+      for (int64_t i = 0; i < l.count(); ++i) buf[i] -= mean;
+      const float var_sum = Dot(buf, buf, l.count(), reduce);
       const float var = var_sum / count;
       const float invstd = 1.0f / std::sqrt(var + spec.eps);
       const float a = gamma[c] * invstd;
@@ -152,14 +152,15 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
   if (dbeta) dbeta->Resize({l.c});
   const float count = static_cast<float>(l.count());
   ParallelFor(l.c, 1, [&](int64_t c0, int64_t c1) {
-    std::vector<float> xc(l.count()), g(l.count());
+    float* xc = layers::ThreadScratch(0, l.count());
+    float* g = layers::ThreadScratch(1, l.count());
     for (int64_t c = c0; c < c1; ++c) {
       const float mean = cache.mean[c], invstd = cache.invstd[c];
-      Gather(x.data(), l, c, xc.data());
-      Gather(dy.data(), l, c, g.data());
-      for (float& v : xc) v -= mean;
-      const float sum_dy = Sum(g.data(), l.count(), reduce);
-      const float dotp = Dot(xc.data(), g.data(), l.count(), reduce);
+      Gather(x.data(), l, c, xc);
+      Gather(dy.data(), l, c, g);
+      for (int64_t i = 0; i < l.count(); ++i) xc[i] -= mean;
+      const float sum_dy = Sum(g, l.count(), reduce);
+      const float dotp = Dot(xc, g, l.count(), reduce);
       if (dbeta) (*dbeta)[c] = sum_dy;
       if (dgamma) (*dgamma)[c] = dotp * invstd;
       if (!dx) continue;
@@ -170,8 +171,8 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
       const float w = gamma[c];
       for (int64_t n = 0; n < l.n; ++n) {
         float* out = dx->data() + (n * l.c + c) * l.s;
-        const float* xs = xc.data() + n * l.s;
-        const float* gs = g.data() + n * l.s;
+        const float* xs = xc + n * l.s;
+        const float* gs = g + n * l.s;
         for (int64_t s = 0; s < l.s; ++s)
           out[s] = (gs[s] - mean_dy - xs[s] * k) * invstd * w;
       }

@@ -17,7 +17,7 @@ Status AddForward(const Tensor& a, const Tensor& b, Tensor* y) {
   const float* pb = b.data();
   float* out = y->data();
   ParallelFor(a.size(), layers::GrainForElements(a.size()),
-              [&](int64_t s, int64_t e) {
+              [pa, pb, out](int64_t s, int64_t e) {  // by value: vectorizes
                 for (int64_t i = s; i < e; ++i) out[i] = pa[i] + pb[i];
               });
   return Status::OK();
