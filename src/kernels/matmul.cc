@@ -98,15 +98,27 @@ void OwnedMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
 void ParallelEigenMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
                          int64_t k, bool trans_a, bool trans_b, bool accumulate) {
   const int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n;
-  // Row bands fixed by the problem size (each band is its own sgemm), so the
-  // bits never depend on the thread count. Small products stay in one band.
+  // Bands fixed by the problem size (each band is its own sgemm), so the bits
+  // never depend on the thread count. Small products stay in one band. Each
+  // band packs the whole of the operand it shares with the others, so split
+  // along the longer side of C, which shares the smaller operand, and into
+  // few bands (4 keep 2-4 threads busy).
   const int64_t work = m * n * k;
-  const int64_t band = work < (int64_t{1} << 21) ? m : GrainFor(m, 64, 8);
-  ParallelFor(m, band, [&](int64_t i0, int64_t i1) {
-    const float* ab = trans_a ? a + i0 : a + i0 * lda;
-    kernels::EigenGemm(ab, lda, b, ldb, c + i0 * n, n, i1 - i0, n, k, trans_a, trans_b,
-                       accumulate);
-  });
+  if (work < (int64_t{1} << 21)) {
+    kernels::EigenGemm(a, lda, b, ldb, c, n, m, n, k, trans_a, trans_b, accumulate);
+  } else if (m >= n) {
+    ParallelFor(m, GrainFor(m, 64, 4), [&](int64_t i0, int64_t i1) {
+      const float* ab = trans_a ? a + i0 : a + i0 * lda;
+      kernels::EigenGemm(ab, lda, b, ldb, c + i0 * n, n, i1 - i0, n, k, trans_a, trans_b,
+                         accumulate);
+    });
+  } else {
+    ParallelFor(n, GrainFor(n, 64, 4), [&](int64_t j0, int64_t j1) {
+      const float* bb = trans_b ? b + j0 * ldb : b + j0;
+      kernels::EigenGemm(a, lda, bb, ldb, c + j0, n, m, j1 - j0, k, trans_a, trans_b,
+                         accumulate);
+    });
+  }
 }
 
 }  // namespace
