@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "src/kernels/simd.h"
+
 namespace xw {
 
 namespace {
@@ -31,10 +33,62 @@ float Sequential(const T& t, int64_t begin, int64_t end) {
   return acc;
 }
 
+// Pairwise over exactly 256 contiguous terms, bit for bit: the tree below a
+// 256-range is always the same (leaves of 8 consecutive terms, then pairs).
+// The block is transposed as a 16x16 matrix, so that row r's two leaves
+// (terms 16r..16r+7 and 16r+8..16r+15) become lanes r of two vectors summed
+// column by column in the leaves' sequential order; the upper levels follow.
+constexpr int64_t kBlock = 256;
+
+inline float FoldLevels(kernels::V16 level16) {  // 16 ranges of 16 -> 1
+  float v[16];
+  kernels::StoreV(v, level16);
+  for (int w = 8; w >= 1; w /= 2) {
+    for (int i = 0; i < w; ++i) v[i] = v[2 * i] + v[2 * i + 1];
+  }
+  return v[0];
+}
+
+float Block(const SumTerm& t, int64_t begin) {
+  using kernels::V16;
+  alignas(64) float m[kBlock];
+  kernels::Transpose16x16(t.x + begin, 16, m, 16);
+  V16 even = kernels::ZeroV(), odd = kernels::ZeroV();
+  for (int c = 0; c < 8; ++c) {
+    even = even + kernels::LoadV(m + 16 * c);
+    odd = odd + kernels::LoadV(m + 16 * (c + 8));
+  }
+  return FoldLevels(even + odd);
+}
+
+float Block(const DotTerm& t, int64_t begin) {
+  using kernels::V16;
+  alignas(64) float ma[kBlock], mb[kBlock];
+  kernels::Transpose16x16(t.a + begin, 16, ma, 16);
+  kernels::Transpose16x16(t.b + begin, 16, mb, 16);
+  V16 even = kernels::ZeroV(), odd = kernels::ZeroV();
+  for (int c = 0; c < 8; ++c) {
+    const V16 ae = kernels::LoadV(ma + 16 * c), be = kernels::LoadV(mb + 16 * c);
+    const V16 ao = kernels::LoadV(ma + 16 * (c + 8)), bo = kernels::LoadV(mb + 16 * (c + 8));
+    if (t.fma) {
+      even = kernels::FmaV(ae, be, even);
+      odd = kernels::FmaV(ao, bo, odd);
+    } else {
+      even = even + ae * be;
+      odd = odd + ao * bo;
+    }
+  }
+  return FoldLevels(even + odd);
+}
+
+bool Contiguous(const SumTerm& t) { return t.s == 1; }
+bool Contiguous(const DotTerm& t) { return t.sa == 1 && t.sb == 1; }
+
 template <typename T>
 float Pairwise(const T& t, int64_t begin, int64_t end) {
   const int64_t n = end - begin;
   if (n <= 8) return Sequential(t, begin, end);
+  if (n == kBlock && Contiguous(t)) return Block(t, begin);
   const int64_t mid = begin + n / 2;
   return Pairwise(t, begin, mid) + Pairwise(t, mid, end);
 }

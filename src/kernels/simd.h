@@ -13,7 +13,16 @@
 #include <cstring>
 
 #if defined(__AVX512F__) || defined(__FMA__)
+// GCC 12's avx512fintrin.h builds "undefined" vectors as `__m512 __Y = __Y;`,
+// which -Wuninitialized reports wherever such an intrinsic is inlined.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #endif
 
 // Without AVX-512 the 64-byte vectors are returned in memory; these helpers

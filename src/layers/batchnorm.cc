@@ -50,6 +50,30 @@ void ScaleShift(const float* x, const ChannelLayout& l, int64_t c, float a,
   }
 }
 
+// Strictly sequential sums over the (n, s) order of up to kChains channels at
+// once, read in place: acc[j] = fold of term(j, index) over channel c0 + j.
+// Each channel is still one chain in index order (the same bits as gathering
+// it and calling xw::Sum / xw::Dot), but the chains interleave, so the adder
+// latency of one chain hides behind the others.
+constexpr int kChains = 8;
+
+template <typename Term>
+void SequentialChains(const ChannelLayout& l, int64_t c0, int k, const Term& term,
+                      float* acc) {
+  float a[kChains] = {};
+  for (int64_t n = 0; n < l.n; ++n) {
+    const int64_t base = (n * l.c + c0) * l.s;
+    for (int64_t s = 0; s < l.s; ++s) {
+      for (int j = 0; j < k; ++j) a[j] = term(a[j], j, base + j * l.s + s);
+    }
+  }
+  for (int j = 0; j < k; ++j) acc[j] = a[j];
+}
+
+inline float DotAcc(float acc, float p, float q, bool fma) {
+  return fma ? std::fma(p, q, acc) : acc + p * q;
+}
+
 float UpdateRunning(float r, float b, const BatchNormSpec& spec) {
   const float m = spec.momentum;
   if (spec.update == RunningUpdate::kSubtract) return r - (r - b) * m;
@@ -89,24 +113,41 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
   cache->mean.Resize({l.c});
   cache->invstd.Resize({l.c});
   const float count = static_cast<float>(l.count());
-  ParallelFor(l.c, 1, [&](int64_t c0, int64_t c1) {
-    float* buf = layers::ThreadScratch(0, l.count());
-    for (int64_t c = c0; c < c1; ++c) {
-      Gather(x.data(), l, c, buf);
-      const float mean = Sum(buf, l.count(), reduce) / count;
-      for (int64_t i = 0; i < l.count(); ++i) buf[i] -= mean;
-      const float var_sum = Dot(buf, buf, l.count(), reduce);
-      const float var = var_sum / count;
+  const bool sequential = reduce.order == ReduceOrder::kSequential;
+  // Channel groups: kChains channels for the interleaved sequential chains.
+  ParallelFor(l.c, sequential ? kChains : 1, [&](int64_t c0, int64_t c1) {
+    float mean[kChains], var_sum[kChains];
+    const int k = static_cast<int>(c1 - c0);
+    if (sequential) {
+      const float* xp = x.data();
+      SequentialChains(l, c0, k, [xp](float a, int, int64_t i) { return a + xp[i]; }, mean);
+      for (int j = 0; j < k; ++j) mean[j] /= count;
+      SequentialChains(l, c0, k,
+                       [xp, &mean, fma = reduce.fma](float a, int j, int64_t i) {
+                         const float d = xp[i] - mean[j];
+                         return DotAcc(a, d, d, fma);
+                       },
+                       var_sum);
+    } else {
+      float* buf = layers::ThreadScratch(0, l.count());
+      Gather(x.data(), l, c0, buf);
+      mean[0] = Sum(buf, l.count(), reduce) / count;
+      for (int64_t i = 0; i < l.count(); ++i) buf[i] -= mean[0];
+      var_sum[0] = Dot(buf, buf, l.count(), reduce);
+    }
+    for (int j = 0; j < k; ++j) {
+      const int64_t c = c0 + j;
+      const float var = var_sum[j] / count;
       const float invstd = 1.0f / std::sqrt(var + spec.eps);
       const float a = gamma[c] * invstd;
-      ScaleShift(x.data(), l, c, a, beta[c] - mean * a, y->data());
-      cache->mean[c] = mean;
+      ScaleShift(x.data(), l, c, a, beta[c] - mean[j] * a, y->data());
+      cache->mean[c] = mean[j];
       cache->invstd[c] = invstd;
       if (running_mean)
-        (*running_mean)[c] = UpdateRunning((*running_mean)[c], mean, spec);
+        (*running_mean)[c] = UpdateRunning((*running_mean)[c], mean[j], spec);
       if (running_var) {
         const float stored =
-            spec.unbiased_running_var ? var_sum / (count - 1.0f) : var;
+            spec.unbiased_running_var ? var_sum[j] / (count - 1.0f) : var;
         (*running_var)[c] = UpdateRunning((*running_var)[c], stored, spec);
       }
     }
@@ -151,30 +192,47 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
   if (dgamma) dgamma->Resize({l.c});
   if (dbeta) dbeta->Resize({l.c});
   const float count = static_cast<float>(l.count());
-  ParallelFor(l.c, 1, [&](int64_t c0, int64_t c1) {
-    float* xc = layers::ThreadScratch(0, l.count());
-    float* g = layers::ThreadScratch(1, l.count());
-    for (int64_t c = c0; c < c1; ++c) {
+  const bool sequential = reduce.order == ReduceOrder::kSequential;
+  ParallelFor(l.c, sequential ? kChains : 1, [&](int64_t c0, int64_t c1) {
+    float sum_dy[kChains], dotp[kChains];
+    const int k = static_cast<int>(c1 - c0);
+    if (sequential) {
+      const float* xp = x.data();
+      const float* gp = dy.data();
+      const float* mean = cache.mean.data() + c0;
+      SequentialChains(l, c0, k, [gp](float a, int, int64_t i) { return a + gp[i]; }, sum_dy);
+      SequentialChains(l, c0, k,
+                       [xp, gp, mean, fma = reduce.fma](float a, int j, int64_t i) {
+                         return DotAcc(a, xp[i] - mean[j], gp[i], fma);
+                       },
+                       dotp);
+    } else {
+      float* xc = layers::ThreadScratch(0, l.count());
+      float* g = layers::ThreadScratch(1, l.count());
+      Gather(x.data(), l, c0, xc);
+      Gather(dy.data(), l, c0, g);
+      for (int64_t i = 0; i < l.count(); ++i) xc[i] -= cache.mean[c0];
+      sum_dy[0] = Sum(g, l.count(), reduce);
+      dotp[0] = Dot(xc, g, l.count(), reduce);
+    }
+    for (int j = 0; j < k; ++j) {
+      const int64_t c = c0 + j;
       const float mean = cache.mean[c], invstd = cache.invstd[c];
-      Gather(x.data(), l, c, xc);
-      Gather(dy.data(), l, c, g);
-      for (int64_t i = 0; i < l.count(); ++i) xc[i] -= mean;
-      const float sum_dy = Sum(g, l.count(), reduce);
-      const float dotp = Dot(xc, g, l.count(), reduce);
-      if (dbeta) (*dbeta)[c] = sum_dy;
-      if (dgamma) (*dgamma)[c] = dotp * invstd;
+      if (dbeta) (*dbeta)[c] = sum_dy[j];
+      if (dgamma) (*dgamma)[c] = dotp[j] * invstd;
       if (!dx) continue;
       // PyTorch's CPU form: dx = (dy - mean(dy) - (x - mean) * k) * invstd *
       // gamma.
-      const float k = dotp * invstd * invstd / count;
-      const float mean_dy = sum_dy / count;
+      const float kk = dotp[j] * invstd * invstd / count;
+      const float mean_dy = sum_dy[j] / count;
       const float w = gamma[c];
       for (int64_t n = 0; n < l.n; ++n) {
-        float* out = dx->data() + (n * l.c + c) * l.s;
-        const float* xs = xc + n * l.s;
-        const float* gs = g + n * l.s;
+        const int64_t base = (n * l.c + c) * l.s;
+        float* out = dx->data() + base;
+        const float* xs = x.data() + base;
+        const float* gs = dy.data() + base;
         for (int64_t s = 0; s < l.s; ++s)
-          out[s] = (gs[s] - mean_dy - xs[s] * k) * invstd * w;
+          out[s] = (gs[s] - mean_dy - (xs[s] - mean) * kk) * invstd * w;
       }
     }
   });

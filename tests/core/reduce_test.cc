@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -101,6 +102,41 @@ TEST(ReduceTest, ParseRejectsUnknown) {
   auto r = ParseReduceOrder("lanes3");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("lanes3"), std::string::npos);
+}
+
+
+// The definition of the pairwise order, written out naively: the vectorized
+// 256-term blocks in reduce.cc must give the same bits.
+float NaivePairwise(const float* a, const float* b, int64_t n, bool fma) {
+  if (n <= 8) {
+    float acc = 0.0f;
+    for (int64_t i = 0; i < n; ++i) {
+      acc = b == nullptr ? acc + a[i] : fma ? std::fma(a[i], b[i], acc) : acc + a[i] * b[i];
+    }
+    return acc;
+  }
+  const int64_t h = n / 2;
+  return NaivePairwise(a, b, h, fma) +
+         NaivePairwise(a + h, b == nullptr ? nullptr : b + h, n - h, fma);
+}
+
+TEST(Reduce, PairwiseBlocksMatchTheNaiveTreeBitwise) {
+  const std::vector<int64_t> sizes = {256, 257, 512, 700, 1024, 4096 + 256, 131072};
+  std::vector<float> a(131072), b(131072);
+  Philox(7, StreamId("test/pairwise")).FillUniform(a.data(), a.size(), -1e3f, 1e3f);
+  Philox(8, StreamId("test/pairwise")).FillUniform(b.data(), b.size(), -1.0f, 1.0f);
+  a[3] = -0.0f;  // signed zeros and wide magnitudes exercise the rounding
+  a[300] = 3e7f;
+  for (int64_t n : sizes) {
+    for (bool fma : {false, true}) {
+      const ReduceSpec spec = *ParseReduceOrder("pairwise", fma);
+      const float want_sum = NaivePairwise(a.data(), nullptr, n, false);
+      const float want_dot = NaivePairwise(a.data(), b.data(), n, fma);
+      const float got_sum = Sum(a.data(), n, spec), got_dot = Dot(a.data(), b.data(), n, spec);
+      EXPECT_EQ(std::memcmp(&want_sum, &got_sum, 4), 0) << "sum n=" << n;
+      EXPECT_EQ(std::memcmp(&want_dot, &got_dot, 4), 0) << "dot n=" << n << " fma=" << fma;
+    }
+  }
 }
 
 }  // namespace
