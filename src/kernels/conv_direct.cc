@@ -219,21 +219,16 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
   };
   p.pack_b = [&](int64_t j0, int64_t q0, int64_t q1, float* dst) {
     // Gather the taps as contiguous rows [kPanel][q], then transpose.
-    const int64_t valid = std::min<int64_t>(kPanel, taps - j0), khw = int64_t{g.kh} * g.kw;
+    const int64_t valid = std::min<int64_t>(kPanel, taps - j0);
     const int64_t width = q1 - q0, ld = (width + 15) / 16 * 16;
     thread_local AlignedFloats rows;
     if (static_cast<int64_t>(rows.size()) < kPanel * ld) rows.resize(kPanel * ld);
     TapGather& gather = ThreadGather();
     gather.Reset(s, q0, q1);
+    gather.TapRows(j0, j0 + valid, rows.data(), ld);  // taps are consecutive rows
     for (int64_t jj = 0; jj < kPanel; ++jj) {
       float* row = rows.data() + jj * ld;
-      if (jj < valid) {
-        const int64_t t = j0 + jj;
-        gather.Tap(t / khw, static_cast<int>(t % khw / g.kw), static_cast<int>(t % g.kw), row, 1);
-        std::fill(row + width, row + ld, 0.0f);
-      } else {
-        std::fill(row, row + ld, 0.0f);
-      }
+      std::fill(row + (jj < valid ? width : 0), row + ld, 0.0f);
     }
     TransposeToPanel(rows.data(), ld, width, dst);
   };
