@@ -36,13 +36,24 @@ Result<Tensor*> Sequential::Backward(Tensor& dy, const RunContext& ctx, bool nee
   Tensor* g = &dy;
   for (size_t i = children_.size(); i-- > 0;) {
     auto& [name, child] = children_[i];
-    const bool need = i > 0 || need_dx;
+    // Child i needs its input gradient only if a child before it has
+    // parameters: an MLP's leading Flatten has none, so its first Linear
+    // skips the largest product of the backward pass.
+    bool need = need_dx;
+    for (size_t j = 0; j < i && !need; ++j) need = children_[j].second->HasParameters();
     auto r = child->Backward(*g, ctx, need);
     if (!r.ok()) return name.empty() ? r.status() : r.status().WithContext(name);
     g = *r;
     if (!need) return static_cast<Tensor*>(nullptr);
   }
   return g;
+}
+
+bool Sequential::HasParameters() const {
+  for (const auto& [name, child] : children_) {
+    if (child->HasParameters()) return true;
+  }
+  return false;
 }
 
 void Sequential::Register(const std::string& prefix, std::vector<StateEntry>* out) {

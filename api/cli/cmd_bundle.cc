@@ -59,10 +59,6 @@ struct VerifyArgs {
   int threads = 0;
 };
 
-void PrintLine(const std::string& line) {
-  std::printf("  ok  %s\n", line.c_str());
-}
-
 void RunVerify(const VerifyArgs& a) {
   if (a.replay < 0) Check(Status::InvalidArgument("--replay must be >= 0"));
   if (!(a.tolerance >= 0 && a.tolerance <= 1)) {

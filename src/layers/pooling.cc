@@ -19,7 +19,7 @@ Pool2dSpec Pool2dSpec::Square(int k, int s, int p, bool count_include_pad) {
   return spec;
 }
 
-void SamePadding(int64_t in, int k, int stride, int* pad_before,
+void TfSamePads(int64_t in, int k, int stride, int* pad_before,
                  int* pad_after) {
   const int64_t out = (in + stride - 1) / stride;
   const int64_t total = std::max<int64_t>((out - 1) * stride + k - in, 0);

@@ -93,17 +93,17 @@ TEST(PoolingLayerTest, AvgPoolCountIncludePadBothWays) {
 
 TEST(PoolingLayerTest, SamePaddingMatchesTensorFlow) {
   int before = -1, after = -1;
-  SamePadding(32, 3, 2, &before, &after);  // out 16: total 1, all at the end
+  TfSamePads(32, 3, 2, &before, &after);  // out 16: total 1, all at the end
   EXPECT_EQ(before, 0);
   EXPECT_EQ(after, 1);
-  SamePadding(5, 3, 1, &before, &after);
+  TfSamePads(5, 3, 1, &before, &after);
   EXPECT_EQ(before, 1);
   EXPECT_EQ(after, 1);
-  SamePadding(32, 2, 2, &before, &after);
+  TfSamePads(32, 2, 2, &before, &after);
   EXPECT_EQ(before + after, 0);
   Pool2dSpec spec = Pool2dSpec::Square(3, 2);
-  SamePadding(32, 3, 2, &spec.pad_top, &spec.pad_bottom);
-  SamePadding(32, 3, 2, &spec.pad_left, &spec.pad_right);
+  TfSamePads(32, 3, 2, &spec.pad_top, &spec.pad_bottom);
+  TfSamePads(32, 3, 2, &spec.pad_left, &spec.pad_right);
   EXPECT_EQ(*Pool2dOutputShape({2, 3, 32, 32}, spec), (Shape{2, 3, 16, 16}));
 }
 

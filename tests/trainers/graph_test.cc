@@ -14,6 +14,7 @@
 
 #include "grad_check.h"
 #include "xwires/trainers/architectures.h"
+#include "xwires/trainers/layers.h"
 #include "xwires/trainers/profile.h"
 
 namespace xw {
@@ -101,6 +102,55 @@ INSTANTIATE_TEST_SUITE_P(
                       GradCase{"resnet50", 1.0 / 32, 0, 16},
                       GradCase{"densenet121", 1.0 / 32, 0, 8}),
     [](const auto& info) { return info.param.arch; });
+
+
+// Records the need_dx each Backward call receives.
+class Probe : public Module {
+ public:
+  explicit Probe(std::vector<bool>* log) : log_(log) {}
+  Result<const Tensor*> Forward(const Tensor& x, const RunContext&) override { return &x; }
+  Result<Tensor*> Backward(Tensor& dy, const RunContext&, bool need_dx) override {
+    log_->push_back(need_dx);
+    return &dy;
+  }
+  bool HasParameters() const override { return false; }
+
+ private:
+  std::vector<bool>* log_;
+};
+
+// The input gradient of a module is computed only when something before it
+// has parameters (or the caller wants it): [Flatten, probe, Linear, probe,
+// ReLU, probe] asks the first probe for none, the later ones for theirs.
+TEST(SequentialTest, InputGradientsOnlyWhereAParameterPrecedes) {
+  std::vector<bool> log;
+  Sequential net;
+  net.Add(std::make_unique<Flatten>());
+  net.Add(std::make_unique<Probe>(&log));
+  net.Add(std::make_unique<Linear>(4, 3));
+  net.Add(std::make_unique<Probe>(&log));
+  net.Add(std::make_unique<ReLU>());
+  net.Add(std::make_unique<Probe>(&log));
+  EXPECT_TRUE(net.HasParameters());
+  RunContext ctx;
+  ctx.training = true;
+  Tensor x({2, 4}, 0.5f);
+  ASSERT_TRUE(net.Forward(x, ctx).ok());
+  Tensor dy({2, 3}, 1.0f);
+  auto r = net.Backward(dy, ctx, /*need_dx=*/false);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, nullptr);
+  // Probes are visited last to first; the one before the Linear is never
+  // reached, since nothing before it has parameters.
+  EXPECT_EQ(log, (std::vector<bool>{true, true}));
+  log.clear();
+  ASSERT_TRUE(net.Backward(dy, ctx, /*need_dx=*/true).ok());
+  EXPECT_EQ(log, (std::vector<bool>{true, true, true}));
+  Sequential free;
+  free.Add(std::make_unique<Flatten>());
+  free.Add(std::make_unique<ReLU>());
+  EXPECT_FALSE(free.HasParameters());
+}
 
 }  // namespace
 }  // namespace xw

@@ -39,7 +39,7 @@ struct Pool2dSpec {
 // TensorFlow "SAME" padding for one axis: out = ceil(in / stride),
 // total = max((out - 1) * stride + k - in, 0), before = total / 2,
 // after = total - before.
-void SamePadding(int64_t in, int k, int stride, int* pad_before,
+void TfSamePads(int64_t in, int k, int stride, int* pad_before,
                  int* pad_after);
 
 // Output shape [N, C, OH, OW] for input shape [N, C, H, W]; InvalidArgument

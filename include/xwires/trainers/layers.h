@@ -12,14 +12,10 @@
 #include <string>
 #include <vector>
 
-// module.h (and through it trainers/profile.h) must come before
-// core/pooling.h: pooling.h's function xw::SamePadding hides profile.h's enum
-// xw::SamePadding, which profile.h names without the `enum` keyword.
-#include "xwires/trainers/module.h"
-// (keep the order)
 #include "xwires/core/batchnorm.h"
 #include "xwires/core/conv.h"
 #include "xwires/core/pooling.h"
+#include "xwires/trainers/module.h"
 
 namespace xw {
 
@@ -89,6 +85,7 @@ class ReLU : public Module {
  public:
   Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
   Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
+  bool HasParameters() const override { return false; }
 
  private:
   Tensor y_;
@@ -100,6 +97,7 @@ class MaxPool2d : public Module {
   MaxPool2d(int kernel, int stride);
   Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
   Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
+  bool HasParameters() const override { return false; }
 
  private:
   Pool2dSpec spec_;
@@ -114,6 +112,7 @@ class AvgPool2d : public Module {
   AvgPool2d(int kernel, int stride);
   Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
   Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
+  bool HasParameters() const override { return false; }
 
  private:
   Pool2dSpec spec_;
@@ -126,6 +125,7 @@ class GlobalAvgPool : public Module {
  public:
   Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
   Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
+  bool HasParameters() const override { return false; }
 
  private:
   Shape x_shape_;
@@ -141,6 +141,7 @@ class Dropout : public Module {
   explicit Dropout(double p);
   Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
   Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
+  bool HasParameters() const override { return false; }
   void Register(const std::string& prefix, std::vector<StateEntry>* out) override;
 
  private:
@@ -154,6 +155,7 @@ class Flatten : public Module {
  public:
   Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
   Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
+  bool HasParameters() const override { return false; }
 
  private:
   Shape x_shape_;

@@ -69,6 +69,10 @@ class Module {
   virtual Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) = 0;
   virtual Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) = 0;
   virtual void Register(const std::string& prefix, std::vector<StateEntry>* out) {}
+  // False only if neither this module nor anything inside it has trainable
+  // parameters, so that a Sequential can skip the input gradient of the
+  // modules after such a prefix. The default (true) is always safe.
+  virtual bool HasParameters() const { return true; }
 };
 
 using ModulePtr = std::unique_ptr<Module>;
@@ -91,6 +95,7 @@ class Sequential : public Module {
   Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
   Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
   void Register(const std::string& prefix, std::vector<StateEntry>* out) override;
+  bool HasParameters() const override;
 
  private:
   std::vector<std::pair<std::string, ModulePtr>> children_;
