@@ -7,6 +7,7 @@
 
 #include "src/kernels/conv_internal.h"
 #include "src/kernels/gemm_internal.h"
+#include "src/kernels/simd.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/tensor.h"
 
@@ -39,7 +40,19 @@ void Col2imAdd(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_i
       const float* src = cols + t * ld + p * g.ow;
       float* dst = plane + u * g.w + b - g.pad_left;  // + q*s, for q in [lo, hi)
       if (s == 1) {
+#if defined(__AVX512F__)
+        // Masked tails: rows are 30-odd wide, so scalar remainders would
+        // cost as much as the vector body.
+        for (int64_t q = lo[b]; q < hi[b]; q += 16) {
+          const int64_t len = std::min<int64_t>(16, hi[b] - q);
+          const __mmask16 m = static_cast<__mmask16>((uint32_t{1} << len) - 1);
+          const __m512 sum = _mm512_add_ps(_mm512_maskz_loadu_ps(m, dst + q),
+                                           _mm512_maskz_loadu_ps(m, src + q));
+          _mm512_mask_storeu_ps(dst + q, m, sum);
+        }
+#else
         for (int64_t q = lo[b]; q < hi[b]; ++q) dst[q] += src[q];
+#endif
       } else {
         for (int64_t q = lo[b]; q < hi[b]; ++q) dst[q * s] += src[q];
       }

@@ -45,6 +45,11 @@ class TapGather {
   std::vector<int64_t> row_;     // [run][a]: offset of the source row, -1 if padding
   std::vector<int64_t> col_;     // [run][b]: source column of the run's first valid output
   std::vector<int64_t> lo_, hi_;  // [run][b]: outputs [lo, hi) of the run are in range
+  // Stride 1 with AVX-512: per 16-output chunk of each run, the lanes to load
+  // ([run][b][chunk]) and to store ([run][chunk]), so that a tap row is one
+  // masked load and store per chunk.
+  int64_t chunks_ = 0;  // per run: ceil(longest run / 16)
+  std::vector<uint16_t> load_mask_, keep_mask_;
 };
 
 // cols[t * ld + p * OW + q] for t = (c*KH + a)*KW + b: the zero-padded patch

@@ -41,6 +41,25 @@ void TapGather::Reset(const TapSource& s, int64_t begin, int64_t end) {
       col_[r * s.kw + b] = v0 + lo * s.stride;
     }
   }
+  chunks_ = 0;
+  if (s.stride != 1) return;
+  for (const Run& run : runs_) chunks_ = std::max(chunks_, (run.len + 15) / 16);
+  load_mask_.assign(nr * s.kw * chunks_, 0);
+  keep_mask_.assign(nr * chunks_, 0);
+  auto bits = [](int64_t from, int64_t to) {  // lanes [from, to) of 16, clamped
+    from = std::clamp<int64_t>(from, 0, 16), to = std::clamp<int64_t>(to, 0, 16);
+    return from >= to ? uint16_t{0}
+                      : static_cast<uint16_t>(((uint32_t{1} << to) - 1) & ~((uint32_t{1} << from) - 1));
+  };
+  for (size_t r = 0; r < nr; ++r) {
+    for (int64_t k = 0; k < chunks_; ++k) {
+      keep_mask_[r * chunks_ + k] = bits(0, runs_[r].len - 16 * k);
+      for (int b = 0; b < s.kw; ++b) {
+        load_mask_[(r * s.kw + b) * chunks_ + k] =
+            bits(lo_[r * s.kw + b] - 16 * k, hi_[r * s.kw + b] - 16 * k);
+      }
+    }
+  }
 }
 
 namespace {
@@ -103,6 +122,45 @@ void TapGather::TapRows(int64_t t0, int64_t t1, float* dst, int64_t ld) const {
   const int kh = s_.kh, kw = s_.kw, stride = s_.stride;
   int64_t c = t0 / khw;
   int a = static_cast<int>(t0 % khw / kw), b = static_cast<int>(t0 % kw);
+#if defined(__AVX512F__)
+  if (stride == 1) {
+    // The same lanes as CopyRun's masked path, with the masks precomputed.
+    const int64_t nc = chunks_;
+    for (int64_t t = t0; t < t1; ++t) {
+      float* d = dst + (t - t0) * ld;
+      for (size_t r = 0; r < runs_.size(); ++r) {
+        const Run& run = runs_[r];
+        const int64_t row = row_[r * kh + a];
+        const uint16_t* lm = load_mask_.data() + (r * kw + b) * nc;
+        const uint16_t* km = keep_mask_.data() + r * nc;
+        float* out = d + run.j;
+        if (row < 0) {
+          for (int64_t k = 0; k < nc; ++k) {
+            _mm512_mask_storeu_ps(out + 16 * k, km[k], _mm512_setzero_ps());
+          }
+          continue;
+        }
+        // Lane i of chunk k reads source column v0 + 16k + i (v0 = q0 + b -
+        // pad_left); lanes outside [lo, hi) are masked off and read nothing.
+        const float* base = s_.data + (run.n * s_.channels + c) * plane + row +
+                            (run.q0 + b - s_.pad_left);
+        for (int64_t k = 0; k < nc; ++k) {
+          const __m512 v = _mm512_maskz_loadu_ps(lm[k], base + 16 * k);
+          if (km[k] == 0xFFFF) {
+            _mm512_storeu_ps(out + 16 * k, v);
+          } else {
+            _mm512_mask_storeu_ps(out + 16 * k, km[k], v);
+          }
+        }
+      }
+      if (++b == kw) {
+        b = 0;
+        if (++a == kh) a = 0, ++c;
+      }
+    }
+    return;
+  }
+#endif
   for (int64_t t = t0; t < t1; ++t) {
     float* d = dst + (t - t0) * ld;
     for (size_t r = 0; r < runs_.size(); ++r) {
