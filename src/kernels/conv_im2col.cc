@@ -121,25 +121,72 @@ const float* Patches(const ConvGeometry& g, const float* x, int64_t n0, int64_t 
 
 }  // namespace
 
-void Im2colForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
-                   float* y) {
-  const int64_t plane = g.oh * g.ow, taps = g.c * g.kh * g.kw, per = ImagesPerGemm(g);
-  ParallelFor(g.n, per, [&](int64_t n0, int64_t n1) {
+namespace {
+
+// y[n] = W [out, T] x patches(src, image n) [T, P] (+ bias) for all images of
+// src, P = src.oh * src.ow output pixels, T = channels * kh * kw taps: the
+// forward pass, and for stride 1 also the data gradient.
+void PatchGemm(const TapSource& src, bool pointwise, int64_t images, int64_t out_ch,
+               const float* w, const float* bias, float* y) {
+  const int64_t plane = src.oh * src.ow, taps = src.channels * src.kh * src.kw;
+  const int64_t in_plane = src.h * src.w;
+  const int64_t per = std::clamp<int64_t>(512 / plane, 1, images);
+  ParallelFor(images, per, [&](int64_t n0, int64_t n1) {
     Buffers& buf = ThreadBuffers();
     const int64_t k = n1 - n0, cols = k * plane;
-    const float* patches = Patches(g, x, n0, k, buf.cols);
-    float* out = k == 1 ? y + n0 * g.o * plane : Grow(buf.mat, g.o * cols);
-    EigenGemm(w, taps, patches, cols, out, cols, g.o, cols, taps, false, false, false);
+    const float* patches;
+    if (pointwise && k == 1) {
+      patches = src.data + n0 * src.channels * in_plane;
+    } else if (pointwise) {
+      float* m = Grow(buf.cols, taps * cols);
+      ImagesToMatrix(src.data, n0, k, src.channels, plane, m);
+      patches = m;
+    } else {
+      float* m = Grow(buf.cols, taps * cols);
+      for (int64_t i = 0; i < k; ++i) Im2colImage(src, n0 + i, m + i * plane, cols);
+      patches = m;
+    }
+    float* out = k == 1 ? y + n0 * out_ch * plane : Grow(buf.mat, out_ch * cols);
+    EigenGemm(w, taps, patches, cols, out, cols, out_ch, cols, taps, false, false, false);
     if (bias != nullptr) {
-      for (int64_t o = 0; o < g.o; ++o) {
+      for (int64_t o = 0; o < out_ch; ++o) {
         for (int64_t j = 0; j < cols; ++j) out[o * cols + j] += bias[o];
       }
     }
-    if (k > 1) MatrixToImages(out, n0, k, g.o, plane, y);
+    if (k > 1) MatrixToImages(out, n0, k, out_ch, plane, y);
   });
 }
 
+// Im2colBackwardData for stride 1, as TensorFlow's backprop-input computes
+// it: dx = correlation of dy with the kernel flipped in space and transposed
+// in channels, W'[c, o, a, b] = W[o, c, kh-1-a, kw-1-b], padded by kh-1-pad_top
+// and kw-1-pad_left, on the output grid h x w. One patch GEMM with inner size
+// O*kh*kw instead of a GEMM with inner size O, a zeroed patch gradient and a
+// scatter.
+void FlippedBackwardData(const ConvGeometry& g, const float* w, const float* dy, float* dx) {
+  const int64_t khw = int64_t{g.kh} * g.kw;
+  AlignedFloats flipped(g.c * g.o * khw);
+  for (int64_t c = 0; c < g.c; ++c) {
+    for (int64_t o = 0; o < g.o; ++o) {
+      for (int64_t t = 0; t < khw; ++t) {
+        flipped[(c * g.o + o) * khw + t] = w[(o * g.c + c) * khw + (khw - 1 - t)];
+      }
+    }
+  }
+  const TapSource src{dy,   g.o, g.oh, g.ow, g.kh, g.kw, 1, g.kh - 1 - g.pad_top,
+                      g.kw - 1 - g.pad_left, g.h, g.w};
+  PatchGemm(src, false, g.n, g.c, flipped.data(), nullptr, dx);
+}
+
+}  // namespace
+
+void Im2colForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
+                   float* y) {
+  PatchGemm(ForwardSource(g, x), IsPointwise(g), g.n, g.o, w, bias, y);
+}
+
 void Im2colBackwardData(const ConvGeometry& g, const float* w, const float* dy, float* dx) {
+  if (g.stride == 1 && !IsPointwise(g)) return FlippedBackwardData(g, w, dy, dx);
   const int64_t plane = g.oh * g.ow, taps = g.c * g.kh * g.kw, per = ImagesPerGemm(g);
   const int64_t in_plane = g.h * g.w;
   ParallelFor(g.n, per, [&](int64_t n0, int64_t n1) {
