@@ -30,35 +30,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <string>
 #include <vector>
 
 #include "xwires/core/parallel.h"
 #include "xwires/hpo/gp.h"
+#include "tests/hpo/test_functions.h"  // Hartmann6, shared with the tests
 #include "xwires/hpo/optimizer.h"
 #include "xwires/hpo/sobol.h"
 
 namespace xw::hpo {
 namespace {
-
-double Hartmann6(const double* x) {
-  static const double alpha[4] = {1.0, 1.2, 3.0, 3.2};
-  static const double a[4][6] = {{10, 3, 17, 3.5, 1.7, 8},
-                                 {0.05, 10, 17, 0.1, 8, 14},
-                                 {3, 3.5, 1.7, 10, 17, 8},
-                                 {17, 8, 0.05, 10, 0.1, 14}};
-  static const double p[4][6] = {{1312, 1696, 5569, 124, 8283, 5886},
-                                 {2329, 4135, 8307, 3736, 1004, 9991},
-                                 {2348, 1451, 3522, 2883, 3047, 6650},
-                                 {4047, 8828, 8732, 5743, 1091, 381}};
-  double f = 0;
-  for (int i = 0; i < 4; ++i) {
-    double s = 0;
-    for (int j = 0; j < 6; ++j)
-      s += a[i][j] * std::pow(x[j] - 1e-4 * p[i][j], 2);
-    f -= alpha[i] * std::exp(-s);
-  }
-  return f;
-}
 
 double ProcessCpuMs() {
   timespec ts;
@@ -89,17 +71,22 @@ Data MakeData(int n, int d) {
   data.x.resize(static_cast<size_t>(n) * d);
   sobol.Generate(1, n, data.x.data());
   for (int i = 0; i < n; ++i) {
-    double p[6] = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
+    std::vector<double> p(6, 0.5);
     for (int j = 0; j < d; ++j) p[j] = data.x[i * d + j];
-    data.y.push_back(Hartmann6(p));
+    data.y.push_back(testing::Hartmann6(p));
   }
   return data;
 }
 
 SearchSpace Cube(int d) {
   std::vector<Dimension> dims;
-  for (int j = 0; j < d; ++j)
-    dims.push_back({"x" + std::to_string(j), DimType::kReal, 0, 1, false});
+  for (int j = 0; j < d; ++j) {
+    // Appending, not "x" + to_string(j): GCC 12 warns falsely (-Wrestrict,
+    // its bug 105651) on operator+(const char*, std::string&&) at -O3.
+    std::string name = "x";
+    name += std::to_string(j);
+    dims.push_back({name, DimType::kReal, 0, 1, false});
+  }
   return SearchSpace::Create(dims).value();
 }
 

@@ -9,6 +9,7 @@
 
 #include "driver_internal.h"
 #include "util.h"
+#include "xwires/core/file_util.h"
 #include "xwires/hpo/search_driver.h"
 
 namespace xw::hpo {
@@ -186,15 +187,8 @@ Result<DriverConfig> ParseDriverConfigJson(const std::string& text) {
 }
 
 Result<DriverConfig> LoadDriverConfig(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Status::NotFound("search config file '" + path +
-                            "' cannot be opened");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad())
-    return Status::IOError("search config file '" + path + "': read failed");
-  auto c = ParseDriverConfigJson(ss.str());
+  XW_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, "search config file"));
+  auto c = ParseDriverConfigJson(text);
   if (!c.ok()) return c.status().WithContext(path);
   return c;
 }

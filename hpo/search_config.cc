@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "util.h"
+#include "xwires/core/file_util.h"
 #include "xwires/core/rng.h"
 
 namespace xw::hpo {
@@ -352,15 +353,8 @@ Result<SearchConfig> ParseSearchConfigJson(const std::string& text) {
 }
 
 Result<SearchConfig> LoadSearchConfig(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Status::NotFound("search config file '" + path +
-                            "' cannot be opened");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad())
-    return Status::IOError("search config file '" + path + "': read failed");
-  auto c = ParseSearchConfigJson(ss.str());
+  XW_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, "search config file"));
+  auto c = ParseSearchConfigJson(text);
   if (!c.ok()) return c.status().WithContext(path);
   return c;
 }

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "profile_schema.h"
+#include "xwires/core/file_util.h"
 
 namespace xw {
 namespace {
@@ -198,11 +199,8 @@ Result<Profile> LoadProfile(const std::string& name_or_path) {
     }
     path = ProfilesDir() + "/" + name_or_path + ".json";
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("profile file '" + path + "' cannot be opened");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  auto p = ParseProfileJson(ss.str());
+  XW_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, "profile file"));
+  auto p = ParseProfileJson(text);
   if (!p.ok()) return p.status().WithContext("profile file '" + path + "'");
   return p;
 }

@@ -58,12 +58,7 @@ void RegisterAttribute(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "attribute",
       "Attribute a pair's divergence to numerics knobs by one-knob ablations");
-  cmd->add_option("dataset", a->dataset, "Dataset directory")->required();
-  cmd->add_option("trial", a->trial, "Trial id")->required();
-  cmd->add_option("--profile-a", a->opt.profile_a,
-                  "Model A's profile (default: first model)");
-  cmd->add_option("--profile-b", a->opt.profile_b,
-                  "Model B's profile (default: second model)");
+  AddPairOptions(cmd, &a->dataset, &a->trial, &a->opt.profile_a, &a->opt.profile_b);
   cmd->add_option("--knob", a->opt.knobs,
                   "Only this knob, e.g. adam.variant (repeatable)");
   cmd->add_option("--jobs", a->opt.jobs,

@@ -49,12 +49,7 @@ void RegisterCompare(CLI::App& app) {
   auto* cmd = app.add_subcommand("compare",
                                  "Three-tier comparison of a stored pair: "
                                  "tensors, activations, task metrics");
-  cmd->add_option("dataset", a->dataset, "Dataset directory")->required();
-  cmd->add_option("trial", a->trial, "Trial id")->required();
-  cmd->add_option("--profile-a", a->opt.profile_a,
-                  "Model A's profile (default: first model)");
-  cmd->add_option("--profile-b", a->opt.profile_b,
-                  "Model B's profile (default: second model)");
+  AddPairOptions(cmd, &a->dataset, &a->trial, &a->opt.profile_a, &a->opt.profile_b);
   cmd->add_option("--probe", a->opt.probe,
                   "Probe batch size of the activation tier")
       ->capture_default_str();

@@ -42,4 +42,12 @@ void RegisterAll(CLI::App& app) {
 
 bool StderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }
 
+void AddPairOptions(CLI::App* cmd, std::string* dataset, int64_t* trial, std::string* profile_a,
+                    std::string* profile_b) {
+  cmd->add_option("dataset", *dataset, "Dataset directory")->required();
+  cmd->add_option("trial", *trial, "Trial id")->required();
+  cmd->add_option("--profile-a", *profile_a, "Model A's profile (default: first model)");
+  cmd->add_option("--profile-b", *profile_b, "Model B's profile (default: second model)");
+}
+
 }  // namespace xw::cli

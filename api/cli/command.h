@@ -11,6 +11,7 @@
 #define XWIRES_API_CLI_COMMAND_H_
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -44,6 +45,12 @@ using Registrar = void (*)(CLI::App& app);
 // can initialise a static.
 bool AddRegistrar(int order, Registrar r);
 void RegisterAll(CLI::App& app);
+
+// The arguments every pair command (compare, attribute) takes: positional
+// `dataset` and `trial`, and --profile-a / --profile-b ("" = the trial's
+// first / second model).
+void AddPairOptions(CLI::App* cmd, std::string* dataset, int64_t* trial, std::string* profile_a,
+                    std::string* profile_b);
 
 // True when stderr is a terminal (progress bars), false in pipes and CI.
 bool StderrIsTerminal();
