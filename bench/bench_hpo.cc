@@ -81,11 +81,7 @@ Data MakeData(int n, int d) {
 SearchSpace Cube(int d) {
   std::vector<Dimension> dims;
   for (int j = 0; j < d; ++j) {
-    // Appending, not "x" + to_string(j): GCC 12 warns falsely (-Wrestrict,
-    // its bug 105651) on operator+(const char*, std::string&&) at -O3.
-    std::string name = "x";
-    name += std::to_string(j);
-    dims.push_back({name, DimType::kReal, 0, 1, false});
+    dims.push_back({"x" + std::to_string(j), DimType::kReal, 0, 1, false});
   }
   return SearchSpace::Create(dims).value();
 }

@@ -115,12 +115,16 @@ class SearchCliTest : public ::testing::Test {
   // exist yet: `must` = false then returns nothing instead of failing.
   std::vector<TrialRow> Trials(bool must = true) const {
     auto ds = Dataset::Open(Path("ds"), OpenMode::kReadOnly);
-    if (must) EXPECT_TRUE(ds.ok()) << ds.status().ToString();
+    if (must) {
+      EXPECT_TRUE(ds.ok()) << ds.status().ToString();
+    }
     if (!ds.ok()) return {};
     TrialQuery q;
     q.where = "search_id = 1";
     auto rows = (*ds)->Query(q);
-    if (must) EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    if (must) {
+      EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    }
     return rows.ok() ? *rows : std::vector<TrialRow>{};
   }
 
