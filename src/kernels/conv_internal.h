@@ -31,8 +31,6 @@ class TapGather {
  public:
   // Outputs [begin, end) of the images x s.oh x s.ow grid.
   void Reset(const TapSource& s, int64_t begin, int64_t end);
-  // dst[j * ds] = tap (c, a, b) of output begin + j, for j < end - begin.
-  void Tap(int64_t c, int a, int b, float* dst, int64_t ds) const;
   // Taps t0 .. t1-1 in index order t = (c*kh + a)*kw + b: dst[(t-t0)*ld + j].
   void TapRows(int64_t t0, int64_t t1, float* dst, int64_t ld) const;
 
@@ -46,10 +44,10 @@ class TapGather {
   std::vector<int64_t> col_;     // [run][b]: source column of the run's first valid output
   std::vector<int64_t> lo_, hi_;  // [run][b]: outputs [lo, hi) of the run are in range
   // Stride 1 with AVX-512: per 16-output chunk of each run, the lanes to load
-  // ([run][b][chunk]) and to store ([run][chunk]), so that a tap row is one
-  // masked load and store per chunk.
-  int64_t chunks_ = 0;  // per run: ceil(longest run / 16)
-  std::vector<uint16_t> load_mask_, keep_mask_;
+  // ([run][b][chunk]; zero_mask_ for padding rows) and to store
+  // ([run][chunk]), so that a tap row is one masked load and store per chunk.
+  int64_t chunks_ = 0;  // per run: ceil(longest run / 16); 0 = CopyRun
+  std::vector<uint16_t> load_mask_, keep_mask_, zero_mask_;
 };
 
 // cols[t * ld + p * OW + q] for t = (c*KH + a)*KW + b: the zero-padded patch

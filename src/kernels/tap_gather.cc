@@ -42,6 +42,7 @@ void TapGather::Reset(const TapSource& s, int64_t begin, int64_t end) {
     }
   }
   chunks_ = 0;
+#if defined(__AVX512F__)
   if (s.stride != 1) return;
   for (const Run& run : runs_) chunks_ = std::max(chunks_, (run.len + 15) / 16);
   load_mask_.assign(nr * s.kw * chunks_, 0);
@@ -60,107 +61,54 @@ void TapGather::Reset(const TapSource& s, int64_t begin, int64_t end) {
       }
     }
   }
+  zero_mask_.assign(chunks_, 0);
+#endif
 }
 
 namespace {
 
-// dst[k * ds] for k < len: zeros outside [lo, hi), src[(k - lo) * stride]
-// inside. The common interior case (ds = stride = 1, no padding, a full
-// 16-multiple) is plain vector copies.
+// d[k] for k < len: zeros outside [lo, hi), src[(k - lo) * stride] inside.
+// The common interior case (stride 1, no padding, a full 16-multiple) is
+// plain vector copies.
 inline void CopyRun(const float* src, int64_t lo, int64_t hi, int64_t len, int stride,
-                    float* d, int64_t ds) {
-  if (ds == 1) {
-    if (stride == 1 && lo == 0 && hi == len && (len & 15) == 0) {
-      for (int64_t k = 0; k < len; k += 16) StoreV(d + k, LoadV(src + k));
-      return;
-    }
-#if defined(__AVX512F__)
-    if (stride == 1) {
-      // Masked loads zero the padding lanes (and never touch their memory).
-      const float* base = src - lo;
-      for (int64_t k0 = 0; k0 < len; k0 += 16) {
-        const int64_t n = std::min<int64_t>(16, len - k0);
-        const int64_t b = std::clamp<int64_t>(lo - k0, 0, 16), e = std::clamp<int64_t>(hi - k0, 0, 16);
-        const __mmask16 keep = static_cast<__mmask16>((uint32_t{1} << n) - 1);
-        const __mmask16 load =
-            b >= e ? 0 : static_cast<__mmask16>(((uint32_t{1} << e) - 1) & ~((uint32_t{1} << b) - 1));
-        _mm512_mask_storeu_ps(d + k0, keep, _mm512_maskz_loadu_ps(load, base + k0));
-      }
-      return;
-    }
-#endif
-    for (int64_t k = 0; k < lo; ++k) d[k] = 0.0f;
-    if (stride == 1) {
-      for (int64_t k = lo; k < hi; ++k) d[k] = src[k - lo];
-    } else {
-      for (int64_t k = lo; k < hi; ++k) d[k] = src[(k - lo) * stride];
-    }
-    for (int64_t k = hi; k < len; ++k) d[k] = 0.0f;
+                    float* d) {
+  if (stride == 1 && lo == 0 && hi == len && (len & 15) == 0) {
+    for (int64_t k = 0; k < len; k += 16) StoreV(d + k, LoadV(src + k));
     return;
   }
-  for (int64_t k = 0; k < lo; ++k) d[k * ds] = 0.0f;
-  for (int64_t k = lo; k < hi; ++k) d[k * ds] = src[(k - lo) * stride];
-  for (int64_t k = hi; k < len; ++k) d[k * ds] = 0.0f;
+  for (int64_t k = 0; k < lo; ++k) d[k] = 0.0f;
+  if (stride == 1) {
+    for (int64_t k = lo; k < hi; ++k) d[k] = src[k - lo];
+  } else {
+    for (int64_t k = lo; k < hi; ++k) d[k] = src[(k - lo) * stride];
+  }
+  for (int64_t k = hi; k < len; ++k) d[k] = 0.0f;
 }
 
-}  // namespace
-
-void TapGather::Tap(int64_t c, int a, int b, float* dst, int64_t ds) const {
-  const int64_t plane = s_.h * s_.w;
-  for (size_t r = 0; r < runs_.size(); ++r) {
-    const Run& run = runs_[r];
-    const int64_t row = row_[r * s_.kh + a];
-    const int64_t lo = row < 0 ? run.len : lo_[r * s_.kw + b];
-    const int64_t hi = row < 0 ? run.len : hi_[r * s_.kw + b];
-    const float* src = s_.data + (run.n * s_.channels + c) * plane + row + col_[r * s_.kw + b];
-    CopyRun(src, lo, hi, run.len, s_.stride, dst + run.j * ds, ds);
+#if defined(__AVX512F__)
+// The same run with Reset's masks: chunk k loads lanes lm[k] from
+// base + 16k (masked-off lanes read nothing, so padding costs no branch)
+// and stores lanes km[k].
+inline void MaskedRun(const float* base, const uint16_t* lm, const uint16_t* km, int64_t chunks,
+                      float* d) {
+  for (int64_t k = 0; k < chunks; ++k) {
+    const __m512 v = _mm512_maskz_loadu_ps(lm[k], base + 16 * k);
+    if (km[k] == 0xFFFF) {
+      _mm512_storeu_ps(d + 16 * k, v);
+    } else {
+      _mm512_mask_storeu_ps(d + 16 * k, km[k], v);
+    }
   }
 }
+#endif
+
+}  // namespace
 
 void TapGather::TapRows(int64_t t0, int64_t t1, float* dst, int64_t ld) const {
   const int64_t khw = int64_t{s_.kh} * s_.kw, plane = s_.h * s_.w;
   const int kh = s_.kh, kw = s_.kw, stride = s_.stride;
   int64_t c = t0 / khw;
   int a = static_cast<int>(t0 % khw / kw), b = static_cast<int>(t0 % kw);
-#if defined(__AVX512F__)
-  if (stride == 1) {
-    // The same lanes as CopyRun's masked path, with the masks precomputed.
-    const int64_t nc = chunks_;
-    for (int64_t t = t0; t < t1; ++t) {
-      float* d = dst + (t - t0) * ld;
-      for (size_t r = 0; r < runs_.size(); ++r) {
-        const Run& run = runs_[r];
-        const int64_t row = row_[r * kh + a];
-        const uint16_t* lm = load_mask_.data() + (r * kw + b) * nc;
-        const uint16_t* km = keep_mask_.data() + r * nc;
-        float* out = d + run.j;
-        if (row < 0) {
-          for (int64_t k = 0; k < nc; ++k) {
-            _mm512_mask_storeu_ps(out + 16 * k, km[k], _mm512_setzero_ps());
-          }
-          continue;
-        }
-        // Lane i of chunk k reads source column v0 + 16k + i (v0 = q0 + b -
-        // pad_left); lanes outside [lo, hi) are masked off and read nothing.
-        const float* base = s_.data + (run.n * s_.channels + c) * plane + row +
-                            (run.q0 + b - s_.pad_left);
-        for (int64_t k = 0; k < nc; ++k) {
-          const __m512 v = _mm512_maskz_loadu_ps(lm[k], base + 16 * k);
-          if (km[k] == 0xFFFF) {
-            _mm512_storeu_ps(out + 16 * k, v);
-          } else {
-            _mm512_mask_storeu_ps(out + 16 * k, km[k], v);
-          }
-        }
-      }
-      if (++b == kw) {
-        b = 0;
-        if (++a == kh) a = 0, ++c;
-      }
-    }
-    return;
-  }
-#endif
   for (int64_t t = t0; t < t1; ++t) {
     float* d = dst + (t - t0) * ld;
     for (size_t r = 0; r < runs_.size(); ++r) {
@@ -169,7 +117,14 @@ void TapGather::TapRows(int64_t t0, int64_t t1, float* dst, int64_t ld) const {
       const int64_t lo = row < 0 ? run.len : lo_[r * kw + b];
       const int64_t hi = row < 0 ? run.len : hi_[r * kw + b];
       const float* src = s_.data + (run.n * s_.channels + c) * plane + row + col_[r * kw + b];
-      CopyRun(src, lo, hi, run.len, stride, d + run.j, 1);
+#if defined(__AVX512F__)
+      if (chunks_ > 0) {  // stride 1; a padding row loads nothing (mask 0)
+        const uint16_t* lm = row < 0 ? zero_mask_.data() : load_mask_.data() + (r * kw + b) * chunks_;
+        MaskedRun(src - lo, lm, keep_mask_.data() + r * chunks_, chunks_, d + run.j);
+        continue;
+      }
+#endif
+      CopyRun(src, lo, hi, run.len, stride, d + run.j);
     }
     if (++b == kw) {
       b = 0;
