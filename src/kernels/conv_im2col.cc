@@ -65,10 +65,11 @@ bool IsPointwise(const ConvGeometry& g) {
 }
 
 // Images per GEMM: enough columns (~512) to keep Eigen's kernel busy on small
-// planes. A function of the geometry only.
-int64_t ImagesPerGemm(const ConvGeometry& g) {
-  return std::clamp<int64_t>(512 / (g.oh * g.ow), 1, g.n);
+// planes of `plane` output pixels. A function of the geometry only.
+int64_t ImagesPerGemm(int64_t plane, int64_t images) {
+  return std::clamp<int64_t>(512 / plane, 1, images);
 }
+int64_t ImagesPerGemm(const ConvGeometry& g) { return ImagesPerGemm(g.oh * g.ow, g.n); }
 
 struct Buffers {
   AlignedFloats cols, mat, act;
@@ -103,25 +104,20 @@ void MatrixToImages(const float* mat, int64_t n0, int64_t k, int64_t ch, int64_t
   }
 }
 
-// Patch matrix [T, k*P] of images [n0, n0+k): x itself for a single image of
-// a pointwise convolution, else gathered into `buf`.
-const float* Patches(const ConvGeometry& g, const float* x, int64_t n0, int64_t k,
+// Patch matrix [T, k*P] of images [n0, n0+k) of src: the source itself for a
+// single image of a pointwise convolution, else gathered into `buf`.
+const float* Patches(const TapSource& src, bool pointwise, int64_t n0, int64_t k,
                      AlignedFloats& buf) {
-  const int64_t plane = g.oh * g.ow, taps = g.c * g.kh * g.kw;
-  if (IsPointwise(g) && k == 1) return x + n0 * g.c * plane;
+  const int64_t plane = src.oh * src.ow, taps = src.channels * src.kh * src.kw;
+  if (pointwise && k == 1) return src.data + n0 * src.channels * plane;
   float* cols = Grow(buf, taps * k * plane);
-  if (IsPointwise(g)) {
-    ImagesToMatrix(x, n0, k, g.c, plane, cols);
+  if (pointwise) {
+    ImagesToMatrix(src.data, n0, k, src.channels, plane, cols);
     return cols;
   }
-  const TapSource s = ForwardSource(g, x);
-  for (int64_t i = 0; i < k; ++i) Im2colImage(s, n0 + i, cols + i * plane, k * plane);
+  for (int64_t i = 0; i < k; ++i) Im2colImage(src, n0 + i, cols + i * plane, k * plane);
   return cols;
 }
-
-}  // namespace
-
-namespace {
 
 // y[n] = W [out, T] x patches(src, image n) [T, P] (+ bias) for all images of
 // src, P = src.oh * src.ow output pixels, T = channels * kh * kw taps: the
@@ -129,23 +125,10 @@ namespace {
 void PatchGemm(const TapSource& src, bool pointwise, int64_t images, int64_t out_ch,
                const float* w, const float* bias, float* y) {
   const int64_t plane = src.oh * src.ow, taps = src.channels * src.kh * src.kw;
-  const int64_t in_plane = src.h * src.w;
-  const int64_t per = std::clamp<int64_t>(512 / plane, 1, images);
-  ParallelFor(images, per, [&](int64_t n0, int64_t n1) {
+  ParallelFor(images, ImagesPerGemm(plane, images), [&](int64_t n0, int64_t n1) {
     Buffers& buf = ThreadBuffers();
     const int64_t k = n1 - n0, cols = k * plane;
-    const float* patches;
-    if (pointwise && k == 1) {
-      patches = src.data + n0 * src.channels * in_plane;
-    } else if (pointwise) {
-      float* m = Grow(buf.cols, taps * cols);
-      ImagesToMatrix(src.data, n0, k, src.channels, plane, m);
-      patches = m;
-    } else {
-      float* m = Grow(buf.cols, taps * cols);
-      for (int64_t i = 0; i < k; ++i) Im2colImage(src, n0 + i, m + i * plane, cols);
-      patches = m;
-    }
+    const float* patches = Patches(src, pointwise, n0, k, buf.cols);
     float* out = k == 1 ? y + n0 * out_ch * plane : Grow(buf.mat, out_ch * cols);
     EigenGemm(w, taps, patches, cols, out, cols, out_ch, cols, taps, false, false, false);
     if (bias != nullptr) {
@@ -223,6 +206,8 @@ void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
   // Per call, not thread-local: this thread may run another convolution while
   // it waits in ParallelFor (TBB work stealing), which must not share them.
   std::vector<AlignedFloats> partial(groups);
+  const TapSource src = ForwardSource(g, x);
+  const bool pointwise = IsPointwise(g);
   ParallelFor(groups, 1, [&](int64_t g0, int64_t g1) {
     Buffers& buf = ThreadBuffers();
     for (int64_t gi = g0; gi < g1; ++gi) {
@@ -230,7 +215,7 @@ void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
       const int64_t b0 = gi * batches / groups, b1 = (gi + 1) * batches / groups;
       for (int64_t bi = b0; bi < b1; ++bi) {
         const int64_t n0 = bi * per, k = std::min(per, g.n - n0), cols = k * plane;
-        const float* patches = Patches(g, x, n0, k, buf.cols);
+        const float* patches = Patches(src, pointwise, n0, k, buf.cols);
         const float* dym = dy + n0 * g.o * plane;
         if (k > 1) {
           float* m = Grow(buf.act, g.o * cols);
