@@ -8,6 +8,7 @@
 #include "src/kernels/conv_internal.h"
 #include "src/kernels/gemm_internal.h"
 #include "src/kernels/simd.h"
+#include "src/thread_scratch.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/tensor.h"
 
@@ -71,17 +72,9 @@ int64_t ImagesPerGemm(int64_t plane, int64_t images) {
 }
 int64_t ImagesPerGemm(const ConvGeometry& g) { return ImagesPerGemm(g.oh * g.ow, g.n); }
 
-struct Buffers {
-  AlignedFloats cols, mat, act;
-};
-Buffers& ThreadBuffers() {
-  thread_local Buffers b;
-  return b;
-}
-float* Grow(AlignedFloats& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
-  return v.data();
-}
+// ThreadScratch slots of a GEMM batch: its patch matrix (or patch gradient),
+// its output matrix, and dY as a matrix.
+constexpr int kColsSlot = 0, kMatSlot = 1, kActSlot = 2;
 
 // Images [n0, n0+k) of an NCHW tensor with `ch` channels of `plane` pixels
 // as one [ch, k*plane] matrix (GEMM columns = pixels of all k images).
@@ -105,12 +98,11 @@ void MatrixToImages(const float* mat, int64_t n0, int64_t k, int64_t ch, int64_t
 }
 
 // Patch matrix [T, k*P] of images [n0, n0+k) of src: the source itself for a
-// single image of a pointwise convolution, else gathered into `buf`.
-const float* Patches(const TapSource& src, bool pointwise, int64_t n0, int64_t k,
-                     AlignedFloats& buf) {
+// single image of a pointwise convolution, else gathered into its scratch slot.
+const float* Patches(const TapSource& src, bool pointwise, int64_t n0, int64_t k) {
   const int64_t plane = src.oh * src.ow, taps = src.channels * src.kh * src.kw;
   if (pointwise && k == 1) return src.data + n0 * src.channels * plane;
-  float* cols = Grow(buf, taps * k * plane);
+  float* cols = ThreadScratch(kColsSlot, taps * k * plane);
   if (pointwise) {
     ImagesToMatrix(src.data, n0, k, src.channels, plane, cols);
     return cols;
@@ -126,10 +118,9 @@ void PatchGemm(const TapSource& src, bool pointwise, int64_t images, int64_t out
                const float* w, const float* bias, float* y) {
   const int64_t plane = src.oh * src.ow, taps = src.channels * src.kh * src.kw;
   ParallelFor(images, ImagesPerGemm(plane, images), [&](int64_t n0, int64_t n1) {
-    Buffers& buf = ThreadBuffers();
     const int64_t k = n1 - n0, cols = k * plane;
-    const float* patches = Patches(src, pointwise, n0, k, buf.cols);
-    float* out = k == 1 ? y + n0 * out_ch * plane : Grow(buf.mat, out_ch * cols);
+    const float* patches = Patches(src, pointwise, n0, k);
+    float* out = k == 1 ? y + n0 * out_ch * plane : ThreadScratch(kMatSlot, out_ch * cols);
     EigenGemm(w, taps, patches, cols, out, cols, out_ch, cols, taps, false, false, false);
     if (bias != nullptr) {
       for (int64_t o = 0; o < out_ch; ++o) {
@@ -173,17 +164,16 @@ void Im2colBackwardData(const ConvGeometry& g, const float* w, const float* dy, 
   const int64_t plane = g.oh * g.ow, taps = g.c * g.kh * g.kw, per = ImagesPerGemm(g);
   const int64_t in_plane = g.h * g.w;
   ParallelFor(g.n, per, [&](int64_t n0, int64_t n1) {
-    Buffers& buf = ThreadBuffers();
     const int64_t k = n1 - n0, cols = k * plane;
     const float* dym = dy + n0 * g.o * plane;
     if (k > 1) {
-      float* m = Grow(buf.act, g.o * cols);
+      float* m = ThreadScratch(kActSlot, g.o * cols);
       ImagesToMatrix(dy, n0, k, g.o, plane, m);
       dym = m;
     }
     // Patch gradient [T, k*P] = W^T dY.
     float* grad = (IsPointwise(g) && k == 1) ? dx + n0 * g.c * in_plane
-                                             : Grow(buf.cols, taps * cols);
+                                             : ThreadScratch(kColsSlot, taps * cols);
     EigenGemm(w, taps, dym, cols, grad, cols, taps, cols, g.o, true, false, false);
     if (IsPointwise(g)) {
       if (k > 1) MatrixToImages(grad, n0, k, g.c, plane, dx);
@@ -209,16 +199,16 @@ void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
   const TapSource src = ForwardSource(g, x);
   const bool pointwise = IsPointwise(g);
   ParallelFor(groups, 1, [&](int64_t g0, int64_t g1) {
-    Buffers& buf = ThreadBuffers();
     for (int64_t gi = g0; gi < g1; ++gi) {
-      float* acc = Grow(partial[gi], g.o * taps);
+      partial[gi].resize(g.o * taps);
+      float* acc = partial[gi].data();
       const int64_t b0 = gi * batches / groups, b1 = (gi + 1) * batches / groups;
       for (int64_t bi = b0; bi < b1; ++bi) {
         const int64_t n0 = bi * per, k = std::min(per, g.n - n0), cols = k * plane;
-        const float* patches = Patches(src, pointwise, n0, k, buf.cols);
+        const float* patches = Patches(src, pointwise, n0, k);
         const float* dym = dy + n0 * g.o * plane;
         if (k > 1) {
-          float* m = Grow(buf.act, g.o * cols);
+          float* m = ThreadScratch(kActSlot, g.o * cols);
           ImagesToMatrix(dy, n0, k, g.o, plane, m);
           dym = m;
         }

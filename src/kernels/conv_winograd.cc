@@ -11,6 +11,7 @@
 #include "src/kernels/conv_internal.h"
 #include "src/kernels/gemm_internal.h"
 #include "src/kernels/simd.h"
+#include "src/thread_scratch.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/tensor.h"
 
@@ -71,17 +72,9 @@ inline void OutputTransform(const T m[4][4], T y[2][2]) {
   }
 }
 
-struct Buffers {
-  AlignedFloats v, m, cols;
-};
-Buffers& ThreadBuffers() {
-  thread_local Buffers b;
-  return b;
-}
-float* Grow(AlignedFloats& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
-  return v.data();
-}
+// ThreadScratch slots of a tile batch: transformed inputs, transformed
+// outputs, and one plane's tile columns.
+constexpr int kVSlot = 0, kMSlot = 1, kColsSlot = 2;
 
 // Tiles are transformed 16 at a time along a tile row, so every load and
 // store of the transforms is a contiguous vector.
@@ -165,11 +158,10 @@ void WinogradForward(const ConvGeometry& g, const float* x, const float* w, cons
   const int64_t per = std::clamp<int64_t>(256 / tiles_per_image, 1, g.n);
   const int64_t ldc = (tw + kTileBlock - 1) / kTileBlock * kTileBlock;
   ParallelFor(g.n, per, [&](int64_t n0, int64_t n1) {
-    Buffers& buf = ThreadBuffers();
     const int64_t nt = (n1 - n0) * tiles_per_image;
-    float* v = Grow(buf.v, 16 * g.c * nt);
-    float* m = Grow(buf.m, 16 * g.o * nt + kTileBlock);
-    float* cols = Grow(buf.cols, (2 * th + 2) * 4 * ldc);
+    float* v = ThreadScratch(kVSlot, 16 * g.c * nt);
+    float* m = ThreadScratch(kMSlot, 16 * g.o * nt + kTileBlock);
+    float* cols = ThreadScratch(kColsSlot, (2 * th + 2) * 4 * ldc);
     for (int64_t n = n0; n < n1; ++n) {
       for (int64_t c = 0; c < g.c; ++c) {
         TileColumns(g, x + (n * g.c + c) * g.h * g.w, th, ldc, cols);

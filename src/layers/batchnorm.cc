@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "layer_util.h"
+#include "src/thread_scratch.h"
 #include "xwires/core/parallel.h"
 
 namespace xw {
@@ -129,7 +130,7 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
                        },
                        var_sum);
     } else {
-      float* buf = layers::ThreadScratch(0, l.count());
+      float* buf = ThreadScratch(0, l.count());
       Gather(x.data(), l, c0, buf);
       mean[0] = Sum(buf, l.count(), reduce) / count;
       for (int64_t i = 0; i < l.count(); ++i) buf[i] -= mean[0];
@@ -207,8 +208,8 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
                        },
                        dotp);
     } else {
-      float* xc = layers::ThreadScratch(0, l.count());
-      float* g = layers::ThreadScratch(1, l.count());
+      float* xc = ThreadScratch(0, l.count());
+      float* g = ThreadScratch(1, l.count());
       Gather(x.data(), l, c0, xc);
       Gather(dy.data(), l, c0, g);
       for (int64_t i = 0; i < l.count(); ++i) xc[i] -= cache.mean[c0];

@@ -7,16 +7,6 @@
 namespace xw {
 namespace layers {
 
-float* ThreadScratch(int slot, int64_t n) {
-  thread_local AlignedFloats buffers[kScratchSlots];
-  AlignedFloats& b = buffers[slot];
-  if (static_cast<int64_t>(b.size()) < n) {
-    b = AlignedFloats();  // free first: no copy of the old contents
-    b.resize(n);
-  }
-  return b.data();
-}
-
 int64_t GrainForElements(int64_t n) { return GrainFor(n, /*min_grain=*/16384); }
 
 Status CheckShape(const char* op, const char* what, const Tensor& t,

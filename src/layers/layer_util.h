@@ -16,15 +16,6 @@ namespace layers {
 // threads.
 int64_t GrainForElements(int64_t n);
 
-// Per-thread scratch of at least n floats (64-byte aligned), contents
-// unspecified. Each `slot` is a separate buffer that grows and is never
-// freed, so hot loops neither allocate nor zero-fill (freeing big blocks lets
-// glibc trim the heap, and touching them again costs page faults). The
-// pointer stays valid until the next call with the same slot on this thread,
-// so a ParallelFor body may hold it only if it calls no ParallelFor itself.
-float* ThreadScratch(int slot, int64_t n);
-inline constexpr int kScratchSlots = 4;
-
 // OK if `t` has exactly `shape`, else InvalidArgument "<op>: <what> has shape
 // [..], expected [..]".
 Status CheckShape(const char* op, const char* what, const Tensor& t,
