@@ -33,14 +33,15 @@ Result<const Tensor*> Sequential::Forward(const Tensor& x, const RunContext& ctx
 }
 
 Result<Tensor*> Sequential::Backward(Tensor& dy, const RunContext& ctx, bool need_dx) {
+  // Child i needs its input gradient only if a child before it has
+  // parameters: an MLP's leading Flatten has none, so its first Linear skips
+  // the largest product of the backward pass.
+  size_t first = 0;
+  while (first < children_.size() && !children_[first].second->HasParameters()) ++first;
   Tensor* g = &dy;
   for (size_t i = children_.size(); i-- > 0;) {
     auto& [name, child] = children_[i];
-    // Child i needs its input gradient only if a child before it has
-    // parameters: an MLP's leading Flatten has none, so its first Linear
-    // skips the largest product of the backward pass.
-    bool need = need_dx;
-    for (size_t j = 0; j < i && !need; ++j) need = children_[j].second->HasParameters();
+    const bool need = need_dx || i > first;
     auto r = child->Backward(*g, ctx, need);
     if (!r.ok()) return name.empty() ? r.status() : r.status().WithContext(name);
     g = *r;
