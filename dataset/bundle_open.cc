@@ -2,11 +2,10 @@
 #include "bundle_open.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "bundle_manifest.h"
 #include "bundle_sha256.h"
+#include "xwires/core/file_util.h"
 #include "xwires/dataset/tensor_file.h"
 
 namespace xw::bundle {
@@ -18,12 +17,9 @@ Result<std::string> ReadSmallFile(const ExtractedFile& f, uint64_t max_bytes) {
     return Status::InvalidArgument(f.name + ": larger than the limit of " +
                                    std::to_string(max_bytes) + " bytes");
   }
-  std::ifstream in(f.path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (!in && !in.eof())
-    return Status::IOError("cannot read extracted " + f.name);
-  return s.str();
+  auto text = ReadWholeFile(f.path, "extracted " + f.name);
+  if (!text.ok()) return Status::IOError("cannot read extracted " + f.name);
+  return text;
 }
 
 class Opener {
