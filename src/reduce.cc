@@ -49,28 +49,22 @@ inline float FoldLevels(kernels::V16 level16) {  // 16 ranges of 16 -> 1
   return v[0];
 }
 
-float Block(const SumTerm& t, int64_t begin) {
-  using kernels::V16;
-  alignas(64) float m[kBlock];
-  kernels::Transpose16x16(t.x + begin, 16, m, 16);
-  V16 even = kernels::ZeroV(), odd = kernels::ZeroV();
-  for (int c = 0; c < 8; ++c) {
-    even = even + kernels::LoadV(m + 16 * c);
-    odd = odd + kernels::LoadV(m + 16 * (c + 8));
-  }
-  return FoldLevels(even + odd);
-}
-
-float Block(const DotTerm& t, int64_t begin) {
+// a[0..256) summed, or dotted with b[0..256) when b is not null.
+float Block(const float* a, const float* b, bool fma) {
   using kernels::V16;
   alignas(64) float ma[kBlock], mb[kBlock];
-  kernels::Transpose16x16(t.a + begin, 16, ma, 16);
-  kernels::Transpose16x16(t.b + begin, 16, mb, 16);
+  kernels::Transpose16x16(a, 16, ma, 16);
+  if (b != nullptr) kernels::Transpose16x16(b, 16, mb, 16);
   V16 even = kernels::ZeroV(), odd = kernels::ZeroV();
   for (int c = 0; c < 8; ++c) {
-    const V16 ae = kernels::LoadV(ma + 16 * c), be = kernels::LoadV(mb + 16 * c);
-    const V16 ao = kernels::LoadV(ma + 16 * (c + 8)), bo = kernels::LoadV(mb + 16 * (c + 8));
-    if (t.fma) {
+    const V16 ae = kernels::LoadV(ma + 16 * c), ao = kernels::LoadV(ma + 16 * (c + 8));
+    if (b == nullptr) {
+      even = even + ae;
+      odd = odd + ao;
+      continue;
+    }
+    const V16 be = kernels::LoadV(mb + 16 * c), bo = kernels::LoadV(mb + 16 * (c + 8));
+    if (fma) {
       even = kernels::FmaV(ae, be, even);
       odd = kernels::FmaV(ao, bo, odd);
     } else {
@@ -80,6 +74,8 @@ float Block(const DotTerm& t, int64_t begin) {
   }
   return FoldLevels(even + odd);
 }
+float Block(const SumTerm& t, int64_t begin) { return Block(t.x + begin, nullptr, false); }
+float Block(const DotTerm& t, int64_t begin) { return Block(t.a + begin, t.b + begin, t.fma); }
 
 bool Contiguous(const SumTerm& t) { return t.s == 1; }
 bool Contiguous(const DotTerm& t) { return t.sa == 1 && t.sb == 1; }
