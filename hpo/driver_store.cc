@@ -158,18 +158,7 @@ Result<int64_t> SearchStore::AddPending(int subspace,
                                         const std::vector<double>& x,
                                         int threads) {
   const TrainOptions o = TrialTrainOptions(config_, x, threads);
-  TrialRecord t;
-  t.arch = o.arch;
-  t.data_spec = o.data_spec;
-  t.hparams_json = HparamsJson(o);
-  t.lr = o.adam.lr;
-  t.adam_eps = o.adam.eps;
-  t.beta1 = o.adam.beta1;
-  t.beta2 = o.adam.beta2;
-  t.weight_decay = o.adam.weight_decay;
-  t.batch_size = o.batch_size;
-  t.epochs = o.epochs;
-  t.seed = static_cast<int64_t>(o.seed);
+  TrialRecord t = TrialRecordFor(o);
   t.search_id = id_;
   t.provenance = provenance_;
   t.extra_json =

@@ -57,6 +57,22 @@ std::string HparamsJson(const TrainOptions& o) {
   return j.dump();
 }
 
+TrialRecord TrialRecordFor(const TrainOptions& o) {
+  TrialRecord t;
+  t.arch = o.arch;
+  t.data_spec = o.data_spec;
+  t.hparams_json = HparamsJson(o);
+  t.lr = o.adam.lr;
+  t.adam_eps = o.adam.eps;
+  t.beta1 = o.adam.beta1;
+  t.beta2 = o.adam.beta2;
+  t.weight_decay = o.adam.weight_decay;
+  t.batch_size = o.batch_size;
+  t.epochs = o.epochs;
+  t.seed = static_cast<int64_t>(o.seed);
+  return t;
+}
+
 std::string MetricsJson(const TrialRecord& trial, const DataSplits& data,
                         const std::vector<std::string>& weights_files, double wall_time_s,
                         int threads) {

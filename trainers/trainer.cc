@@ -257,18 +257,7 @@ namespace xw {
 Result<TrialRecord> TrainTrial(const std::vector<Profile>& profiles, const DataSplits& data,
                                const TrainOptions& options) {
   if (profiles.empty()) return Status::InvalidArgument("no profiles to train");
-  TrialRecord trial;
-  trial.arch = options.arch;
-  trial.data_spec = options.data_spec;
-  trial.hparams_json = HparamsJson(options);
-  trial.lr = options.adam.lr;
-  trial.adam_eps = options.adam.eps;
-  trial.beta1 = options.adam.beta1;
-  trial.beta2 = options.adam.beta2;
-  trial.weight_decay = options.adam.weight_decay;
-  trial.batch_size = options.batch_size;
-  trial.epochs = options.epochs;
-  trial.seed = static_cast<int64_t>(options.seed);
+  TrialRecord trial = TrialRecordFor(options);
   trial.provenance = "xwires train";
   for (const Profile& p : profiles) {
     auto r = TrainProfile(p, data, options);

@@ -37,6 +37,11 @@ namespace xw {
 // seed, threads, eval_batch_size, data spec and limits, init weights).
 std::string HparamsJson(const TrainOptions& options);
 
+// A trial row for a run with these options, before any model is trained: arch,
+// data spec, HparamsJson and the searched hyperparameter columns are filled;
+// models, divergence and provenance are left to the caller.
+TrialRecord TrialRecordFor(const TrainOptions& options);
+
 // metrics.json text (2-space indent). weights_files[i] names models[i]'s
 // weights file relative to the output directory.
 std::string MetricsJson(const TrialRecord& trial, const DataSplits& data,
