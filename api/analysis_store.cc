@@ -7,11 +7,11 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <ctime>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "xwires/core/build_info.h"
+#include "xwires/core/clock.h"
 
 namespace xw {
 namespace {
@@ -44,15 +44,6 @@ const char* const kCreateStatements[] = {
     "CREATE INDEX IF NOT EXISTS attribution_runs_result ON attribution_runs "
     "(result_id)",
 };
-
-std::string NowUtc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 template <typename Fn>
 Status Guarded(const std::string& what, Fn&& fn) {
@@ -101,7 +92,7 @@ Status EnsureTables(SQLite::Database& db) {
     SQLite::Statement ins(db,
                           "INSERT INTO analysis_schema_version VALUES (?, ?)");
     ins.bind(1, kAnalysisSchemaVersion);
-    ins.bind(2, NowUtc());
+    ins.bind(2, UtcNow());
     ins.exec();
   }
   const int version =
@@ -156,7 +147,7 @@ Result<int64_t> StoreAnalysisResult(Dataset& ds, const AnalysisResultRow& row) {
         "summary, result_json) VALUES (?, ?, ?, ?, ?, ?)");
     ins.bind(1, row.trial_id);
     ins.bind(2, row.kind);
-    ins.bind(3, NowUtc());
+    ins.bind(3, UtcNow());
     ins.bind(4, "xwires " + GetBuildInfo().toolkit_version);
     ins.bind(5, row.summary);
     ins.bind(6, row.result_json);

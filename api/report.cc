@@ -2,13 +2,13 @@
 // statistics section; plots live in report_plots.cc and report_runs.cc.
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <set>
 #include <variant>
 
 #include "report_internal.h"
 #include "xwires/api/svg_plot.h"
 #include "xwires/core/build_info.h"
+#include "xwires/core/clock.h"
 #include "xwires/dataset/stats.h"
 
 namespace xw {
@@ -108,15 +108,6 @@ figure{display:inline-block;margin:6px;vertical-align:top;border:1px solid #eee}
 .verdict-identical{color:#2a7}.verdict-close{color:#c80}.verdict-differ{color:#c22}
 )css";
 
-std::string NowUtc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
-  return buf;
-}
-
 Status CheckOptions(const ReportOptions& o) {
   if (o.top_k < 0) return Status::InvalidArgument("--top must be >= 0");
   if (o.kde_points < 2)
@@ -156,7 +147,7 @@ Result<Report> BuildReport(const Dataset& ds, const ReportOptions& opt) {
             "</h1>\n<p class=\"meta\">dataset " + XmlEscape(ds.dir()) +
             " &middot; " + std::to_string(c.trials.size()) + " trials, " +
             std::to_string(c.by_arch.size()) + " architectures, profiles " +
-            XmlEscape(names) + " &middot; generated " + report::NowUtc() +
+            XmlEscape(names) + " &middot; generated " + UtcNow("%Y-%m-%d %H:%M UTC") +
             " by xwires " + XmlEscape(GetBuildInfo().toolkit_version) +
             "</p>\n";
   c.html +=

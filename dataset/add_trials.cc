@@ -14,6 +14,7 @@
 #include "model_file.h"
 #include "sqlite_adapter.h"
 #include "xwires/core/build_info.h"
+#include "xwires/core/clock.h"
 
 namespace xw {
 
@@ -177,7 +178,7 @@ struct Inserter {
   std::map<std::tuple<std::string, std::string, bool>, int64_t> prof_cache;
   std::vector<std::pair<const ModelRecord*, int64_t>>
       prof_recent;  // records outlive the call
-  std::string now = sql::NowUtc();
+  std::string now = UtcNow();
 };
 
 // Binds text without copying it: every string bound here outlives exec().

@@ -10,6 +10,7 @@
 #include "bundle_trials.h"
 #include "sqlite_adapter.h"
 #include "xwires/core/build_info.h"
+#include "xwires/core/clock.h"
 #include "xwires/dataset/bundle.h"
 #include "xwires/dataset/tensor_file.h"
 
@@ -139,7 +140,7 @@ Result<BundleCreateResult> CreateBundle(const Dataset& ds,
   XW_RETURN_IF_ERROR(
       bundle::WriteFileBytes(staging.path() / kBundleTrialsName, trials_json));
   m.toolkit_version = GetBuildInfo().toolkit_version;
-  m.created = sql::NowUtc();
+  m.created = UtcNow();
   m.contributor = options.contributor;
   m.machine_json = MachineFingerprintJson(options.threads);
   m.trial_count = trials.size();

@@ -7,6 +7,7 @@
 #include "bundle_open.h"
 #include "bundle_store.h"
 #include "sqlite_adapter.h"
+#include "xwires/core/clock.h"
 #include "xwires/dataset/bundle.h"
 
 namespace xw {
@@ -80,7 +81,7 @@ Result<BundleImportReport> ImportBundle(Dataset& ds, const std::string& bundle,
                       bundle::OpenBundle(bundle, checkers, open));
   BundleImportReport report;
   report.provenance = "bundle sha256:" + b.sha256 + " imported " +
-                      sql::NowUtc() + " contributor '" +
+                      UtcNow() + " contributor '" +
                       b.manifest.contributor + "'";
   std::vector<TrialRecord> records;
   std::vector<std::string> hashes;
@@ -114,7 +115,7 @@ Result<BundleImportReport> MergeDatasets(Dataset& ds, const Dataset& other) {
   BundleImportReport report;
   report.provenance = "merged from " +
                       std::filesystem::absolute(other.dir(), ec2).string() +
-                      " " + sql::NowUtc();
+                      " " + UtcNow();
   XW_ASSIGN_OR_RETURN(auto profiles, bundle::ModelProfiles(other));
   XW_ASSIGN_OR_RETURN(std::vector<TrialRow> rows, other.Query(TrialQuery{}));
   std::vector<TrialRecord> records;

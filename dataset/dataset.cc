@@ -14,6 +14,7 @@
 #include "model_file.h"
 #include "schema.h"
 #include "sqlite_adapter.h"
+#include "xwires/core/clock.h"
 
 namespace xw {
 
@@ -137,7 +138,7 @@ Result<int64_t> Dataset::AddSearch(const SearchRecord& s) {
         *impl_->db,
         "INSERT INTO searches (created_at, config_json, space_json, objective, "
         "status) VALUES (?, ?, ?, ?, ?)");
-    st.bind(1, sql::NowUtc());
+    st.bind(1, UtcNow());
     st.bind(2, s.config_json);
     st.bind(3, s.space_json);
     st.bind(4, s.objective);

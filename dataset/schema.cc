@@ -6,6 +6,7 @@
 
 #include "sqlite_adapter.h"
 #include "xwires/core/build_info.h"
+#include "xwires/core/clock.h"
 #include "xwires/dataset/dataset.h"
 
 namespace xw::schema {
@@ -141,7 +142,7 @@ Status Migrate(SQLite::Database& db, const std::string& what) {
       for (const char* stmt : migrations[v - 1]) db.exec(stmt);
       SQLite::Statement ins(db, "INSERT INTO schema_version VALUES (?, ?, ?)");
       ins.bind(1, v);
-      ins.bind(2, sql::NowUtc());
+      ins.bind(2, UtcNow());
       ins.bind(3, "xwires " + GetBuildInfo().toolkit_version);
       ins.exec();
     }

@@ -8,6 +8,7 @@
 
 #include "dataset_impl.h"
 #include "sqlite_adapter.h"
+#include "xwires/core/clock.h"
 
 namespace xw {
 namespace {
@@ -29,7 +30,7 @@ Status CheckWritable(const Dataset& ds) {
 int64_t ProvenanceId(SQLite::Database& db, const std::string& description) {
   SQLite::Statement ins(db, "INSERT OR IGNORE INTO provenance (description, created_at) VALUES (?, ?)");
   ins.bind(1, description);
-  ins.bind(2, sql::NowUtc());
+  ins.bind(2, UtcNow());
   ins.exec();
   SQLite::Statement sel(db, "SELECT id FROM provenance WHERE description = ?");
   sel.bind(1, description);
@@ -57,7 +58,7 @@ Result<int64_t> AddPendingTrial(Dataset& ds, const TrialRecord& t) {
         "weight_decay, batch_size, epochs, seed, divergence, hparams_json, extra_json, "
         "search_id, provenance_id, external_id) VALUES "
         "(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)");
-    st.bind(1, sql::NowUtc());
+    st.bind(1, UtcNow());
     st.bind(2, t.arch);
     st.bind(3, t.data_spec);
     sql::BindReal(st, 4, t.lr);

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <ctime>
 #include <limits>
 
 namespace xw::sql {
@@ -108,15 +107,6 @@ std::optional<int64_t> GetOptInt(const SQLite::Column& c) {
 
 std::string GetText(const SQLite::Column& c) {
   return c.isNull() ? "" : c.getString();
-}
-
-std::string NowUtc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm;
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace xw::sql

@@ -60,9 +60,6 @@ double GetReal(const SQLite::Column& c);  // NULL -> NaN
 std::optional<int64_t> GetOptInt(const SQLite::Column& c);
 std::string GetText(const SQLite::Column& c);  // NULL -> ""
 
-// Current UTC time as "YYYY-MM-DDTHH:MM:SSZ".
-std::string NowUtc();
-
 }  // namespace xw::sql
 
 #endif  // XWIRES_DATASET_SQLITE_ADAPTER_H_
