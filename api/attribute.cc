@@ -193,10 +193,8 @@ Result<AttributionReport> AttributeDivergence(const Dataset& ds,
   }
   XW_ASSIGN_OR_RETURN(TrialSetup s,
                       LoadTrialSetup(ds, trial_id, /*train_data=*/true));
-  XW_ASSIGN_OR_RETURN(size_t ia, PickModel(s.trial, opt.profile_a, 0));
-  XW_ASSIGN_OR_RETURN(size_t ib, PickModel(s.trial, opt.profile_b, 1));
-  if (ia == ib)
-    return Status::InvalidArgument("attribute: both sides name the same model");
+  XW_ASSIGN_OR_RETURN(auto pair, PickPair(s.trial, opt.profile_a, opt.profile_b, "attribute"));
+  const auto [ia, ib] = pair;
   const Profile& pa = s.profiles[ia];
   const Profile& pb = s.profiles[ib];
   std::vector<Knob> knobs = DifferingKnobs(pa, pb);

@@ -234,10 +234,8 @@ Result<CompareReport> ComparePair(const Dataset& ds, int64_t trial_id,
   XW_RETURN_IF_ERROR(CheckOptions(o));
   XW_ASSIGN_OR_RETURN(TrialSetup s,
                       LoadTrialSetup(ds, trial_id, /*train_data=*/false));
-  XW_ASSIGN_OR_RETURN(size_t ia, PickModel(s.trial, o.profile_a, 0));
-  XW_ASSIGN_OR_RETURN(size_t ib, PickModel(s.trial, o.profile_b, 1));
-  if (ia == ib)
-    return Status::InvalidArgument("compare: both sides name the same model");
+  XW_ASSIGN_OR_RETURN(auto pair, PickPair(s.trial, o.profile_a, o.profile_b, "compare"));
+  const auto [ia, ib] = pair;
   const ThreadScope threads(o.threads > 0 ? o.threads : HardwareThreads());
   CompareReport r;
   r.trial_id = trial_id;

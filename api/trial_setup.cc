@@ -92,6 +92,14 @@ Result<size_t> PickModel(const TrialRow& trial, const std::string& profile,
                           profile + "' (it has: " + have + ")");
 }
 
+Result<std::pair<size_t, size_t>> PickPair(const TrialRow& trial, const std::string& profile_a,
+                                           const std::string& profile_b, const std::string& op) {
+  XW_ASSIGN_OR_RETURN(size_t ia, PickModel(trial, profile_a, 0));
+  XW_ASSIGN_OR_RETURN(size_t ib, PickModel(trial, profile_b, 1));
+  if (ia == ib) return Status::InvalidArgument(op + ": both sides name the same model");
+  return std::make_pair(ia, ib);
+}
+
 Result<TrialSetup> LoadTrialSetup(const Dataset& ds, int64_t trial_id,
                                   bool train_data) {
   TrialSetup s;

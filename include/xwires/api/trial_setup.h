@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xwires/core/data.h"
@@ -49,6 +50,12 @@ Result<TrialSetup> LoadTrialSetup(const Dataset& ds, int64_t trial_id,
 // NotFound naming the profile.
 Result<size_t> PickModel(const TrialRow& trial, const std::string& profile,
                          size_t which);
+
+// The two models of a pair command (`op`: "compare", "attribute"): PickModel
+// for sides a (which = 0) and b (which = 1); InvalidArgument "<op>: both
+// sides name the same model" when they coincide.
+Result<std::pair<size_t, size_t>> PickPair(const TrialRow& trial, const std::string& profile_a,
+                                           const std::string& profile_b, const std::string& op);
 
 // Builds the trial's architecture and loads stored model `index`'s weights
 // (NamedTensors returned through *weights when not null).
