@@ -116,6 +116,7 @@ const float* Patches(const TapSource& src, bool pointwise, int64_t n0, int64_t k
 // forward pass, and for stride 1 also the data gradient.
 void PatchGemm(const TapSource& src, bool pointwise, int64_t images, int64_t out_ch,
                const float* w, const float* bias, float* y) {
+  if (ImplicitApplies(src)) return ImplicitPatchGemm(src, images, out_ch, w, bias, y);
   const int64_t plane = src.oh * src.ow, taps = src.channels * src.kh * src.kw;
   ParallelFor(images, ImagesPerGemm(plane, images), [&](int64_t n0, int64_t n1) {
     const int64_t k = n1 - n0, cols = k * plane;
@@ -188,6 +189,8 @@ void Im2colBackwardData(const ConvGeometry& g, const float* w, const float* dy, 
 }
 
 void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw) {
+  const TapSource src = ForwardSource(g, x);
+  if (ImplicitApplies(src)) return ImplicitBackwardFilter(src, g.n, g.o, dy, ImagesPerGemm(g), dw);
   const int64_t plane = g.oh * g.ow, taps = g.c * g.kh * g.kw, per = ImagesPerGemm(g);
   // Fixed image groups, each accumulating its own partial dW over its GEMM
   // batches in order; the partials are then added in group order.
@@ -196,7 +199,6 @@ void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
   // Per call, not thread-local: this thread may run another convolution while
   // it waits in ParallelFor (TBB work stealing), which must not share them.
   std::vector<AlignedFloats> partial(groups);
-  const TapSource src = ForwardSource(g, x);
   const bool pointwise = IsPointwise(g);
   ParallelFor(groups, 1, [&](int64_t g0, int64_t g1) {
     for (int64_t gi = g0; gi < g1; ++gi) {

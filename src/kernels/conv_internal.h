@@ -70,6 +70,18 @@ void Im2colForward(const ConvGeometry& g, const float* x, const float* w, const 
 void Im2colBackwardData(const ConvGeometry& g, const float* w, const float* dy, float* dx);
 void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw);
 
+// kIm2colGemm without the patch matrix (conv_implicit.cc), for stride-s
+// sources whose output rows are a multiple of 16 pixels or exactly 8 (with
+// an even number of rows). ImplicitApplies is false without AVX-512.
+bool ImplicitApplies(const TapSource& s);
+// y[n, o, :] = W [out_ch, T] x patches(src, image n) (+ bias[o]), n < images.
+void ImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
+                       const float* bias, float* y);
+// dw [out_ch, T] = Sum over images of dy(n) [out_ch, P] x patches(src, n)^T,
+// in fixed groups of `per`-image batches.
+void ImplicitBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch,
+                            const float* dy, int64_t per, float* dw);
+
 // kWinograd (conv_winograd.cc): F(2x2, 3x3); requires kh == kw == 3, stride 1.
 void WinogradForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
                      float* y);

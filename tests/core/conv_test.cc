@@ -219,6 +219,14 @@ TEST(ConvTest, AllAlgorithmsMatchDoubleReference) {
       {1, 3, 6, 6, 2, Spec(3, 1, 3, PadMode::kExplicit)},  // pad > k-1
       {2, 3, 10, 11, 4, Spec(3, 3, 1, PadMode::kExplicit)},
       {9, 8, 8, 8, 16, Spec(3, 1, 1, PadMode::kExplicit)},  // multi-image GEMM groups
+      // Output rows of 16k or 8 pixels: im2col without a patch matrix
+      // (conv_implicit.cc), with channel and tap counts that leave partial
+      // register tiles, phases for stride 2, TensorFlow's asymmetric pads.
+      {2, 3, 16, 16, 5, Spec(3, 1, 1, PadMode::kExplicit)},
+      {2, 3, 32, 32, 7, Spec(3, 2, 0, PadMode::kSame)},
+      {3, 4, 16, 16, 6, Spec(1, 2, 0, PadMode::kSame)},
+      {1, 2, 12, 32, 3, Spec(5, 1, 2, PadMode::kExplicit)},
+      {2, 5, 10, 48, 9, Spec(3, 1, 0, PadMode::kSame)},
   };
   for (const Case& k : cs) {
     const ConvGeometry g =
@@ -238,6 +246,38 @@ TEST(ConvTest, AllAlgorithmsMatchDoubleReference) {
       EXPECT_TRUE(gradcheck::AllClose("dx " + id, dx, ref.dx, 1e-4, 1e-5));
       EXPECT_TRUE(gradcheck::AllClose("dw " + id, dw, ref.dw, 1e-4, 1e-5));
       EXPECT_TRUE(gradcheck::AllClose("db " + id, db, ref.db, 1e-4, 1e-5));
+    }
+  }
+}
+
+// Where the im2col GEMM runs without a patch matrix, each output is one FMA
+// chain over the taps in index order, as Eigen's GEBP kernel accumulates a
+// product whose depth fits one block; bias is added after. The stride-1
+// data gradient is the same chain over the flipped kernel's taps.
+TEST(ConvTest, Im2colWithoutPatchMatrixIsTheTapOrderFmaChain) {
+#if !defined(__AVX512F__)
+  GTEST_SKIP() << "the patch-matrix-free path needs AVX-512";
+#endif
+  const Case cs[] = {{2, 3, 16, 16, 5, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {9, 8, 8, 8, 13, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {2, 3, 32, 32, 7, Spec(3, 2, 0, PadMode::kSame)},
+                     {1, 2, 12, 32, 3, Spec(5, 1, 2, PadMode::kExplicit)}};
+  KernelNumerics num;
+  num.conv_algo = ConvAlgo::kIm2colGemm;
+  const ReduceSpec chain = *ParseReduceOrder("sequential", true);
+  for (const Case& k : cs) {
+    const ConvGeometry g =
+        *MakeConvGeometry({k.n, k.c, k.h, k.w}, {k.o, k.c, k.spec.kernel_h, k.spec.kernel_w},
+                          k.spec);
+    Tensor x = RandomTensor({k.n, k.c, k.h, k.w}, 11);
+    Tensor w = RandomTensor({k.o, k.c, g.kh, g.kw}, 12);
+    Tensor dy = RandomTensor({k.n, k.o, g.oh, g.ow}, 13);
+    Tensor y, dx;
+    Conv2dForward(x, w, nullptr, k.spec, num, &y);
+    EXPECT_EQ(ForwardMismatches(g, x, w, y, chain), 0) << k.Name();
+    if (g.stride == 1) {
+      Conv2dBackward(x, w, dy, k.spec, num, &dx, nullptr, nullptr);
+      EXPECT_EQ(DataGradMismatches(g, w, dy, dx, chain), 0) << k.Name();
     }
   }
 }

@@ -1,0 +1,312 @@
+// The im2col GEMMs without the patch matrix, as Eigen's SpatialConvolution
+// (TensorFlow's CPU convolution) does: its contraction mapper reads patch
+// entries straight from the image instead of materializing im2col. Here the
+// source image is copied once, zero-padded (and for stride s split into s*s
+// phases), so that tap t of 16 consecutive output pixels of a row is one
+// contiguous 16-float load at slot_base + tap_offset[t]. Register tiles of
+// output channels x pixel vectors then accumulate over the taps with FMA,
+// each output in tap order, as Eigen's GEBP kernel does.
+#include <algorithm>
+#include <vector>
+
+#include "src/kernels/conv_internal.h"
+#include "src/kernels/simd.h"
+#include "src/thread_scratch.h"
+#include "xwires/core/parallel.h"
+#include "xwires/core/status.h"
+#include "xwires/core/tensor.h"
+
+namespace xw {
+namespace kernels {
+
+#if defined(__AVX512F__)
+
+namespace {
+
+// ThreadScratch slot of the padded images (conv_im2col.cc uses 0-2 only
+// outside these functions).
+constexpr int kPadSlot = 0;
+
+// Where every tap of every output slot reads in a padded image.
+struct ImplicitLayout {
+  int64_t taps = 0, slots = 0, plane = 0;
+  int64_t ph = 0, pw = 0;      // padded (phase) image extents
+  int64_t image_floats = 0;    // one padded image: stride^2 phases x channels x ph x pw
+  bool half = false;           // output rows of 8: a slot is two rows, two 8-float loads
+  std::vector<int64_t> tap;    // [taps] offset of tap t
+  std::vector<int64_t> base;   // [slots][2] offsets of a slot's (half) rows
+};
+
+ImplicitLayout MakeLayout(const TapSource& s) {
+  ImplicitLayout l;
+  const int st = s.stride;
+  l.taps = s.channels * s.kh * s.kw;
+  l.plane = s.oh * s.ow;
+  l.ph = s.oh + (s.kh - 1) / st;
+  l.pw = s.ow + (s.kw - 1) / st;
+  l.image_floats = int64_t{st} * st * s.channels * l.ph * l.pw;
+  l.half = s.ow == 8;
+  l.tap.resize(l.taps);
+  for (int64_t c = 0; c < s.channels; ++c) {
+    for (int a = 0; a < s.kh; ++a) {
+      for (int b = 0; b < s.kw; ++b) {
+        const int64_t phase = (a % st) * st + b % st;
+        l.tap[(c * s.kh + a) * s.kw + b] =
+            ((phase * s.channels + c) * l.ph + a / st) * l.pw + b / st;
+      }
+    }
+  }
+  l.slots = l.plane / 16;
+  l.base.resize(2 * l.slots);
+  for (int64_t sl = 0; sl < l.slots; ++sl) {
+    if (l.half) {
+      l.base[2 * sl] = 2 * sl * l.pw;
+      l.base[2 * sl + 1] = (2 * sl + 1) * l.pw;
+    } else {
+      const int64_t per_row = s.ow / 16;
+      l.base[2 * sl] = l.base[2 * sl + 1] = (sl / per_row) * l.pw + 16 * (sl % per_row);
+    }
+  }
+  return l;
+}
+
+// pad[phase (pa, pb)][c][i][j] = source (n, c, i*s + pa - pad_top,
+// j*s + pb - pad_left), zero outside the source.
+void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad) {
+  const int st = s.stride;
+  for (int pa = 0; pa < st; ++pa) {
+    for (int pb = 0; pb < st; ++pb) {
+      for (int64_t c = 0; c < s.channels; ++c) {
+        const float* src = s.data + (n * s.channels + c) * s.h * s.w;
+        float* dst = pad + (((int64_t{pa} * st + pb) * s.channels + c) * l.ph) * l.pw;
+        for (int64_t i = 0; i < l.ph; ++i, dst += l.pw) {
+          const int64_t u = i * st + pa - s.pad_top;
+          if (u < 0 || u >= s.h) {
+            std::fill(dst, dst + l.pw, 0.0f);
+            continue;
+          }
+          const float* row = src + u * s.w;
+          for (int64_t j = 0; j < l.pw; ++j) {
+            const int64_t v = j * st + pb - s.pad_left;
+            dst[j] = (v >= 0 && v < s.w) ? row[v] : 0.0f;
+          }
+        }
+      }
+    }
+  }
+}
+
+// 16 patch entries of tap offset `t` for the slot with bases b[0], b[1].
+template <bool kHalf>
+inline __m512 LoadSlot(const float* p, const int64_t* b) {
+  if constexpr (kHalf) {
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(p + b[0])),
+                              _mm256_loadu_ps(p + b[1]), 1);
+  } else {
+    return _mm512_loadu_ps(p + b[0]);
+  }
+}
+
+// out[r*plane + 16v + i] = sum over taps t in order of wp[t*R + r] *
+// patch(t, slot v, lane i) (+ bias[r]): R output channels x V slots.
+template <int R, int V, bool kHalf>
+void ForwardTile(const float* img, const ImplicitLayout& l, const int64_t* base,
+                 const float* wp, const float* bias, float* out) {
+  __m512 acc[R][V];
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
+  }
+  const int64_t* tap = l.tap.data();
+  for (int64_t t = 0; t < l.taps; ++t) {
+    const float* p = img + tap[t];
+    __m512 x[V];
+    for (int v = 0; v < V; ++v) x[v] = LoadSlot<kHalf>(p, base + 2 * v);
+    for (int r = 0; r < R; ++r) {
+      const __m512 w = _mm512_set1_ps(wp[t * R + r]);
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(w, x[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) {
+      __m512 y = acc[r][v];
+      if (bias != nullptr) y = _mm512_add_ps(y, _mm512_set1_ps(bias[r]));
+      _mm512_storeu_ps(out + r * l.plane + 16 * v, y);
+    }
+  }
+}
+
+// dw[r*taps + u] (+)= sum over the images' slots of dy(r) * patch(u): R
+// output channels x U taps from tap t0. Lanes accumulate in slot order and
+// are then summed by a fixed tree.
+template <int R, int U, bool kHalf>
+void FilterTile(const float* pads, const float* dy, int64_t images, int64_t out_ch,
+                const ImplicitLayout& l, int64_t t0, bool accumulate, float* dw) {
+  __m512 acc[R][U];
+  for (int r = 0; r < R; ++r) {
+    for (int u = 0; u < U; ++u) acc[r][u] = _mm512_setzero_ps();
+  }
+  const int64_t* tap = l.tap.data() + t0;
+  for (int64_t i = 0; i < images; ++i) {
+    const float* img = pads + i * l.image_floats;
+    const float* g = dy + i * out_ch * l.plane;
+    for (int64_t sl = 0; sl < l.slots; ++sl) {
+      const int64_t* b = l.base.data() + 2 * sl;
+      __m512 d[R];
+      for (int r = 0; r < R; ++r) d[r] = _mm512_loadu_ps(g + r * l.plane + 16 * sl);
+      for (int u = 0; u < U; ++u) {
+        const __m512 x = LoadSlot<kHalf>(img + tap[u], b);
+        for (int r = 0; r < R; ++r) acc[r][u] = _mm512_fmadd_ps(d[r], x, acc[r][u]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int u = 0; u < U; ++u) {
+      const float s = _mm512_reduce_add_ps(acc[r][u]);
+      float& dst = dw[r * l.taps + t0 + u];
+      dst = accumulate ? dst + s : s;
+    }
+  }
+}
+
+// Largest tile height of {6, 4, 2, 1} (forward) or {4, 2, 1} that fits.
+int TileRows(int64_t left, int most) {
+  for (int r : {6, 4, 2, 1}) {
+    if (r <= most && r <= left) return r;
+  }
+  return 1;
+}
+
+template <bool kHalf>
+void ForwardTileAny(int r, int v, const float* img, const ImplicitLayout& l,
+                    const int64_t* base, const float* wp, const float* bias, float* out) {
+#define XW_FWD(R_)                                                              \
+  case R_:                                                                      \
+    if (v == 4) return ForwardTile<R_, 4, kHalf>(img, l, base, wp, bias, out);  \
+    if (v == 2) return ForwardTile<R_, 2, kHalf>(img, l, base, wp, bias, out);  \
+    return ForwardTile<R_, 1, kHalf>(img, l, base, wp, bias, out);
+  switch (r) {
+    XW_FWD(6)
+    XW_FWD(4)
+    XW_FWD(2)
+    XW_FWD(1)
+  }
+#undef XW_FWD
+}
+
+template <bool kHalf>
+void FilterTileAny(int r, int u, const float* pads, const float* dy, int64_t images,
+                   int64_t out_ch, const ImplicitLayout& l, int64_t t0, bool accumulate,
+                   float* dw) {
+#define XW_FLT(R_)                                                                        \
+  case R_:                                                                                \
+    if (u == 6) return FilterTile<R_, 6, kHalf>(pads, dy, images, out_ch, l, t0, accumulate, dw); \
+    if (u == 4) return FilterTile<R_, 4, kHalf>(pads, dy, images, out_ch, l, t0, accumulate, dw); \
+    if (u == 2) return FilterTile<R_, 2, kHalf>(pads, dy, images, out_ch, l, t0, accumulate, dw); \
+    return FilterTile<R_, 1, kHalf>(pads, dy, images, out_ch, l, t0, accumulate, dw);
+  switch (r) {
+    XW_FLT(4)
+    XW_FLT(2)
+    XW_FLT(1)
+  }
+#undef XW_FLT
+}
+
+}  // namespace
+
+bool ImplicitApplies(const TapSource& s) {
+  return (s.ow % 16 == 0) || (s.ow == 8 && s.oh % 2 == 0);
+}
+
+void ImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
+                       const float* bias, float* y) {
+  const ImplicitLayout l = MakeLayout(src);
+  // Weights by output-channel block: block [o0, o0+R) as wp[o0*T + t*R + r].
+  AlignedFloats wp(out_ch * l.taps);
+  for (int64_t o0 = 0; o0 < out_ch;) {
+    const int r = TileRows(out_ch - o0, 6);
+    for (int64_t t = 0; t < l.taps; ++t) {
+      for (int i = 0; i < r; ++i) wp[o0 * l.taps + t * r + i] = w[(o0 + i) * l.taps + t];
+    }
+    o0 += r;
+  }
+  ParallelFor(images, 1, [&](int64_t n0, int64_t n1) {
+    float* pad = ThreadScratch(kPadSlot, l.image_floats);
+    for (int64_t n = n0; n < n1; ++n) {
+      PadImage(src, l, n, pad);
+      float* yn = y + n * out_ch * l.plane;
+      for (int64_t o0 = 0; o0 < out_ch;) {
+        const int r = TileRows(out_ch - o0, 6);
+        const float* b = bias ? bias + o0 : nullptr;
+        for (int64_t s0 = 0; s0 < l.slots;) {
+          const int v = TileRows(l.slots - s0, 4);
+          float* out = yn + o0 * l.plane + 16 * s0;
+          if (l.half) {
+            ForwardTileAny<true>(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps,
+                                 b, out);
+          } else {
+            ForwardTileAny<false>(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps,
+                                  b, out);
+          }
+          s0 += v;
+        }
+        o0 += r;
+      }
+    }
+  });
+}
+
+void ImplicitBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch,
+                            const float* dy, int64_t per, float* dw) {
+  const ImplicitLayout l = MakeLayout(src);
+  // Fixed image groups, each accumulating its own partial dW over its image
+  // batches in order; the partials are then added in group order.
+  const int64_t batches = (images + per - 1) / per;
+  const int64_t groups = std::min<int64_t>(batches, 4);
+  std::vector<AlignedFloats> partial(groups);
+  ParallelFor(groups, 1, [&](int64_t g0, int64_t g1) {
+    for (int64_t gi = g0; gi < g1; ++gi) {
+      partial[gi].resize(out_ch * l.taps);
+      float* acc = partial[gi].data();
+      const int64_t b0 = gi * batches / groups, b1 = (gi + 1) * batches / groups;
+      for (int64_t bi = b0; bi < b1; ++bi) {
+        const int64_t n0 = bi * per, k = std::min(per, images - n0);
+        float* pads = ThreadScratch(kPadSlot, k * l.image_floats);
+        for (int64_t i = 0; i < k; ++i) PadImage(src, l, n0 + i, pads + i * l.image_floats);
+        const float* g = dy + n0 * out_ch * l.plane;
+        for (int64_t o0 = 0; o0 < out_ch;) {
+          const int r = TileRows(out_ch - o0, 4);
+          for (int64_t t0 = 0; t0 < l.taps;) {
+            const int u = TileRows(l.taps - t0, 6);
+            float* d = acc + o0 * l.taps;
+            if (l.half) {
+              FilterTileAny<true>(r, u, pads, g + o0 * l.plane, k, out_ch, l, t0, bi > b0, d);
+            } else {
+              FilterTileAny<false>(r, u, pads, g + o0 * l.plane, k, out_ch, l, t0, bi > b0, d);
+            }
+            t0 += u;
+          }
+          o0 += r;
+        }
+      }
+    }
+  });
+  std::copy(partial[0].begin(), partial[0].begin() + out_ch * l.taps, dw);
+  for (int64_t gi = 1; gi < groups; ++gi) {
+    for (int64_t i = 0; i < out_ch * l.taps; ++i) dw[i] += partial[gi][i];
+  }
+}
+
+#else  // !__AVX512F__: the patch-matrix GEMMs serve every geometry.
+
+bool ImplicitApplies(const TapSource&) { return false; }
+void ImplicitPatchGemm(const TapSource&, int64_t, int64_t, const float*, const float*, float*) {
+  DieWithStatus(Status::Internal("ImplicitPatchGemm needs AVX-512 (see ImplicitApplies)"));
+}
+void ImplicitBackwardFilter(const TapSource&, int64_t, int64_t, const float*, int64_t, float*) {
+  DieWithStatus(Status::Internal("ImplicitBackwardFilter needs AVX-512 (see ImplicitApplies)"));
+}
+
+#endif
+
+}  // namespace kernels
+}  // namespace xw
