@@ -85,11 +85,19 @@ void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad
             std::fill(dst, dst + l.pw, 0.0f);
             continue;
           }
+          // Columns j in [lo, hi) read source column j*s + pb - pad_left.
+          const int64_t first = pb - s.pad_left;
+          const int64_t lo = std::clamp<int64_t>(first >= 0 ? 0 : (-first + st - 1) / st, 0, l.pw);
+          const int64_t hi = std::clamp<int64_t>(
+              first > s.w - 1 ? 0 : (s.w - 1 - first) / st + 1, lo, l.pw);
           const float* row = src + u * s.w;
-          for (int64_t j = 0; j < l.pw; ++j) {
-            const int64_t v = j * st + pb - s.pad_left;
-            dst[j] = (v >= 0 && v < s.w) ? row[v] : 0.0f;
+          std::fill(dst, dst + lo, 0.0f);
+          if (st == 1) {
+            std::copy(row + lo + first, row + hi + first, dst + lo);
+          } else {
+            for (int64_t j = lo; j < hi; ++j) dst[j] = row[j * st + first];
           }
+          std::fill(dst + hi, dst + l.pw, 0.0f);
         }
       }
     }
