@@ -70,6 +70,26 @@ ImplicitLayout MakeLayout(const TapSource& s) {
   return l;
 }
 
+// dst[j] = row[j + shift] for j in [lo, hi), 0 elsewhere in [0, len): masked
+// 16-lane copies, since rows are only 10-34 floats long. Lanes outside
+// [lo, hi) are never read (masked loads do not fault).
+inline void CopyPaddedRow(const float* row, int64_t shift, int64_t lo, int64_t hi, int64_t len,
+                          float* dst) {
+  auto lanes = [](int64_t from, int64_t to) {  // lanes [from, to) of 16, clamped
+    from = std::clamp<int64_t>(from, 0, 16), to = std::clamp<int64_t>(to, 0, 16);
+    return from >= to ? __mmask16{0}
+                      : static_cast<__mmask16>(((uint32_t{1} << to) - 1) &
+                                               ~((uint32_t{1} << from) - 1));
+  };
+  // As an integer: row + shift may point before the row (shift < 0).
+  const uintptr_t base = reinterpret_cast<uintptr_t>(row) + shift * sizeof(float);
+  for (int64_t j = 0; j < len; j += 16) {
+    const float* p = reinterpret_cast<const float*>(base + j * sizeof(float));
+    const __m512 v = _mm512_maskz_loadu_ps(lanes(lo - j, hi - j), p);
+    _mm512_mask_storeu_ps(dst + j, lanes(0, len - j), v);
+  }
+}
+
 // pad[phase (pa, pb)][c][i][j] = source (n, c, i*s + pa - pad_top,
 // j*s + pb - pad_left), zero outside the source.
 void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad) {
@@ -91,12 +111,12 @@ void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad
           const int64_t hi = std::clamp<int64_t>(
               first > s.w - 1 ? 0 : (s.w - 1 - first) / st + 1, lo, l.pw);
           const float* row = src + u * s.w;
-          std::fill(dst, dst + lo, 0.0f);
           if (st == 1) {
-            std::copy(row + lo + first, row + hi + first, dst + lo);
-          } else {
-            for (int64_t j = lo; j < hi; ++j) dst[j] = row[j * st + first];
+            CopyPaddedRow(row, first, lo, hi, l.pw, dst);
+            continue;
           }
+          std::fill(dst, dst + lo, 0.0f);
+          for (int64_t j = lo; j < hi; ++j) dst[j] = row[j * st + first];
           std::fill(dst + hi, dst + l.pw, 0.0f);
         }
       }
