@@ -1,5 +1,6 @@
 #include "xwires/core/reduce.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "src/kernels/simd.h"
@@ -49,21 +50,26 @@ inline float FoldLevels(kernels::V16 level16) {  // 16 ranges of 16 -> 1
   return v[0];
 }
 
-// a[0..256) summed, or dotted with b[0..256) when b is not null.
-float Block(const float* a, const float* b, bool fma) {
+// a[0..256) - sa summed, or dotted with b[0..256) - sb when b is not null.
+// Shifts are applied after the transpose (elementwise, so the same bits); a
+// block dotted with itself is transposed once.
+float Block(const float* a, float sa, const float* b, float sb, bool fma) {
   using kernels::V16;
   alignas(64) float ma[kBlock], mb[kBlock];
   kernels::Transpose16x16(a, 16, ma, 16);
-  if (b != nullptr) kernels::Transpose16x16(b, 16, mb, 16);
+  const bool same = b == a && sb == sa;
+  if (b != nullptr && !same) kernels::Transpose16x16(b, 16, mb, 16);
+  const float* tb = same ? ma : mb;
+  const V16 va = kernels::SplatV(sa), vb = kernels::SplatV(sb);
   V16 even = kernels::ZeroV(), odd = kernels::ZeroV();
   for (int c = 0; c < 8; ++c) {
-    const V16 ae = kernels::LoadV(ma + 16 * c), ao = kernels::LoadV(ma + 16 * (c + 8));
+    const V16 ae = kernels::LoadV(ma + 16 * c) - va, ao = kernels::LoadV(ma + 16 * (c + 8)) - va;
     if (b == nullptr) {
       even = even + ae;
       odd = odd + ao;
       continue;
     }
-    const V16 be = kernels::LoadV(mb + 16 * c), bo = kernels::LoadV(mb + 16 * (c + 8));
+    const V16 be = kernels::LoadV(tb + 16 * c) - vb, bo = kernels::LoadV(tb + 16 * (c + 8)) - vb;
     if (fma) {
       even = kernels::FmaV(ae, be, even);
       odd = kernels::FmaV(ao, bo, odd);
@@ -74,9 +80,49 @@ float Block(const float* a, const float* b, bool fma) {
   }
   return FoldLevels(even + odd);
 }
-float Block(const SumTerm& t, int64_t begin) { return Block(t.x + begin, nullptr, false); }
-float Block(const DotTerm& t, int64_t begin) { return Block(t.a + begin, t.b + begin, t.fma); }
+float Block(const SumTerm& t, int64_t begin) { return Block(t.x + begin, 0.0f, nullptr, 0.0f, false); }
+float Block(const DotTerm& t, int64_t begin) {
+  return Block(t.a + begin, 0.0f, t.b + begin, 0.0f, t.fma);
+}
 
+// Segmented terms (reduce.h): a (summed, or dotted with b).
+struct SegTerm {
+  Segmented a, b;
+  bool dot, fma;
+  static float At(const Segmented& s, int64_t i) {
+    return s.data[(i / s.seg) * s.pitch + i % s.seg] - s.shift;
+  }
+  float operator()(int64_t i) const { return dot ? At(a, i) * At(b, i) : At(a, i); }
+  float Acc(float acc, int64_t i) const {
+    if (!dot) return acc + At(a, i);
+    return fma ? std::fma(At(a, i), At(b, i), acc) : acc + At(a, i) * At(b, i);
+  }
+};
+
+// Terms [begin, begin + 256) of s before the shift: in place when they lie
+// in one segment, else copied run by run into buf.
+const float* SegmentedBlock(const Segmented& s, int64_t begin, float* buf) {
+  const int64_t r0 = begin % s.seg;
+  if (r0 + kBlock <= s.seg) return s.data + (begin / s.seg) * s.pitch + r0;
+  for (int64_t i = begin, end = begin + kBlock; i < end;) {
+    const int64_t r = i % s.seg, run = std::min(s.seg - r, end - i);
+    const float* src = s.data + (i / s.seg) * s.pitch + r;
+    std::copy(src, src + run, buf + (i - begin));
+    i += run;
+  }
+  return buf;
+}
+
+float Block(const SegTerm& t, int64_t begin) {
+  alignas(64) float la[kBlock], lb[kBlock];
+  const float* a = SegmentedBlock(t.a, begin, la);
+  if (!t.dot) return Block(a, t.a.shift, nullptr, 0.0f, false);
+  const bool same = t.b.data == t.a.data && t.b.seg == t.a.seg && t.b.pitch == t.a.pitch;
+  const float* b = same ? a : SegmentedBlock(t.b, begin, lb);
+  return Block(a, t.a.shift, b, t.b.shift, t.fma);
+}
+
+bool Contiguous(const SegTerm&) { return true; }
 bool Contiguous(const SumTerm& t) { return t.s == 1; }
 bool Contiguous(const DotTerm& t) { return t.sa == 1 && t.sb == 1; }
 
@@ -177,6 +223,14 @@ float Sum(const float* x, int64_t n, const ReduceSpec& spec, int64_t stride) {
 float Dot(const float* a, const float* b, int64_t n, const ReduceSpec& spec, int64_t sa,
           int64_t sb) {
   return Reduce(DotTerm{a, b, sa, sb, spec.fma}, n, spec);
+}
+
+float SegmentedSum(const Segmented& x, int64_t n, const ReduceSpec& spec) {
+  return Reduce(SegTerm{x, x, false, false}, n, spec);
+}
+
+float SegmentedDot(const Segmented& a, const Segmented& b, int64_t n, const ReduceSpec& spec) {
+  return Reduce(SegTerm{a, b, true, spec.fma}, n, spec);
 }
 
 }  // namespace xw

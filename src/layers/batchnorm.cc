@@ -129,6 +129,11 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
                          return DotAcc(a, d, d, fma);
                        },
                        var_sum);
+    } else if (reduce.order == ReduceOrder::kPairwise) {  // in place, same bits
+      Segmented xs{x.data() + c0 * l.s, l.s, l.c * l.s, 0.0f};
+      mean[0] = SegmentedSum(xs, l.count(), reduce) / count;
+      xs.shift = mean[0];
+      var_sum[0] = SegmentedDot(xs, xs, l.count(), reduce);
     } else {
       float* buf = ThreadScratch(0, l.count());
       Gather(x.data(), l, c0, buf);
@@ -207,6 +212,11 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
                          return DotAcc(a, xp[i] - mean[j], gp[i], fma);
                        },
                        dotp);
+    } else if (reduce.order == ReduceOrder::kPairwise) {  // in place, same bits
+      const Segmented xs{x.data() + c0 * l.s, l.s, l.c * l.s, cache.mean[c0]};
+      const Segmented gs{dy.data() + c0 * l.s, l.s, l.c * l.s, 0.0f};
+      sum_dy[0] = SegmentedSum(gs, l.count(), reduce);
+      dotp[0] = SegmentedDot(xs, gs, l.count(), reduce);
     } else {
       float* xc = ThreadScratch(0, l.count());
       float* g = ThreadScratch(1, l.count());

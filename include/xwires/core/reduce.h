@@ -52,6 +52,22 @@ float Sum(const float* x, int64_t n, const ReduceSpec& spec, int64_t stride = 1)
 float Dot(const float* a, const float* b, int64_t n, const ReduceSpec& spec,
           int64_t sa = 1, int64_t sb = 1);
 
+// Terms stored in equal segments, as one channel of an [N, C, S] tensor:
+// term i is data[(i / seg) * pitch + i % seg] - shift (one rounding; a
+// shift of 0 leaves every term's bits unchanged).
+struct Segmented {
+  const float* data = nullptr;
+  int64_t seg = 1;      // terms per segment (S); >= 1
+  int64_t pitch = 1;    // floats from one segment's start to the next (C*S)
+  float shift = 0.0f;   // subtracted from every term (a channel mean)
+};
+// Sum / dot of the n terms, bit for bit what Sum / Dot give on the terms
+// gathered into one buffer, without gathering them: batch-norm statistics
+// read each channel in place. Fast for kPairwise (256-term blocks); the other
+// orders visit the terms one by one.
+float SegmentedSum(const Segmented& x, int64_t n, const ReduceSpec& spec);
+float SegmentedDot(const Segmented& a, const Segmented& b, int64_t n, const ReduceSpec& spec);
+
 }  // namespace xw
 
 #endif  // XWIRES_CORE_REDUCE_H_
