@@ -54,6 +54,34 @@ inline float FoldLevels(kernels::V16 level16) {  // 16 ranges of 16 -> 1
 // Shifts are applied after the transpose (elementwise, so the same bits); a
 // block dotted with itself is transposed once.
 float Block(const float* a, float sa, const float* b, float sb, bool fma) {
+#if defined(__AVX512F__)
+  // The same arithmetic on the transposed rows held in registers.
+  __m512 ra[16], rb[16];
+  kernels::Transpose16x16Regs(a, 16, ra);
+  const bool same = b == a && sb == sa;
+  if (b != nullptr && !same) kernels::Transpose16x16Regs(b, 16, rb);
+  const __m512 va = _mm512_set1_ps(sa), vb = _mm512_set1_ps(sb);
+  __m512 even = _mm512_setzero_ps(), odd = _mm512_setzero_ps();
+#pragma GCC unroll 8
+  for (int c = 0; c < 8; ++c) {
+    const __m512 ae = _mm512_sub_ps(ra[c], va), ao = _mm512_sub_ps(ra[c + 8], va);
+    if (b == nullptr) {
+      even = _mm512_add_ps(even, ae);
+      odd = _mm512_add_ps(odd, ao);
+      continue;
+    }
+    const __m512 be = same ? ae : _mm512_sub_ps(rb[c], vb);
+    const __m512 bo = same ? ao : _mm512_sub_ps(rb[c + 8], vb);
+    if (fma) {
+      even = _mm512_fmadd_ps(ae, be, even);
+      odd = _mm512_fmadd_ps(ao, bo, odd);
+    } else {
+      even = _mm512_add_ps(even, _mm512_mul_ps(ae, be));
+      odd = _mm512_add_ps(odd, _mm512_mul_ps(ao, bo));
+    }
+  }
+  return FoldLevels(reinterpret_cast<kernels::V16>(_mm512_add_ps(even, odd)));
+#else
   using kernels::V16;
   alignas(64) float ma[kBlock], mb[kBlock];
   kernels::Transpose16x16(a, 16, ma, 16);
@@ -79,6 +107,7 @@ float Block(const float* a, float sa, const float* b, float sb, bool fma) {
     }
   }
   return FoldLevels(even + odd);
+#endif
 }
 float Block(const SumTerm& t, int64_t begin) { return Block(t.x + begin, 0.0f, nullptr, 0.0f, false); }
 float Block(const DotTerm& t, int64_t begin) {
@@ -107,7 +136,10 @@ const float* SegmentedBlock(const Segmented& s, int64_t begin, float* buf) {
   for (int64_t i = begin, end = begin + kBlock; i < end;) {
     const int64_t r = i % s.seg, run = std::min(s.seg - r, end - i);
     const float* src = s.data + (i / s.seg) * s.pitch + r;
-    std::copy(src, src + run, buf + (i - begin));
+    float* dst = buf + (i - begin);
+    int64_t k = 0;  // vector moves: a library call per 64-term run costs more
+    for (; k + 16 <= run; k += 16) kernels::StoreV(dst + k, kernels::LoadV(src + k));
+    for (; k < run; ++k) dst[k] = src[k];
     i += run;
   }
   return buf;

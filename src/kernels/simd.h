@@ -74,31 +74,47 @@ inline V16 AbsV(V16 a) {
 }
 
 // dst[i * ld_dst + j] = src[j * ld_src + i] for a 16x16 block.
-inline void Transpose16x16(const float* src, int64_t ld_src, float* dst, int64_t ld_dst) {
 #if defined(__AVX512F__)
+// r[i] = column i of the 16x16 block at src (row stride ld_src), in
+// registers. The loops are unrolled here because GCC would otherwise turn
+// the array moves into memcpy calls through the stack.
+inline void Transpose16x16Regs(const float* src, int64_t ld_src, __m512 (&r)[16]) {
   // Classic 4-stage shuffle network: 32-bit pairs, 64-bit pairs, 128-bit
   // lanes, 256-bit halves.
-  __m512 r[16], t[16];
+  __m512 t[16];
+#pragma GCC unroll 16
   for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * ld_src);
+#pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) {
     t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
     t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
   }
+#pragma GCC unroll 4
   for (int i = 0; i < 4; ++i) {
     r[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
     r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
     r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
     r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
   }
+#pragma GCC unroll 12
   for (int i = 0; i < 12; ++i) {
     if ((i & 4) != 0) continue;  // i in {0..3, 8..11}
     t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
     t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xDD);
   }
+#pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) {
     r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
     r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
   }
+}
+#endif
+
+inline void Transpose16x16(const float* src, int64_t ld_src, float* dst, int64_t ld_dst) {
+#if defined(__AVX512F__)
+  __m512 r[16];
+  Transpose16x16Regs(src, ld_src, r);
+#pragma GCC unroll 16
   for (int i = 0; i < 16; ++i) _mm512_storeu_ps(dst + i * ld_dst, r[i]);
 #else
   for (int i = 0; i < 16; ++i) {
