@@ -190,7 +190,12 @@ void Im2colBackwardData(const ConvGeometry& g, const float* w, const float* dy, 
 
 void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw) {
   const TapSource src = ForwardSource(g, x);
-  if (ImplicitApplies(src)) return ImplicitBackwardFilter(src, g.n, g.o, dy, ImagesPerGemm(g), dw);
+  if (ImplicitApplies(src)) {
+    // Batches of ~2048 output pixels: each register tile ends in a
+    // horizontal sum per batch, so small planes need more images per batch.
+    const int64_t per = std::clamp<int64_t>(2048 / (g.oh * g.ow), 1, g.n);
+    return ImplicitBackwardFilter(src, g.n, g.o, dy, per, dw);
+  }
   const int64_t plane = g.oh * g.ow, taps = g.c * g.kh * g.kw, per = ImagesPerGemm(g);
   // Fixed image groups, each accumulating its own partial dW over its GEMM
   // batches in order; the partials are then added in group order.
