@@ -70,32 +70,35 @@ ImplicitLayout MakeLayout(const TapSource& s) {
   return l;
 }
 
-// dst[j] = row[j + shift] for j in [lo, hi), 0 elsewhere in [0, len): masked
-// 16-lane copies, since rows are only 10-34 floats long. Lanes outside
-// [lo, hi) are never read (masked loads do not fault).
-inline void CopyPaddedRow(const float* row, int64_t shift, int64_t lo, int64_t hi, int64_t len,
-                          float* dst) {
-  auto lanes = [](int64_t from, int64_t to) {  // lanes [from, to) of 16, clamped
-    from = std::clamp<int64_t>(from, 0, 16), to = std::clamp<int64_t>(to, 0, 16);
-    return from >= to ? __mmask16{0}
-                      : static_cast<__mmask16>(((uint32_t{1} << to) - 1) &
-                                               ~((uint32_t{1} << from) - 1));
-  };
-  // As an integer: row + shift may point before the row (shift < 0).
-  const uintptr_t base = reinterpret_cast<uintptr_t>(row) + shift * sizeof(float);
-  for (int64_t j = 0; j < len; j += 16) {
-    const float* p = reinterpret_cast<const float*>(base + j * sizeof(float));
-    const __m512 v = _mm512_maskz_loadu_ps(lanes(lo - j, hi - j), p);
-    _mm512_mask_storeu_ps(dst + j, lanes(0, len - j), v);
-  }
+// Lanes [from, to) of 16, clamped.
+inline __mmask16 Lanes(int64_t from, int64_t to) {
+  from = std::clamp<int64_t>(from, 0, 16), to = std::clamp<int64_t>(to, 0, 16);
+  return from >= to ? __mmask16{0}
+                    : static_cast<__mmask16>(((uint32_t{1} << to) - 1) &
+                                             ~((uint32_t{1} << from) - 1));
 }
 
 // pad[phase (pa, pb)][c][i][j] = source (n, c, i*s + pa - pad_top,
-// j*s + pb - pad_left), zero outside the source.
+// j*s + pb - pad_left), zero outside the source. Stride-1 rows are masked
+// 16-lane copies (rows are only 10-34 floats long); lanes outside the source
+// are never read (masked loads do not fault). Addresses are formed as
+// integers, since a row's first lane may lie before the source row.
 void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad) {
   const int st = s.stride;
-  for (int pa = 0; pa < st; ++pa) {
-    for (int pb = 0; pb < st; ++pb) {
+  for (int pb = 0; pb < st; ++pb) {
+    // Columns j in [lo, hi) read source column j*s + first; the rest are 0.
+    const int64_t first = pb - s.pad_left;
+    const int64_t lo = std::clamp<int64_t>(first >= 0 ? 0 : (-first + st - 1) / st, 0, l.pw);
+    const int64_t hi =
+        std::clamp<int64_t>(first > s.w - 1 ? 0 : (s.w - 1 - first) / st + 1, lo, l.pw);
+    const int64_t chunks = (l.pw + 15) / 16;
+    __mmask16 load[8], keep[8];  // stride 1: per 16-column chunk (pw <= 128)
+    const bool masked = st == 1 && chunks <= 8;
+    for (int64_t k = 0; masked && k < chunks; ++k) {
+      load[k] = Lanes(lo - 16 * k, hi - 16 * k);
+      keep[k] = Lanes(0, l.pw - 16 * k);
+    }
+    for (int pa = 0; pa < st; ++pa) {
       for (int64_t c = 0; c < s.channels; ++c) {
         const float* src = s.data + (n * s.channels + c) * s.h * s.w;
         float* dst = pad + (((int64_t{pa} * st + pb) * s.channels + c) * l.ph) * l.pw;
@@ -105,14 +108,13 @@ void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad
             std::fill(dst, dst + l.pw, 0.0f);
             continue;
           }
-          // Columns j in [lo, hi) read source column j*s + pb - pad_left.
-          const int64_t first = pb - s.pad_left;
-          const int64_t lo = std::clamp<int64_t>(first >= 0 ? 0 : (-first + st - 1) / st, 0, l.pw);
-          const int64_t hi = std::clamp<int64_t>(
-              first > s.w - 1 ? 0 : (s.w - 1 - first) / st + 1, lo, l.pw);
           const float* row = src + u * s.w;
-          if (st == 1) {
-            CopyPaddedRow(row, first, lo, hi, l.pw, dst);
+          if (masked) {
+            const uintptr_t base = reinterpret_cast<uintptr_t>(row) + first * sizeof(float);
+            for (int64_t k = 0; k < chunks; ++k) {
+              const float* p = reinterpret_cast<const float*>(base + 64 * k);
+              _mm512_mask_storeu_ps(dst + 16 * k, keep[k], _mm512_maskz_loadu_ps(load[k], p));
+            }
             continue;
           }
           std::fill(dst, dst + lo, 0.0f);
