@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 #include "src/kernels/simd.h"
 
@@ -53,25 +55,21 @@ inline float FoldLevels(kernels::V16 level16) {  // 16 ranges of 16 -> 1
 // a[0..256) - sa summed, or dotted with b[0..256) - sb when b is not null.
 // Shifts are applied after the transpose (elementwise, so the same bits); a
 // block dotted with itself is transposed once.
-float Block(const float* a, float sa, const float* b, float sb, bool fma) {
 #if defined(__AVX512F__)
-  // The same arithmetic on the transposed rows held in registers.
-  __m512 ra[16], rb[16];
-  kernels::Transpose16x16Regs(a, 16, ra);
-  const bool same = b == a && sb == sa;
-  if (b != nullptr && !same) kernels::Transpose16x16Regs(b, 16, rb);
+// The leaves and upper levels of one block from its transposed rows: ra
+// (minus sa) summed, or dotted with rb (minus sb) when rb is not null.
+float TransposedBlock(const __m512 (&ra)[16], float sa, const __m512* rb, float sb, bool fma) {
   const __m512 va = _mm512_set1_ps(sa), vb = _mm512_set1_ps(sb);
   __m512 even = _mm512_setzero_ps(), odd = _mm512_setzero_ps();
 #pragma GCC unroll 8
   for (int c = 0; c < 8; ++c) {
     const __m512 ae = _mm512_sub_ps(ra[c], va), ao = _mm512_sub_ps(ra[c + 8], va);
-    if (b == nullptr) {
+    if (rb == nullptr) {
       even = _mm512_add_ps(even, ae);
       odd = _mm512_add_ps(odd, ao);
       continue;
     }
-    const __m512 be = same ? ae : _mm512_sub_ps(rb[c], vb);
-    const __m512 bo = same ? ao : _mm512_sub_ps(rb[c + 8], vb);
+    const __m512 be = _mm512_sub_ps(rb[c], vb), bo = _mm512_sub_ps(rb[c + 8], vb);
     if (fma) {
       even = _mm512_fmadd_ps(ae, be, even);
       odd = _mm512_fmadd_ps(ao, bo, odd);
@@ -81,6 +79,18 @@ float Block(const float* a, float sa, const float* b, float sb, bool fma) {
     }
   }
   return FoldLevels(reinterpret_cast<kernels::V16>(_mm512_add_ps(even, odd)));
+}
+#endif
+
+float Block(const float* a, float sa, const float* b, float sb, bool fma) {
+#if defined(__AVX512F__)
+  // The same arithmetic on the transposed rows held in registers.
+  __m512 ra[16], rb[16];
+  kernels::Transpose16x16Regs(a, 16, ra);
+  if (b == nullptr) return TransposedBlock(ra, sa, nullptr, sb, fma);
+  if (b == a && sb == sa) return TransposedBlock(ra, sa, ra, sb, fma);
+  kernels::Transpose16x16Regs(b, 16, rb);
+  return TransposedBlock(ra, sa, rb, sb, fma);
 #else
   using kernels::V16;
   alignas(64) float ma[kBlock], mb[kBlock];
@@ -263,6 +273,47 @@ float SegmentedSum(const Segmented& x, int64_t n, const ReduceSpec& spec) {
 
 float SegmentedDot(const Segmented& a, const Segmented& b, int64_t n, const ReduceSpec& spec) {
   return Reduce(SegTerm{a, b, true, spec.fma}, n, spec);
+}
+
+namespace {
+
+// Pairwise SegmentedSum(b) and SegmentedDot(a, b) on one tree walk, each 256-
+// term block of b loaded and transposed once for both.
+std::pair<float, float> PairwiseSumDot(const SegTerm& sum, const SegTerm& dot, int64_t begin,
+                                       int64_t end) {
+  const int64_t n = end - begin;
+  if (n <= 8) return {Sequential(sum, begin, end), Sequential(dot, begin, end)};
+  if (n == kBlock) {
+    alignas(64) float la[kBlock], lb[kBlock];
+    const float* a = SegmentedBlock(dot.a, begin, la);
+    const float* b = SegmentedBlock(dot.b, begin, lb);
+#if defined(__AVX512F__)
+    __m512 ra[16], rb[16];
+    kernels::Transpose16x16Regs(a, 16, ra);
+    kernels::Transpose16x16Regs(b, 16, rb);
+    return {TransposedBlock(rb, dot.b.shift, nullptr, 0.0f, false),
+            TransposedBlock(ra, dot.a.shift, rb, dot.b.shift, dot.fma)};
+#else
+    return {Block(b, dot.b.shift, nullptr, 0.0f, false),
+            Block(a, dot.a.shift, b, dot.b.shift, dot.fma)};
+#endif
+  }
+  const int64_t mid = begin + n / 2;
+  const auto lo = PairwiseSumDot(sum, dot, begin, mid), hi = PairwiseSumDot(sum, dot, mid, end);
+  return {lo.first + hi.first, lo.second + hi.second};
+}
+
+}  // namespace
+
+void SegmentedSumAndDot(const Segmented& a, const Segmented& b, int64_t n,
+                        const ReduceSpec& spec, float* sum_b, float* dot) {
+  if (spec.order != ReduceOrder::kPairwise || n <= 0) {
+    *sum_b = SegmentedSum(b, n, spec);
+    *dot = SegmentedDot(a, b, n, spec);
+    return;
+  }
+  std::tie(*sum_b, *dot) =
+      PairwiseSumDot(SegTerm{b, b, false, false}, SegTerm{a, b, true, spec.fma}, 0, n);
 }
 
 }  // namespace xw

@@ -27,8 +27,7 @@ Result<const Tensor*> ResidualForward(Sequential& main, Sequential* downsample, 
   if (downsample != nullptr) {
     XW_ASSIGN_OR_RETURN(shortcut, downsample->Forward(x, ctx));
   }
-  XW_RETURN_IF_ERROR(AddForward(*m, *shortcut, sum));
-  XW_RETURN_IF_ERROR(ReluForward(*sum, sum));
+  XW_RETURN_IF_ERROR(AddReluForward(*m, *shortcut, sum));
   return sum;
 }
 

@@ -215,8 +215,7 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
     } else if (reduce.order == ReduceOrder::kPairwise) {  // in place, same bits
       const Segmented xs{x.data() + c0 * l.s, l.s, l.c * l.s, cache.mean[c0]};
       const Segmented gs{dy.data() + c0 * l.s, l.s, l.c * l.s, 0.0f};
-      sum_dy[0] = SegmentedSum(gs, l.count(), reduce);
-      dotp[0] = SegmentedDot(xs, gs, l.count(), reduce);
+      SegmentedSumAndDot(xs, gs, l.count(), reduce, &sum_dy[0], &dotp[0]);
     } else {
       float* xc = ThreadScratch(0, l.count());
       float* g = ThreadScratch(1, l.count());

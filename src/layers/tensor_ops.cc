@@ -23,6 +23,23 @@ Status AddForward(const Tensor& a, const Tensor& b, Tensor* y) {
   return Status::OK();
 }
 
+Status AddReluForward(const Tensor& a, const Tensor& b, Tensor* y) {
+  XW_RETURN_IF_ERROR(layers::CheckNotNull("AddReluForward", "y", y));
+  XW_RETURN_IF_ERROR(layers::CheckShape("AddReluForward", "b", b, a.shape()));
+  if (y != &a && y != &b) y->Resize(a.shape());
+  const float* pa = a.data();
+  const float* pb = b.data();
+  float* out = y->data();
+  ParallelFor(a.size(), layers::GrainForElements(a.size()),
+              [pa, pb, out](int64_t s, int64_t e) {
+                for (int64_t i = s; i < e; ++i) {
+                  const float sum = pa[i] + pb[i];
+                  out[i] = sum < 0.0f ? 0.0f : sum;  // as ReluForward
+                }
+              });
+  return Status::OK();
+}
+
 Status AddBackward(const Tensor& dy, Tensor* da, Tensor* db) {
   if (da && da != &dy) *da = dy;
   if (db && db != &dy) *db = dy;

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "grad_check.h"
@@ -131,6 +133,28 @@ TEST(TensorOpsTest, AddGradients) {
   Status s = AddForward(a, Tensor({2, 3, 2, 1}), &y);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(s.message().find("[2, 3, 2, 1]"), std::string::npos) << s.message();
+}
+
+// The fused residual add + ReLU is the two ops, bit for bit, in place too.
+TEST(TensorOpsTest, AddReluIsAddThenRelu) {
+  Tensor a = RandomTensor({3, 5, 7, 9}, 41), b = RandomTensor({3, 5, 7, 9}, 42);
+  a[0] = std::numeric_limits<float>::quiet_NaN();
+  a[1] = -0.0f, b[1] = 0.0f;   // +0 after the add
+  a[2] = -0.0f, b[2] = -0.0f;  // -0 stays -0 (not below 0)
+  a[3] = 1.0f, b[3] = -1.0f;
+  Tensor want, got, in_place = a;
+  ASSERT_TRUE(AddForward(a, b, &want).ok());
+  ASSERT_TRUE(ReluForward(want, &want).ok());
+  ASSERT_TRUE(AddReluForward(a, b, &got).ok());
+  ASSERT_TRUE(AddReluForward(in_place, b, &in_place).ok());
+  EXPECT_TRUE(got.BitwiseEqual(want));
+  EXPECT_TRUE(in_place.BitwiseEqual(want));
+  EXPECT_TRUE(std::isnan(got[0]));
+  EXPECT_TRUE(std::signbit(got[2]));
+  Tensor bad({3, 5, 7, 8});
+  const Status s = AddReluForward(a, bad, &got);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("AddReluForward"), std::string::npos) << s.message();
 }
 
 TEST(TensorOpsTest, ChannelConcatValuesAndGradient) {

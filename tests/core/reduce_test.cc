@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "xwires/core/parallel.h"
@@ -135,6 +136,54 @@ TEST(Reduce, PairwiseBlocksMatchTheNaiveTreeBitwise) {
       const float got_sum = Sum(a.data(), n, spec), got_dot = Dot(a.data(), b.data(), n, spec);
       EXPECT_EQ(std::memcmp(&want_sum, &got_sum, 4), 0) << "sum n=" << n;
       EXPECT_EQ(std::memcmp(&want_dot, &got_dot, 4), 0) << "dot n=" << n << " fma=" << fma;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace xw
+
+namespace xw {
+namespace {
+
+// Channel c of an [N, C, S] tensor read in place equals the channel gathered
+// into one buffer, bit for bit, in every order: segments longer and shorter
+// than a 256-term block, sizes that are not powers of two, non-zero shifts.
+TEST(ReduceTest, SegmentedMatchesGatheredChannel) {
+  struct Case {
+    int64_t n, c, s;
+  };
+  for (const Case& k : {Case{128, 3, 64}, Case{6, 2, 1024}, Case{9, 4, 37}, Case{300, 2, 1}}) {
+    std::vector<float> x(k.n * k.c * k.s), g(x.size());
+    Philox(7, 0).FillUniform(x.data(), x.size(), -1.0f, 3.0f);
+    Philox(8, 0).FillUniform(g.data(), g.size(), -0.5f, 0.5f);
+    const int64_t ch = k.c - 1, count = k.n * k.s;
+    std::vector<float> xc(count), xm(count), gc(count);
+    for (int64_t i = 0; i < count; ++i) {
+      xc[i] = x[(i / k.s) * k.c * k.s + ch * k.s + i % k.s];
+      gc[i] = g[(i / k.s) * k.c * k.s + ch * k.s + i % k.s];
+    }
+    const float mean = 0.37f;
+    for (int64_t i = 0; i < count; ++i) xm[i] = xc[i] - mean;
+    const Segmented xs{x.data() + ch * k.s, k.s, k.c * k.s, 0.0f};
+    const Segmented xd{x.data() + ch * k.s, k.s, k.c * k.s, mean};
+    const Segmented gs{g.data() + ch * k.s, k.s, k.c * k.s, 0.0f};
+    for (const ReduceSpec& spec : AllSpecs()) {
+      const std::string id = ReduceOrderName(spec) + (spec.fma ? "+fma" : "") + " s=" +
+                             std::to_string(k.s);
+      auto bits = [](float v) {
+        uint32_t u;
+        std::memcpy(&u, &v, 4);
+        return u;
+      };
+      EXPECT_EQ(bits(SegmentedSum(xs, count, spec)), bits(Sum(xc.data(), count, spec))) << id;
+      EXPECT_EQ(bits(SegmentedDot(xd, xd, count, spec)),
+                bits(Dot(xm.data(), xm.data(), count, spec)))
+          << id;
+      float sum = 0.0f, dot = 0.0f;
+      SegmentedSumAndDot(xd, gs, count, spec, &sum, &dot);
+      EXPECT_EQ(bits(sum), bits(Sum(gc.data(), count, spec))) << id;
+      EXPECT_EQ(bits(dot), bits(Dot(xm.data(), gc.data(), count, spec))) << id;
     }
   }
 }

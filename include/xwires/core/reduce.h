@@ -67,6 +67,10 @@ struct Segmented {
 // orders visit the terms one by one.
 float SegmentedSum(const Segmented& x, int64_t n, const ReduceSpec& spec);
 float SegmentedDot(const Segmented& a, const Segmented& b, int64_t n, const ReduceSpec& spec);
+// *sum_b = SegmentedSum(b) and *dot = SegmentedDot(a, b), each bit for bit,
+// reading b once for both under kPairwise (batch-norm backward).
+void SegmentedSumAndDot(const Segmented& a, const Segmented& b, int64_t n,
+                        const ReduceSpec& spec, float* sum_b, float* dot);
 
 }  // namespace xw
 

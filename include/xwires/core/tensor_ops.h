@@ -18,6 +18,10 @@ namespace xw {
 
 // Residual add: y = a + b (same shape). y is resized and may be &a or &b.
 Status AddForward(const Tensor& a, const Tensor& b, Tensor* y);
+// Residual add then ReLU in one pass: y = relu(a + b), bit for bit
+// AddForward then ReluForward (NaN propagates). y is resized and may be &a
+// or &b.
+Status AddReluForward(const Tensor& a, const Tensor& b, Tensor* y);
 // Gradient of y = a + b: da = dy and db = dy (each resized, nullable).
 Status AddBackward(const Tensor& dy, Tensor* da, Tensor* db);
 
