@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/kernels/conv_internal.h"
+#include "src/kernels/implicit_internal.h"
 #include "src/kernels/simd.h"
 #include "src/thread_scratch.h"
 #include "xwires/core/parallel.h"
@@ -20,22 +21,6 @@ namespace xw {
 namespace kernels {
 
 #if defined(__AVX512F__)
-
-namespace {
-
-// ThreadScratch slot of the padded images (conv_im2col.cc uses 0-2 only
-// outside these functions).
-constexpr int kPadSlot = 0;
-
-// Where every tap of every output slot reads in a padded image.
-struct ImplicitLayout {
-  int64_t taps = 0, slots = 0, plane = 0;
-  int64_t ph = 0, pw = 0;      // padded (phase) image extents
-  int64_t image_floats = 0;    // one padded image: stride^2 phases x channels x ph x pw
-  bool half = false;           // output rows of 8: a slot is two rows, two 8-float loads
-  std::vector<int64_t> tap;    // [taps] offset of tap t
-  std::vector<int64_t> base;   // [slots][2] offsets of a slot's (half) rows
-};
 
 ImplicitLayout MakeLayout(const TapSource& s) {
   ImplicitLayout l;
@@ -71,7 +56,7 @@ ImplicitLayout MakeLayout(const TapSource& s) {
 }
 
 // Lanes [from, to) of 16, clamped.
-inline __mmask16 Lanes(int64_t from, int64_t to) {
+static inline __mmask16 Lanes(int64_t from, int64_t to) {
   from = std::clamp<int64_t>(from, 0, 16), to = std::clamp<int64_t>(to, 0, 16);
   return from >= to ? __mmask16{0}
                     : static_cast<__mmask16>(((uint32_t{1} << to) - 1) &
@@ -125,6 +110,8 @@ void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad
     }
   }
 }
+
+namespace {
 
 // 16 patch entries of tap offset `t` for the slot with bases b[0], b[1].
 template <bool kHalf>
@@ -198,37 +185,6 @@ void FilterTile(const float* pads, const float* dy, int64_t images, int64_t out_
   }
 }
 
-// Software prefetches (to L2) of the next image's source, spread over the
-// current image's tiles: padding is bound by memory and the tiles by FMA
-// throughput, so the fetch hides behind the arithmetic. Touches nothing.
-class Prefetcher {
- public:
-  // Fetches floats [data, data + floats) in `steps` about equal steps;
-  // data == nullptr fetches nothing.
-  Prefetcher(const float* data, int64_t floats, int64_t steps)
-      : p_(reinterpret_cast<const char*>(data)),
-        end_(data ? p_ + floats * static_cast<int64_t>(sizeof(float)) : p_),
-        per_step_(data ? (floats * 4 / 64 + steps - 1) / std::max<int64_t>(steps, 1) : 0) {}
-  void Step() {
-    for (int64_t i = 0; i < per_step_ && p_ < end_; ++i, p_ += 64) {
-      _mm_prefetch(p_, _MM_HINT_T1);
-    }
-  }
-
- private:
-  const char* p_;
-  const char* end_;
-  int64_t per_step_;
-};
-
-// Largest tile height of {6, 4, 2, 1} (forward) or {4, 2, 1} that fits.
-int TileRows(int64_t left, int most) {
-  for (int r : {6, 4, 2, 1}) {
-    if (r <= most && r <= left) return r;
-  }
-  return 1;
-}
-
 template <bool kHalf>
 void ForwardTileAny(int r, int v, const float* img, const ImplicitLayout& l,
                     const int64_t* base, const float* wp, const float* bias, float* out) {
@@ -273,6 +229,7 @@ bool ImplicitApplies(const TapSource& s) {
 void ImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
                        const float* bias, float* y) {
   const ImplicitLayout l = MakeLayout(src);
+  if (ChannelTilesApply(l, out_ch)) return ChannelPatchGemm(src, l, images, out_ch, w, bias, y);
   // Weights by output-channel block: block [o0, o0+R) as wp[o0*T + t*R + r].
   AlignedFloats wp(out_ch * l.taps);
   for (int64_t o0 = 0; o0 < out_ch;) {
@@ -317,6 +274,9 @@ void ImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, con
 void ImplicitBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch,
                             const float* dy, int64_t per, float* dw) {
   const ImplicitLayout l = MakeLayout(src);
+  if (ChannelTilesApply(l, out_ch)) {
+    return ChannelBackwardFilter(src, l, images, out_ch, dy, per, dw);
+  }
   // Fixed image groups, each accumulating its own partial dW over its image
   // batches in order; the partials are then added in group order.
   const int64_t batches = (images + per - 1) / per;

@@ -31,6 +31,7 @@ TEST(ConvGradTest, FiniteDifferencesEveryAlgorithm) {
       {1, 2, 5, 7, 3, Spec(1, 2, 0, PadMode::kSame)},
       {1, 2, 4, 16, 3, Spec(3, 1, 1, PadMode::kExplicit)},  // rows of 16: no patch matrix
       {2, 2, 8, 8, 3, Spec(3, 1, 0, PadMode::kSame)},       // rows of 8: two per vector
+      {1, 2, 8, 8, 16, Spec(3, 1, 1, PadMode::kExplicit)},  // rows of 8, channel vectors
   };
   for (const Case& k : cs) {
     Tensor x = RandomTensor({k.n, k.c, k.h, k.w}, 21);
@@ -60,7 +61,8 @@ TEST(ConvGradTest, BitwiseIdenticalForOneTwoFourThreads) {
   const Case cs[] = {{8, 8, 12, 12, 40, Spec(3, 1, 1, PadMode::kExplicit)},
                      {6, 8, 12, 11, 24, Spec(3, 2, 0, PadMode::kSame)},
                      {8, 8, 16, 16, 24, Spec(3, 1, 1, PadMode::kExplicit)},
-                     {10, 8, 16, 16, 24, Spec(3, 2, 0, PadMode::kSame)}};
+                     {10, 8, 16, 16, 24, Spec(3, 2, 0, PadMode::kSame)},
+                     {9, 8, 8, 8, 32, Spec(3, 1, 1, PadMode::kExplicit)}};
   for (const Case& k : cs) {
     Tensor x = RandomTensor({k.n, k.c, k.h, k.w}, 31);
     Tensor w = RandomTensor({k.o, k.c, 3, 3}, 32);

@@ -227,6 +227,9 @@ TEST(ConvTest, AllAlgorithmsMatchDoubleReference) {
       {3, 4, 16, 16, 6, Spec(1, 2, 0, PadMode::kSame)},
       {1, 2, 12, 32, 3, Spec(5, 1, 2, PadMode::kExplicit)},
       {2, 5, 10, 48, 9, Spec(3, 1, 0, PadMode::kSame)},
+      // Rows of 8 with 16k output channels: channel-vector tiles.
+      {3, 5, 8, 8, 48, Spec(3, 1, 1, PadMode::kExplicit)},
+      {2, 16, 16, 16, 32, Spec(3, 2, 0, PadMode::kSame)},
   };
   for (const Case& k : cs) {
     const ConvGeometry g =
@@ -260,6 +263,7 @@ TEST(ConvTest, Im2colWithoutPatchMatrixIsTheTapOrderFmaChain) {
 #endif
   const Case cs[] = {{2, 3, 16, 16, 5, Spec(3, 1, 1, PadMode::kExplicit)},
                      {9, 8, 8, 8, 13, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {3, 5, 8, 8, 48, Spec(3, 1, 1, PadMode::kExplicit)},
                      {2, 3, 32, 32, 7, Spec(3, 2, 0, PadMode::kSame)},
                      {1, 2, 12, 32, 3, Spec(5, 1, 2, PadMode::kExplicit)}};
   KernelNumerics num;

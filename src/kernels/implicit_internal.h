@@ -1,0 +1,84 @@
+// Internal: the implicit-GEMM convolution's layout, padding and helpers,
+// shared by the pixel-vector tiles (conv_implicit.cc) and the
+// channel-vector tiles (conv_implicit_channels.cc). AVX-512 builds only.
+#ifndef XWIRES_SRC_KERNELS_IMPLICIT_INTERNAL_H_
+#define XWIRES_SRC_KERNELS_IMPLICIT_INTERNAL_H_
+
+#if defined(__AVX512F__)
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "src/kernels/conv_internal.h"
+#include "src/kernels/simd.h"
+
+namespace xw {
+namespace kernels {
+
+// ThreadScratch slot of the padded images (conv_im2col.cc uses 0-2 only
+// outside these functions).
+inline constexpr int kPadSlot = 0;
+
+// Where every tap of every output slot reads in a padded image.
+struct ImplicitLayout {
+  int64_t taps = 0, slots = 0, plane = 0;
+  int64_t ph = 0, pw = 0;      // padded (phase) image extents
+  int64_t image_floats = 0;    // one padded image: stride^2 phases x channels x ph x pw
+  bool half = false;           // output rows of 8: a slot is two rows, two 8-float loads
+  std::vector<int64_t> tap;    // [taps] offset of tap t
+  std::vector<int64_t> base;   // [slots][2] offsets of a slot's (half) rows
+};
+
+// The layout of the taps of source `s`.
+ImplicitLayout MakeLayout(const TapSource& s);
+
+// Writes image n of the source, as the layout reads it, to pad
+// (l.image_floats floats).
+void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad);
+
+// Software prefetches (to L2) of the next image's source, spread over the
+// current image's tiles: padding is bound by memory and the tiles by FMA
+// throughput, so the fetch hides behind the arithmetic. Touches nothing.
+class Prefetcher {
+ public:
+  // Fetches floats [data, data + floats) in `steps` about equal steps;
+  // data == nullptr fetches nothing.
+  Prefetcher(const float* data, int64_t floats, int64_t steps)
+      : p_(reinterpret_cast<const char*>(data)),
+        end_(data ? p_ + floats * static_cast<int64_t>(sizeof(float)) : p_),
+        per_step_(data ? (floats * 4 / 64 + steps - 1) / std::max<int64_t>(steps, 1) : 0) {}
+  void Step() {
+    for (int64_t i = 0; i < per_step_ && p_ < end_; ++i, p_ += 64) {
+      _mm_prefetch(p_, _MM_HINT_T1);
+    }
+  }
+
+ private:
+  const char* p_;
+  const char* end_;
+  int64_t per_step_;
+};
+
+// Largest tile height of {6, 4, 2, 1} (forward) or {4, 2, 1} that fits.
+inline int TileRows(int64_t left, int most) {
+  for (int r : {6, 4, 2, 1}) {
+    if (r <= most && r <= left) return r;
+  }
+  return 1;
+}
+
+// Channel-vector tiles (conv_implicit_channels.cc): output channels in the
+// vector lanes and pixels broadcast, for 8-pixel rows where two-row pixel
+// vectors would need a shuffle per load; out_ch must be a multiple of 16.
+bool ChannelTilesApply(const ImplicitLayout& l, int64_t out_ch);
+void ChannelPatchGemm(const TapSource& src, const ImplicitLayout& l, int64_t images,
+                      int64_t out_ch, const float* w, const float* bias, float* y);
+void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_t images,
+                           int64_t out_ch, const float* dy, int64_t per, float* dw);
+
+}  // namespace kernels
+}  // namespace xw
+
+#endif  // __AVX512F__
+#endif  // XWIRES_SRC_KERNELS_IMPLICIT_INTERNAL_H_
