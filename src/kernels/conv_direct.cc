@@ -115,6 +115,7 @@ void StorePhase(const float* blk, int64_t i0, int64_t i1, int64_t j0, int64_t to
 void DirectForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
                    const ReduceSpec& spec, float* y) {
   const TapSource s = ForwardSource(g, x);
+  if (ExactApplies(s, spec)) return ExactPatchGemm(s, g.n, g.o, w, bias, spec, y);
   const int64_t terms = g.c * g.kh * g.kw, total = g.n * g.oh * g.ow;
   OrderedGemmProblem p;
   p.m = g.o;
@@ -142,6 +143,13 @@ void DirectForward(const ConvGeometry& g, const float* x, const float* w, const 
 // with all O*KH*KW taps: the transposed convolution of conv.h.
 void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
                         const ReduceSpec& spec, float* dx) {
+  // Stride 1: one phase, whose terms (o, kh', kw') are the flipped kernel's
+  // taps in index order.
+  if (g.stride == 1 && ExactApplies(FlippedSource(g, dy), spec)) {
+    AlignedFloats flipped(g.c * g.o * g.kh * g.kw);
+    FlipKernel(g, w, flipped.data());
+    return ExactPatchGemm(FlippedSource(g, dy), g.n, g.c, flipped.data(), nullptr, spec, dx);
+  }
   const int s = g.stride;
   const int fpt = g.kh - 1 - g.pad_top, fpl = g.kw - 1 - g.pad_left;  // flipped pads
   const auto mod = [s](int64_t v) { return ((v % s) + s) % s; };
@@ -194,6 +202,7 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
 void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
                           const ReduceSpec& spec, float* dw) {
   const TapSource s = ForwardSource(g, x);
+  if (ExactFilterApplies(g.o, spec)) return ExactBackwardFilter(s, g.n, g.o, dy, spec, dw);
   const int64_t taps = g.c * g.kh * g.kw, plane = g.oh * g.ow, total = g.n * plane;
   OrderedGemmProblem p;
   p.m = g.o;

@@ -19,6 +19,22 @@ TapSource ForwardSource(const ConvGeometry& g, const float* x) {
   return TapSource{x, g.c, g.h, g.w, g.kh, g.kw, g.stride, g.pad_top, g.pad_left, g.oh, g.ow};
 }
 
+TapSource FlippedSource(const ConvGeometry& g, const float* dy) {
+  return TapSource{dy,   g.o, g.oh, g.ow, g.kh, g.kw, 1, g.kh - 1 - g.pad_top,
+                   g.kw - 1 - g.pad_left, g.h, g.w};
+}
+
+void FlipKernel(const ConvGeometry& g, const float* w, float* flipped) {
+  const int64_t khw = int64_t{g.kh} * g.kw;
+  for (int64_t c = 0; c < g.c; ++c) {
+    for (int64_t o = 0; o < g.o; ++o) {
+      for (int64_t t = 0; t < khw; ++t) {
+        flipped[(c * g.o + o) * khw + t] = w[(o * g.c + c) * khw + (khw - 1 - t)];
+      }
+    }
+  }
+}
+
 namespace {
 
 // The inverse scatter: dx[n] += each patch entry at the pixel it came from,
@@ -133,24 +149,13 @@ void PatchGemm(const TapSource& src, bool pointwise, int64_t images, int64_t out
 }
 
 // Im2colBackwardData for stride 1, as TensorFlow's backprop-input computes
-// it: dx = correlation of dy with the kernel flipped in space and transposed
-// in channels, W'[c, o, a, b] = W[o, c, kh-1-a, kw-1-b], padded by kh-1-pad_top
-// and kw-1-pad_left, on the output grid h x w. One patch GEMM with inner size
-// O*kh*kw instead of a GEMM with inner size O, a zeroed patch gradient and a
-// scatter.
+// it: one patch GEMM of dy with the flipped kernel (FlippedSource), inner
+// size O*kh*kw, instead of a GEMM with inner size O, a zeroed patch gradient
+// and a scatter.
 void FlippedBackwardData(const ConvGeometry& g, const float* w, const float* dy, float* dx) {
-  const int64_t khw = int64_t{g.kh} * g.kw;
-  AlignedFloats flipped(g.c * g.o * khw);
-  for (int64_t c = 0; c < g.c; ++c) {
-    for (int64_t o = 0; o < g.o; ++o) {
-      for (int64_t t = 0; t < khw; ++t) {
-        flipped[(c * g.o + o) * khw + t] = w[(o * g.c + c) * khw + (khw - 1 - t)];
-      }
-    }
-  }
-  const TapSource src{dy,   g.o, g.oh, g.ow, g.kh, g.kw, 1, g.kh - 1 - g.pad_top,
-                      g.kw - 1 - g.pad_left, g.h, g.w};
-  PatchGemm(src, false, g.n, g.c, flipped.data(), nullptr, dx);
+  AlignedFloats flipped(g.c * g.o * g.kh * g.kw);
+  FlipKernel(g, w, flipped.data());
+  PatchGemm(FlippedSource(g, dy), false, g.n, g.c, flipped.data(), nullptr, dx);
 }
 
 }  // namespace

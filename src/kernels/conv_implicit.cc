@@ -41,7 +41,9 @@ ImplicitLayout MakeLayout(const TapSource& s) {
       }
     }
   }
-  l.slots = l.plane / 16;
+  // Pixel-vector slots only where ImplicitApplies (channel-vector tiles read
+  // pixels one by one and take any grid).
+  l.slots = ImplicitApplies(s) ? l.plane / 16 : 0;
   l.base.resize(2 * l.slots);
   for (int64_t sl = 0; sl < l.slots; ++sl) {
     if (l.half) {
@@ -112,17 +114,6 @@ void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad
 }
 
 namespace {
-
-// 16 patch entries of tap offset `t` for the slot with bases b[0], b[1].
-template <bool kHalf>
-inline __m512 LoadSlot(const float* p, const int64_t* b) {
-  if constexpr (kHalf) {
-    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(p + b[0])),
-                              _mm256_loadu_ps(p + b[1]), 1);
-  } else {
-    return _mm512_loadu_ps(p + b[0]);
-  }
-}
 
 // out[r*plane + 16v + i] = sum over taps t in order of wp[t*R + r] *
 // patch(t, slot v, lane i) (+ bias[r]): R output channels x V slots.

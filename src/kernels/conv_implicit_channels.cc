@@ -23,13 +23,6 @@ namespace {
 // padded images at the same time).
 constexpr int kGradSlot = 1;
 
-// Offsets of the output pixels j in [0, plane) in a padded (phase) plane.
-std::vector<int64_t> PixelOffsets(const ImplicitLayout& l, int64_t ow) {
-  std::vector<int64_t> pix(l.plane);
-  for (int64_t j = 0; j < l.plane; ++j) pix[j] = (j / ow) * l.pw + j % ow;
-  return pix;
-}
-
 // Lane i of a vector stored at o0 + i goes to y[(o0 + i) * plane + j].
 inline void ScatterChannels(float* y, int64_t plane, __m512 v) {
   const __m512i idx = _mm512_mullo_epi32(
@@ -130,6 +123,12 @@ void FilterTileAny(int vo, int u, const float* pads, const float* dyt, int64_t c
 }
 
 }  // namespace
+
+std::vector<int64_t> PixelOffsets(const ImplicitLayout& l, int64_t ow) {
+  std::vector<int64_t> pix(l.plane);
+  for (int64_t j = 0; j < l.plane; ++j) pix[j] = (j / ow) * l.pw + j % ow;
+  return pix;
+}
 
 bool ChannelTilesApply(const ImplicitLayout& l, int64_t out_ch) {
   return l.half && out_ch % 16 == 0;

@@ -82,6 +82,25 @@ void ImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, con
 void ImplicitBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch,
                             const float* dy, int64_t per, float* dw);
 
+// kDirect on the implicit tiles (conv_implicit_exact.cc), each output's
+// reduction in the direct algorithm's order, bit for bit: for sequential and
+// lanesK orders (false otherwise, and without AVX-512).
+bool ExactApplies(const TapSource& s, const ReduceSpec& spec);
+bool ExactFilterApplies(int64_t out_ch, const ReduceSpec& spec);
+// As ImplicitPatchGemm, the taps of each output reduced in index order per spec.
+void ExactPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
+                    const float* bias, const ReduceSpec& spec, float* y);
+// dw [out_ch, T]: each entry reduced over (n, p, q) in index order per spec.
+void ExactBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch, const float* dy,
+                         const ReduceSpec& spec, float* dw);
+
+// The data gradient of a stride-1 convolution as a forward one (conv_im2col.cc):
+// dx = correlation of dy with the kernel flipped in space and transposed in
+// channels, W'[c, o, a, b] = W[o, c, kh-1-a, kw-1-b] (`flipped`, C*O*kh*kw
+// floats), over dy padded by kh-1-pad_top and kw-1-pad_left on the h x w grid.
+TapSource FlippedSource(const ConvGeometry& g, const float* dy);
+void FlipKernel(const ConvGeometry& g, const float* w, float* flipped);
+
 // kWinograd (conv_winograd.cc): F(2x2, 3x3); requires kh == kw == 3, stride 1.
 void WinogradForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
                      float* y);

@@ -68,6 +68,17 @@ inline int TileRows(int64_t left, int most) {
   return 1;
 }
 
+// 16 patch entries of tap offset `t` for the slot with bases b[0], b[1].
+template <bool kHalf>
+inline __m512 LoadSlot(const float* p, const int64_t* b) {
+  if constexpr (kHalf) {
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(p + b[0])),
+                              _mm256_loadu_ps(p + b[1]), 1);
+  } else {
+    return _mm512_loadu_ps(p + b[0]);
+  }
+}
+
 // Channel-vector tiles (conv_implicit_channels.cc): output channels in the
 // vector lanes and pixels broadcast, for 8-pixel rows where two-row pixel
 // vectors would need a shuffle per load; out_ch must be a multiple of 16.
@@ -76,6 +87,10 @@ void ChannelPatchGemm(const TapSource& src, const ImplicitLayout& l, int64_t ima
                       int64_t out_ch, const float* w, const float* bias, float* y);
 void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_t images,
                            int64_t out_ch, const float* dy, int64_t per, float* dw);
+
+// Offsets of the output pixels j in [0, l.plane) of an ow-wide output grid
+// in a padded (phase) plane of the layout.
+std::vector<int64_t> PixelOffsets(const ImplicitLayout& l, int64_t ow);
 
 }  // namespace kernels
 }  // namespace xw

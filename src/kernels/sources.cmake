@@ -10,6 +10,7 @@ target_sources(xwires_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/conv_im2col.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_implicit.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_implicit_channels.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv_implicit_exact.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_winograd.cc
 )
 target_include_directories(xwires_core PRIVATE ${PROJECT_SOURCE_DIR})

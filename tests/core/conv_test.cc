@@ -185,7 +185,13 @@ TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
   const Case cs[] = {{2, 5, 7, 6, 7, Spec(3, 2, 1, PadMode::kExplicit)},
                      {1, 33, 5, 5, 3, Spec(3, 1, 0, PadMode::kSame)},  // 297 terms: 2 chunks
                      {2, 3, 7, 8, 2, Spec(1, 2, 0, PadMode::kSame)},   // taps-free phases
-                     {1, 2, 9, 10, 3, Spec(4, 3, 1, PadMode::kExplicit)}};
+                     {1, 2, 9, 10, 3, Spec(4, 3, 1, PadMode::kExplicit)},
+                     // Rows of 16k or 8 pixels, or 16k output channels: the
+                     // implicit tiles (conv_implicit_exact.cc), same bits.
+                     {2, 3, 4, 16, 5, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {2, 3, 6, 9, 16, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {3, 17, 8, 8, 48, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {2, 4, 16, 16, 32, Spec(3, 2, 0, PadMode::kSame)}};
   for (const Case& k : cs) {
     const ConvGeometry g =
         *MakeConvGeometry({k.n, k.c, k.h, k.w}, {k.o, k.c, k.spec.kernel_h, k.spec.kernel_w},
