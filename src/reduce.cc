@@ -208,6 +208,45 @@ float LanesFixed(const T& t, int64_t n) {
   return lane[0];
 }
 
+// LanesFixed on segmented terms whose segments are multiples of K long:
+// term i's lane (i mod K) is its position mod K within its segment, so each
+// segment runs as plain K-wide strips.
+template <int K>
+float LanesFixed(const SegTerm& t, int64_t n) {
+  if (t.a.seg % K != 0 || (t.dot && (t.b.seg != t.a.seg))) {
+    return LanesFixed<K, SegTerm>(t, n);
+  }
+  float lane[K] = {};
+  const int64_t seg = t.a.seg;
+  const float sa = t.a.shift, sb = t.b.shift;
+  for (int64_t s0 = 0; s0 < n; s0 += seg) {
+    const float* a = t.a.data + (s0 / seg) * t.a.pitch;
+    const float* b = t.b.data + (s0 / seg) * t.b.pitch;
+    const int64_t len = std::min(seg, n - s0);
+    const int64_t strips = len / K * K;
+    // One loop per term kind, so that each is a plain K-wide vector loop.
+    if (!t.dot) {
+      for (int64_t k = 0; k < strips; k += K) {
+        for (int l = 0; l < K; ++l) lane[l] = lane[l] + (a[k + l] - sa);
+      }
+    } else if (t.fma) {
+      for (int64_t k = 0; k < strips; k += K) {
+        for (int l = 0; l < K; ++l) lane[l] = std::fma(a[k + l] - sa, b[k + l] - sb, lane[l]);
+      }
+    } else {
+      for (int64_t k = 0; k < strips; k += K) {
+        for (int l = 0; l < K; ++l) lane[l] = lane[l] + (a[k + l] - sa) * (b[k + l] - sb);
+      }
+    }
+    int64_t k = strips;
+    for (int l = 0; k < len; ++k, ++l) lane[l] = t.Acc(lane[l], s0 + k);
+  }
+  for (int w = K / 2; w >= 1; w /= 2) {
+    for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
+  }
+  return lane[0];
+}
+
 template <typename T>
 float Reduce(const T& t, int64_t n, const ReduceSpec& spec) {
   if (n <= 0) return 0.0f;

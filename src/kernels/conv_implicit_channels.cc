@@ -130,6 +130,20 @@ std::vector<int64_t> PixelOffsets(const ImplicitLayout& l, int64_t ow) {
   return pix;
 }
 
+void PixelMajor(const float* g, int64_t out_ch, int64_t plane, float* gt) {
+  if (out_ch % 16 != 0 || plane % 16 != 0) {
+    for (int64_t o = 0; o < out_ch; ++o) {
+      for (int64_t j = 0; j < plane; ++j) gt[j * out_ch + o] = g[o * plane + j];
+    }
+    return;
+  }
+  for (int64_t o = 0; o < out_ch; o += 16) {
+    for (int64_t j = 0; j < plane; j += 16) {
+      Transpose16x16(g + o * plane + j, plane, gt + j * out_ch + o, out_ch);
+    }
+  }
+}
+
 bool ChannelTilesApply(const ImplicitLayout& l, int64_t out_ch) {
   return l.half && out_ch % 16 == 0;
 }
@@ -182,11 +196,8 @@ void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_
         float* dyt = ThreadScratch(kGradSlot, k * l.plane * out_ch);
         for (int64_t i = 0; i < k; ++i) {
           PadImage(src, l, n0 + i, pads + i * l.image_floats);
-          const float* g = dy + (n0 + i) * out_ch * l.plane;
-          float* gt = dyt + i * l.plane * out_ch;
-          for (int64_t o = 0; o < out_ch; ++o) {
-            for (int64_t j = 0; j < l.plane; ++j) gt[j * out_ch + o] = g[o * l.plane + j];
-          }
+          PixelMajor(dy + (n0 + i) * out_ch * l.plane, out_ch, l.plane,
+                     dyt + i * l.plane * out_ch);
         }
         for (int64_t o0 = 0; o0 < out_ch;) {
           const int vo = ChannelVectors(out_ch - o0);

@@ -41,8 +41,8 @@ int ChainCount(const ReduceSpec& spec) {
 void CombineChains(float* chains, int k, int64_t n) {
   for (int w = k / 2; w >= 1; w /= 2) {
     for (int l = 0; l < w; ++l) {
-      float* a = chains + l * n;
-      const float* b = chains + (l + w) * n;
+      float* __restrict a = chains + l * n;
+      const float* __restrict b = chains + (l + w) * n;
       for (int64_t i = 0; i < n; ++i) a[i] += b[i];
     }
   }
@@ -181,7 +181,11 @@ void ExactPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const 
           for (int i = 0; i < r; ++i) {
             float* out = yn + (o0 + i) * l.plane + 16 * s0;
             const float* got = chains + i * 16 * v;
-            for (int64_t j = 0; j < 16 * v; ++j) out[j] = bias ? got[j] + bias[o0 + i] : got[j];
+            const __m512 b = _mm512_set1_ps(bias ? bias[o0 + i] : 0.0f);
+            for (int64_t j = 0; j < 16 * v; j += 16) {
+              const __m512 y = _mm512_loadu_ps(got + j);
+              _mm512_storeu_ps(out + j, bias ? _mm512_add_ps(y, b) : y);
+            }
           }
           s0 += v;
         }
@@ -220,11 +224,8 @@ void ExactBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch, c
     ParallelFor(count, 1, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         PadImage(src, l, n0 + i, pads.data() + i * l.image_floats);
-        const float* g = dy + (n0 + i) * out_ch * l.plane;
-        float* gt = dyt.data() + i * l.plane * out_ch;
-        for (int64_t o = 0; o < out_ch; ++o) {
-          for (int64_t j = 0; j < l.plane; ++j) gt[j * out_ch + o] = g[o * l.plane + j];
-        }
+        PixelMajor(dy + (n0 + i) * out_ch * l.plane, out_ch, l.plane,
+                   dyt.data() + i * l.plane * out_ch);
       }
     });
     ParallelFor(static_cast<int64_t>(tiles.size()), 1, [&](int64_t a, int64_t b) {

@@ -88,6 +88,10 @@ void ChannelPatchGemm(const TapSource& src, const ImplicitLayout& l, int64_t ima
 void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_t images,
                            int64_t out_ch, const float* dy, int64_t per, float* dw);
 
+// gt[j * out_ch + o] = g[o * plane + j]: one image's gradient pixel-major,
+// for the channel-vector filter tiles.
+void PixelMajor(const float* g, int64_t out_ch, int64_t plane, float* gt);
+
 // Offsets of the output pixels j in [0, l.plane) of an ow-wide output grid
 // in a padded (phase) plane of the layout.
 std::vector<int64_t> PixelOffsets(const ImplicitLayout& l, int64_t ow);

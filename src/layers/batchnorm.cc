@@ -129,7 +129,7 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
                          return DotAcc(a, d, d, fma);
                        },
                        var_sum);
-    } else if (reduce.order == ReduceOrder::kPairwise) {  // in place, same bits
+    } else if (reduce.order != ReduceOrder::kKahan) {  // in place, same bits
       Segmented xs{x.data() + c0 * l.s, l.s, l.c * l.s, 0.0f};
       mean[0] = SegmentedSum(xs, l.count(), reduce) / count;
       xs.shift = mean[0];
@@ -212,7 +212,7 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
                          return DotAcc(a, xp[i] - mean[j], gp[i], fma);
                        },
                        dotp);
-    } else if (reduce.order == ReduceOrder::kPairwise) {  // in place, same bits
+    } else if (reduce.order != ReduceOrder::kKahan) {  // in place, same bits
       const Segmented xs{x.data() + c0 * l.s, l.s, l.c * l.s, cache.mean[c0]};
       const Segmented gs{dy.data() + c0 * l.s, l.s, l.c * l.s, 0.0f};
       SegmentedSumAndDot(xs, gs, l.count(), reduce, &sum_dy[0], &dotp[0]);
