@@ -145,7 +145,10 @@ void PixelMajor(const float* g, int64_t out_ch, int64_t plane, float* gt) {
 }
 
 bool ChannelTilesApply(const ImplicitLayout& l, int64_t out_ch) {
-  return l.half && out_ch % 16 == 0;
+  // A tile streams taps x 64 weights and its 64 channels of the batch's
+  // gradient; past ~1k taps (VGG's 256-channel layers) those leave L2 and
+  // the pixel-vector tiles, whose operands stay in L1, are faster.
+  return l.half && out_ch % 16 == 0 && l.taps <= 1024;
 }
 
 void ChannelPatchGemm(const TapSource& src, const ImplicitLayout& l, int64_t images,

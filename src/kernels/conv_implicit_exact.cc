@@ -139,8 +139,11 @@ bool ExactApplies(const TapSource& s, const ReduceSpec& spec) {
   return ChainCount(spec) > 0 && ImplicitApplies(s);
 }
 
-bool ExactFilterApplies(int64_t out_ch, const ReduceSpec& spec) {
-  return ChainCount(spec) > 0 && out_ch % 16 == 0;
+bool ExactFilterApplies(const TapSource& s, int64_t out_ch, const ReduceSpec& spec) {
+  // Every chain of every output is reloaded once per image chunk: keep that
+  // state (K x taps x out_ch floats) within L2, else the ordered products win.
+  const int64_t state = int64_t{ChainCount(spec)} * s.channels * s.kh * s.kw * out_ch;
+  return ChainCount(spec) > 0 && out_ch % 16 == 0 && state <= (int64_t{1} << 19);
 }
 
 void ExactPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
@@ -252,7 +255,7 @@ namespace xw {
 namespace kernels {
 
 bool ExactApplies(const TapSource&, const ReduceSpec&) { return false; }
-bool ExactFilterApplies(int64_t, const ReduceSpec&) { return false; }
+bool ExactFilterApplies(const TapSource&, int64_t, const ReduceSpec&) { return false; }
 void ExactPatchGemm(const TapSource&, int64_t, int64_t, const float*, const float*,
                     const ReduceSpec&, float*) {
   DieWithStatus(Status::Internal("ExactPatchGemm needs AVX-512 (see ExactApplies)"));

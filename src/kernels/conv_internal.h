@@ -86,7 +86,7 @@ void ImplicitBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch
 // reduction in the direct algorithm's order, bit for bit: for sequential and
 // lanesK orders (false otherwise, and without AVX-512).
 bool ExactApplies(const TapSource& s, const ReduceSpec& spec);
-bool ExactFilterApplies(int64_t out_ch, const ReduceSpec& spec);
+bool ExactFilterApplies(const TapSource& s, int64_t out_ch, const ReduceSpec& spec);
 // As ImplicitPatchGemm, the taps of each output reduced in index order per spec.
 void ExactPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
                     const float* bias, const ReduceSpec& spec, float* y);
