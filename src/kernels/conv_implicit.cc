@@ -217,21 +217,22 @@ bool ImplicitApplies(const TapSource& s) {
   return (s.ow % 16 == 0) || (s.ow == 8 && s.oh % 2 == 0);
 }
 
-void ImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
-                       const float* bias, float* y) {
-  const ImplicitLayout l = MakeLayout(src);
-  if (ChannelTilesApply(l, out_ch)) return ChannelPatchGemm(src, l, images, out_ch, w, bias, y);
-  // Weights by output-channel block: block [o0, o0+R) as wp[o0*T + t*R + r].
-  AlignedFloats wp(out_ch * l.taps);
+AlignedFloats PackWeightBlocks(const float* w, int64_t out_ch, int64_t taps) {
+  AlignedFloats wp(out_ch * taps);
   for (int64_t o0 = 0; o0 < out_ch;) {
     const int r = TileRows(out_ch - o0, 6);
-    for (int64_t t = 0; t < l.taps; ++t) {
-      for (int i = 0; i < r; ++i) wp[o0 * l.taps + t * r + i] = w[(o0 + i) * l.taps + t];
+    for (int64_t t = 0; t < taps; ++t) {
+      for (int i = 0; i < r; ++i) wp[o0 * taps + t * r + i] = w[(o0 + i) * taps + t];
     }
     o0 += r;
   }
+  return wp;
+}
+
+void ForEachPaddedImage(const TapSource& src, const ImplicitLayout& l, int64_t images,
+                        int64_t tiles,
+                        const std::function<void(int64_t, const float*, Prefetcher&)>& body) {
   const int64_t source_floats = src.channels * src.h * src.w;
-  const int64_t tiles = (out_ch + 5) / 6 * ((l.slots + 3) / 4);
   ParallelFor(images, 4, [&](int64_t n0, int64_t n1) {
     float* pad = ThreadScratch(kPadSlot, l.image_floats);
     for (int64_t n = n0; n < n1; ++n) {
@@ -239,25 +240,36 @@ void ImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, con
       // The next image's source, fetched while this one's tiles compute.
       Prefetcher next(n + 1 < n1 ? src.data + (n + 1) * source_floats : nullptr,
                       source_floats, tiles);
-      float* yn = y + n * out_ch * l.plane;
-      for (int64_t o0 = 0; o0 < out_ch;) {
-        const int r = TileRows(out_ch - o0, 6);
-        const float* b = bias ? bias + o0 : nullptr;
-        for (int64_t s0 = 0; s0 < l.slots;) {
-          next.Step();
-          const int v = TileRows(l.slots - s0, 4);
-          float* out = yn + o0 * l.plane + 16 * s0;
-          if (l.half) {
-            ForwardTileAny<true>(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps,
-                                 b, out);
-          } else {
-            ForwardTileAny<false>(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps,
-                                  b, out);
-          }
-          s0 += v;
+      body(n, pad, next);
+    }
+  });
+}
+
+void ImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
+                       const float* bias, float* y) {
+  const ImplicitLayout l = MakeLayout(src);
+  if (ChannelTilesApply(l, out_ch)) return ChannelPatchGemm(src, l, images, out_ch, w, bias, y);
+  const AlignedFloats wp = PackWeightBlocks(w, out_ch, l.taps);
+  const int64_t tiles = (out_ch + 5) / 6 * ((l.slots + 3) / 4);
+  ForEachPaddedImage(src, l, images, tiles, [&](int64_t n, const float* pad, Prefetcher& next) {
+    float* yn = y + n * out_ch * l.plane;
+    for (int64_t o0 = 0; o0 < out_ch;) {
+      const int r = TileRows(out_ch - o0, 6);
+      const float* b = bias ? bias + o0 : nullptr;
+      for (int64_t s0 = 0; s0 < l.slots;) {
+        next.Step();
+        const int v = TileRows(l.slots - s0, 4);
+        float* out = yn + o0 * l.plane + 16 * s0;
+        if (l.half) {
+          ForwardTileAny<true>(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps,
+                               b, out);
+        } else {
+          ForwardTileAny<false>(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps,
+                                b, out);
         }
-        o0 += r;
+        s0 += v;
       }
+      o0 += r;
     }
   });
 }

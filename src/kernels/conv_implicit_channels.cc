@@ -158,26 +158,19 @@ void ChannelPatchGemm(const TapSource& src, const ImplicitLayout& l, int64_t ima
     for (int64_t t = 0; t < l.taps; ++t) wq[t * out_ch + o] = w[o * l.taps + t];
   }
   const std::vector<int64_t> pix = PixelOffsets(l, src.ow);
-  const int64_t source_floats = src.channels * src.h * src.w;
   const int64_t tiles = (out_ch + 63) / 64 * ((l.plane + 5) / 6);
-  ParallelFor(images, 4, [&](int64_t n0, int64_t n1) {
-    float* pad = ThreadScratch(kPadSlot, l.image_floats);
-    for (int64_t n = n0; n < n1; ++n) {
-      PadImage(src, l, n, pad);
-      Prefetcher next(n + 1 < n1 ? src.data + (n + 1) * source_floats : nullptr,
-                      source_floats, tiles);
-      float* yn = y + n * out_ch * l.plane;
-      for (int64_t o0 = 0; o0 < out_ch;) {
-        const int vo = ChannelVectors(out_ch - o0);
-        for (int64_t j0 = 0; j0 < l.plane;) {
-          next.Step();
-          const int nj = TileRows(l.plane - j0, 6);
-          ForwardTileAny(vo, nj, pad, l, pix.data() + j0, wq.data() + o0, out_ch,
-                         bias ? bias + o0 : nullptr, yn + o0 * l.plane + j0);
-          j0 += nj;
-        }
-        o0 += 16 * vo;
+  ForEachPaddedImage(src, l, images, tiles, [&](int64_t n, const float* pad, Prefetcher& next) {
+    float* yn = y + n * out_ch * l.plane;
+    for (int64_t o0 = 0; o0 < out_ch;) {
+      const int vo = ChannelVectors(out_ch - o0);
+      for (int64_t j0 = 0; j0 < l.plane;) {
+        next.Step();
+        const int nj = TileRows(l.plane - j0, 6);
+        ForwardTileAny(vo, nj, pad, l, pix.data() + j0, wq.data() + o0, out_ch,
+                       bias ? bias + o0 : nullptr, yn + o0 * l.plane + j0);
+        j0 += nj;
       }
+      o0 += 16 * vo;
     }
   });
 }

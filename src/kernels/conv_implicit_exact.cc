@@ -150,50 +150,36 @@ void ExactPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const 
                     const float* bias, const ReduceSpec& spec, float* y) {
   const ImplicitLayout l = MakeLayout(src);
   const int k = ChainCount(spec);
-  AlignedFloats wp(out_ch * l.taps);  // as ImplicitPatchGemm: block o0 at wp[o0*T + t*R + r]
-  for (int64_t o0 = 0; o0 < out_ch;) {
-    const int r = TileRows(out_ch - o0, 6);
-    for (int64_t t = 0; t < l.taps; ++t) {
-      for (int i = 0; i < r; ++i) wp[o0 * l.taps + t * r + i] = w[(o0 + i) * l.taps + t];
-    }
-    o0 += r;
-  }
-  const int64_t source_floats = src.channels * src.h * src.w;
+  const AlignedFloats wp = PackWeightBlocks(w, out_ch, l.taps);
   const int64_t tiles = (out_ch + 5) / 6 * ((l.slots + 3) / 4);
-  ParallelFor(images, 4, [&](int64_t n0, int64_t n1) {
-    float* pad = ThreadScratch(kPadSlot, l.image_floats);
+  auto run = l.half ? (spec.fma ? ChainTileAny<true, true> : ChainTileAny<true, false>)
+                    : (spec.fma ? ChainTileAny<false, true> : ChainTileAny<false, false>);
+  ForEachPaddedImage(src, l, images, tiles, [&](int64_t n, const float* pad, Prefetcher& next) {
     float* chains = ThreadScratch(1, int64_t{k} * 6 * 4 * 16);
-    for (int64_t n = n0; n < n1; ++n) {
-      PadImage(src, l, n, pad);
-      Prefetcher next(n + 1 < n1 ? src.data + (n + 1) * source_floats : nullptr,
-                      source_floats, tiles);
-      float* yn = y + n * out_ch * l.plane;
-      for (int64_t o0 = 0; o0 < out_ch;) {
-        const int r = TileRows(out_ch - o0, 6);
-        for (int64_t s0 = 0; s0 < l.slots;) {
-          next.Step();
-          const int v = TileRows(l.slots - s0, 4);
-          const int64_t* base = l.base.data() + 2 * s0;
-          const int64_t n_chain = int64_t{r} * 16 * v;  // one chain's floats
-          for (int c = 0; c < k; ++c) {
-            auto run = l.half ? (spec.fma ? ChainTileAny<true, true> : ChainTileAny<true, false>)
-                              : (spec.fma ? ChainTileAny<false, true> : ChainTileAny<false, false>);
-            run(r, v, pad, l, base, wp.data() + o0 * l.taps, c, k, chains + c * n_chain, 16 * v);
-          }
-          CombineChains(chains, k, n_chain);
-          for (int i = 0; i < r; ++i) {
-            float* out = yn + (o0 + i) * l.plane + 16 * s0;
-            const float* got = chains + i * 16 * v;
-            const __m512 b = _mm512_set1_ps(bias ? bias[o0 + i] : 0.0f);
-            for (int64_t j = 0; j < 16 * v; j += 16) {
-              const __m512 y = _mm512_loadu_ps(got + j);
-              _mm512_storeu_ps(out + j, bias ? _mm512_add_ps(y, b) : y);
-            }
-          }
-          s0 += v;
+    float* yn = y + n * out_ch * l.plane;
+    for (int64_t o0 = 0; o0 < out_ch;) {
+      const int r = TileRows(out_ch - o0, 6);
+      for (int64_t s0 = 0; s0 < l.slots;) {
+        next.Step();
+        const int v = TileRows(l.slots - s0, 4);
+        const int64_t n_chain = int64_t{r} * 16 * v;  // one chain's floats
+        for (int c = 0; c < k; ++c) {
+          run(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps, c, k,
+              chains + c * n_chain, 16 * v);
         }
-        o0 += r;
+        CombineChains(chains, k, n_chain);
+        for (int i = 0; i < r; ++i) {
+          float* out = yn + (o0 + i) * l.plane + 16 * s0;
+          const float* got = chains + i * 16 * v;
+          const __m512 b = _mm512_set1_ps(bias ? bias[o0 + i] : 0.0f);
+          for (int64_t j = 0; j < 16 * v; j += 16) {
+            const __m512 y = _mm512_loadu_ps(got + j);
+            _mm512_storeu_ps(out + j, bias ? _mm512_add_ps(y, b) : y);
+          }
+        }
+        s0 += v;
       }
+      o0 += r;
     }
   });
 }

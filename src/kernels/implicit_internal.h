@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "src/kernels/conv_internal.h"
 #include "src/kernels/simd.h"
+#include "xwires/core/tensor.h"
 
 namespace xw {
 namespace kernels {
@@ -78,6 +80,18 @@ inline __m512 LoadSlot(const float* p, const int64_t* b) {
     return _mm512_loadu_ps(p + b[0]);
   }
 }
+
+// Weights [out_ch, taps] in output-channel blocks of TileRows(., 6) rows:
+// block [o0, o0 + R) as wp[o0 * taps + t * R + r], for broadcasting.
+AlignedFloats PackWeightBlocks(const float* w, int64_t out_ch, int64_t taps);
+
+// body(n, pad, next) for every image n < images, in parallel chunks of 4
+// images: pad is image n as the layout reads it (PadImage, per-thread
+// scratch), and next prefetches image n+1's source over `tiles` Step()s.
+// The body must not call ParallelFor.
+void ForEachPaddedImage(const TapSource& src, const ImplicitLayout& l, int64_t images,
+                        int64_t tiles,
+                        const std::function<void(int64_t, const float*, Prefetcher&)>& body);
 
 // Channel-vector tiles (conv_implicit_channels.cc): output channels in the
 // vector lanes and pixels broadcast, for 8-pixel rows where two-row pixel
