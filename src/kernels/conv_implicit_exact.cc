@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "src/kernels/conv_internal.h"
 #include "src/kernels/implicit_internal.h"
 #include "src/thread_scratch.h"
 #include "xwires/core/parallel.h"
