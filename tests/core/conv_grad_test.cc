@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "conv_test_util.h"
@@ -94,26 +95,38 @@ TEST(ConvGradTest, BitwiseIdenticalForOneTwoFourThreads) {
 TEST(ConvGradTest, ConcurrentCallsMatchSerialCalls) {
   const Conv2dSpec spec = Spec(3, 1, 1, PadMode::kExplicit);
   const int kJobs = 6;
-  std::vector<Tensor> xs, ws;
-  for (int j = 0; j < kJobs; ++j) {
-    xs.push_back(RandomTensor({4, 6, 10, 10}, 50 + j));
-    ws.push_back(RandomTensor({12, 6, 3, 3}, 60 + j));
-  }
-  for (const convtest::Config& cfg : convtest::AlgoConfigs()) {
-    std::vector<Tensor> serial(kJobs), serial_dw(kJobs), par(kJobs), par_dw(kJobs);
+  // Patch-matrix paths (rows of 10), pixel-vector tiles (rows of 16) and
+  // channel-vector tiles (rows of 8, 16 output channels).
+  const Shape shapes[][2] = {{{4, 6, 10, 10}, {12, 6, 3, 3}},
+                             {{4, 6, 8, 16}, {16, 6, 3, 3}},
+                             {{4, 8, 8, 8}, {16, 8, 3, 3}}};
+  for (const auto& shape : shapes) {
+    std::vector<Tensor> xs, ws;
     for (int j = 0; j < kJobs; ++j) {
-      Conv2dForward(xs[j], ws[j], nullptr, spec, cfg.num, &serial[j]);
-      Conv2dBackward(xs[j], ws[j], serial[j], spec, cfg.num, nullptr, &serial_dw[j], nullptr);
+      xs.push_back(RandomTensor(shape[0], 50 + j));
+      ws.push_back(RandomTensor(shape[1], 60 + j));
     }
-    ParallelFor(kJobs, 1, [&](int64_t b, int64_t e) {
-      for (int64_t j = b; j < e; ++j) {
-        Conv2dForward(xs[j], ws[j], nullptr, spec, cfg.num, &par[j]);
-        Conv2dBackward(xs[j], ws[j], par[j], spec, cfg.num, nullptr, &par_dw[j], nullptr);
+    for (const convtest::Config& cfg : convtest::AlgoConfigs()) {
+      std::vector<Tensor> serial(kJobs), serial_dx(kJobs), serial_dw(kJobs);
+      std::vector<Tensor> par(kJobs), par_dx(kJobs), par_dw(kJobs);
+      for (int j = 0; j < kJobs; ++j) {
+        Conv2dForward(xs[j], ws[j], nullptr, spec, cfg.num, &serial[j]);
+        Conv2dBackward(xs[j], ws[j], serial[j], spec, cfg.num, &serial_dx[j], &serial_dw[j],
+                       nullptr);
       }
-    });
-    for (int j = 0; j < kJobs; ++j) {
-      EXPECT_TRUE(serial[j].BitwiseEqual(par[j])) << cfg.name << " job " << j;
-      EXPECT_TRUE(serial_dw[j].BitwiseEqual(par_dw[j])) << cfg.name << " job " << j;
+      ParallelFor(kJobs, 1, [&](int64_t b, int64_t e) {
+        for (int64_t j = b; j < e; ++j) {
+          Conv2dForward(xs[j], ws[j], nullptr, spec, cfg.num, &par[j]);
+          Conv2dBackward(xs[j], ws[j], par[j], spec, cfg.num, &par_dx[j], &par_dw[j], nullptr);
+        }
+      });
+      for (int j = 0; j < kJobs; ++j) {
+        const std::string id = cfg.name + " " + ShapeToString(shape[0]) + " job " +
+                               std::to_string(j);
+        EXPECT_TRUE(serial[j].BitwiseEqual(par[j])) << id;
+        EXPECT_TRUE(serial_dx[j].BitwiseEqual(par_dx[j])) << id;
+        EXPECT_TRUE(serial_dw[j].BitwiseEqual(par_dw[j])) << id;
+      }
     }
   }
 }
