@@ -38,9 +38,7 @@ void RegisterStats(CLI::App& app) {
   cmd->add_option("--by", a->by, "Group by arch, data or none");
   cmd->add_option("--threshold", a->threshold,
                   "Divergence threshold of the share column");
-  cmd->add_option("--where", a->where, "Filter (see `xwires query --help`)");
-  cmd->add_option("--arch", a->archs, "Only these architectures (repeatable)");
-  cmd->add_option("--format", a->format, "table, csv or json");
+  AddFilterOptions(cmd, &a->where, &a->archs, &a->format);
   cmd->callback([a] { RunStats(*a); });
 }
 XW_CLI_COMMAND(210, RegisterStats);

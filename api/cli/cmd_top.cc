@@ -36,9 +36,7 @@ void RegisterTop(CLI::App& app) {
   cmd->add_option("dataset", a->dataset, "Dataset directory")->required();
   cmd->add_option("--k", a->k, "Trials per architecture");
   cmd->add_flag("--bottom", a->bottom, "Least divergent instead of most");
-  cmd->add_option("--where", a->where, "Filter (see `xwires query --help`)");
-  cmd->add_option("--arch", a->archs, "Only these architectures (repeatable)");
-  cmd->add_option("--format", a->format, "table, csv or json");
+  AddFilterOptions(cmd, &a->where, &a->archs, &a->format);
   cmd->callback([a] { RunTop(*a); });
 }
 XW_CLI_COMMAND(220, RegisterTop);

@@ -50,4 +50,11 @@ void AddPairOptions(CLI::App* cmd, std::string* dataset, int64_t* trial, std::st
   cmd->add_option("--profile-b", *profile_b, "Model B's profile (default: second model)");
 }
 
+void AddFilterOptions(CLI::App* cmd, std::string* where,
+                      std::vector<std::string>* archs, std::string* format) {
+  cmd->add_option("--where", *where, "Filter (see `xwires query --help`)");
+  cmd->add_option("--arch", *archs, "Only these architectures (repeatable)");
+  cmd->add_option("--format", *format, "table, csv or json");
+}
+
 }  // namespace xw::cli

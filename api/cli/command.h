@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "xwires/core/status.h"
 
@@ -51,6 +52,12 @@ void RegisterAll(CLI::App& app);
 // first / second model).
 void AddPairOptions(CLI::App* cmd, std::string* dataset, int64_t* trial, std::string* profile_a,
                     std::string* profile_b);
+
+// The options every dataset summary (stats, top) ends with: --where (a
+// filter, see `xwires query --help`), --arch (repeatable) and --format
+// (table, csv or json).
+void AddFilterOptions(CLI::App* cmd, std::string* where,
+                      std::vector<std::string>* archs, std::string* format);
 
 // True when stderr is a terminal (progress bars), false in pipes and CI.
 bool StderrIsTerminal();
