@@ -7,19 +7,17 @@
 #include <set>
 #include <sstream>
 
+#include "config_fields.h"
 #include "driver_internal.h"
 #include "util.h"
-#include "xwires/core/file_util.h"
 #include "xwires/hpo/search_driver.h"
 
 namespace xw::hpo {
 namespace {
 
 using json = nlohmann::json;
-
-Status Bad(const std::string& path, const std::string& what) {
-  return Status::InvalidArgument("search config: " + path + ": " + what);
-}
+using internal::BadField;
+using internal::ValueText;
 
 json TrainToJson(const TrainSettings& t) {
   return {{"width", t.arch_options.width},
@@ -37,18 +35,6 @@ json TrainToJson(const TrainSettings& t) {
           {"store_weights", t.store_weights}};
 }
 
-Result<double> Number(const json& v, const std::string& key) {
-  if (!v.is_number())
-    return Bad("train." + key, "expected a number, got " + v.dump());
-  return v.get<double>();
-}
-
-Result<int64_t> Integer(const json& v, const std::string& key) {
-  if (!v.is_number_integer())
-    return Bad("train." + key, "expected an integer, got " + v.dump());
-  return v.get<int64_t>();
-}
-
 // `v` is the merged "train" object (every key present).
 Result<TrainSettings> ParseTrain(const json& v) {
   const std::set<std::string> keys = {
@@ -56,33 +42,35 @@ Result<TrainSettings> ParseTrain(const json& v) {
       "lr",           "adam_eps",   "beta1",   "beta2",
       "weight_decay", "batch_size", "epochs",  "eval_batch_size",
       "store_weights"};
-  if (!v.is_object())
-    return Bad("train", "expected an object, got " + v.dump());
-  for (const auto& [k, unused] : v.items()) {
-    if (!keys.count(k)) return Bad("train." + k, "unknown key");
-  }
+  XW_RETURN_IF_ERROR(internal::CheckKeys(v, "train", keys, ValueText::kFull));
+  // The "train" readers show a rejected value in full.
+  auto number = [&v](const std::string& key) {
+    return internal::GetNumber(v[key], "train." + key, ValueText::kFull);
+  };
+  auto integer = [&v](const std::string& key) {
+    return internal::GetIntegerLiteral(v[key], "train." + key,
+                                       ValueText::kFull);
+  };
   TrainSettings t;
-  XW_ASSIGN_OR_RETURN(t.arch_options.width, Number(v["width"], "width"));
-  XW_ASSIGN_OR_RETURN(int64_t depth, Integer(v["depth"], "depth"));
+  XW_ASSIGN_OR_RETURN(t.arch_options.width, number("width"));
+  XW_ASSIGN_OR_RETURN(int64_t depth, integer("depth"));
   if (depth < 0 || depth > 1000)
-    return Bad("train.depth", "must be in [0, 1000]");
+    return BadField("train.depth", "must be in [0, 1000]");
   t.arch_options.depth = static_cast<int>(depth);
-  XW_ASSIGN_OR_RETURN(t.arch_options.dropout, Number(v["dropout"], "dropout"));
-  XW_ASSIGN_OR_RETURN(int64_t seed, Integer(v["seed"], "seed"));
-  if (seed < 0) return Bad("train.seed", "must be >= 0");
+  XW_ASSIGN_OR_RETURN(t.arch_options.dropout, number("dropout"));
+  XW_ASSIGN_OR_RETURN(int64_t seed, integer("seed"));
+  if (seed < 0) return BadField("train.seed", "must be >= 0");
   t.seed = static_cast<uint64_t>(seed);
-  XW_ASSIGN_OR_RETURN(t.adam.lr, Number(v["lr"], "lr"));
-  XW_ASSIGN_OR_RETURN(t.adam.eps, Number(v["adam_eps"], "adam_eps"));
-  XW_ASSIGN_OR_RETURN(t.adam.beta1, Number(v["beta1"], "beta1"));
-  XW_ASSIGN_OR_RETURN(t.adam.beta2, Number(v["beta2"], "beta2"));
-  XW_ASSIGN_OR_RETURN(t.adam.weight_decay,
-                      Number(v["weight_decay"], "weight_decay"));
-  XW_ASSIGN_OR_RETURN(t.batch_size, Integer(v["batch_size"], "batch_size"));
-  XW_ASSIGN_OR_RETURN(t.epochs, Integer(v["epochs"], "epochs"));
-  XW_ASSIGN_OR_RETURN(t.eval_batch_size,
-                      Integer(v["eval_batch_size"], "eval_batch_size"));
+  XW_ASSIGN_OR_RETURN(t.adam.lr, number("lr"));
+  XW_ASSIGN_OR_RETURN(t.adam.eps, number("adam_eps"));
+  XW_ASSIGN_OR_RETURN(t.adam.beta1, number("beta1"));
+  XW_ASSIGN_OR_RETURN(t.adam.beta2, number("beta2"));
+  XW_ASSIGN_OR_RETURN(t.adam.weight_decay, number("weight_decay"));
+  XW_ASSIGN_OR_RETURN(t.batch_size, integer("batch_size"));
+  XW_ASSIGN_OR_RETURN(t.epochs, integer("epochs"));
+  XW_ASSIGN_OR_RETURN(t.eval_batch_size, integer("eval_batch_size"));
   if (!v["store_weights"].is_boolean())
-    return Bad("train.store_weights", "expected true or false");
+    return BadField("train.store_weights", "expected true or false");
   t.store_weights = v["store_weights"].get<bool>();
   return t;
 }
@@ -93,7 +81,7 @@ Status CheckSpace(const DriverConfig& c) {
   // The fixed settings on their own (even those a dimension overrides).
   if (Status st = ValidateTrainOptions(internal::TrialTrainOptions(c, {}, 1));
       !st.ok()) {
-    return Bad("train", st.message());
+    return BadField("train", st.message());
   }
   const SearchSpace& s = c.search.space;
   const auto& names = internal::SearchableNames();
@@ -105,13 +93,14 @@ Status CheckSpace(const DriverConfig& c) {
       list += (list.empty() ? "" : ", ") + n;
     }
     if (!known) {
-      return Bad(
+      return BadField(
           "dimensions",
           "'" + d.name + "' is not a searchable hyperparameter (" + list + ")");
     }
     if ((d.name == "batch_size" || d.name == "epochs") &&
         d.type != DimType::kInteger) {
-      return Bad("dimensions", "'" + d.name + "' must have type \"integer\"");
+      return BadField("dimensions",
+                      "'" + d.name + "' must have type \"integer\"");
     }
   }
   for (int corner = 0; corner < 2; ++corner) {
@@ -121,9 +110,9 @@ Status CheckSpace(const DriverConfig& c) {
     TrainOptions o = internal::TrialTrainOptions(c, x, 1);
     Status st = ValidateTrainOptions(o);
     if (!st.ok()) {
-      return Bad(corner == 0 ? "dimensions (low ends) / train"
-                             : "dimensions (high ends) / train",
-                 st.message());
+      return BadField(corner == 0 ? "dimensions (low ends) / train"
+                                  : "dimensions (high ends) / train",
+                      st.message());
     }
   }
   return Status::OK();
@@ -157,14 +146,8 @@ DriverConfig DefaultDriverConfig() {
 }
 
 Result<DriverConfig> ParseDriverConfigJson(const std::string& text) {
-  json user;
-  try {
-    user = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return Status::InvalidArgument("search config: JSON syntax error at byte " +
-                                   std::to_string(e.byte) + ": " + e.what());
-  }
-  if (!user.is_object()) return Bad("document", "expected an object");
+  XW_ASSIGN_OR_RETURN(json user, internal::ParseConfigText(text));
+  if (!user.is_object()) return BadField("document", "expected an object");
   // Missing keys, at the top level and inside "train", "budget" and "data",
   // take the default search's values.
   json doc = json::parse(DriverConfigToJson(DefaultDriverConfig()));
@@ -187,10 +170,7 @@ Result<DriverConfig> ParseDriverConfigJson(const std::string& text) {
 }
 
 Result<DriverConfig> LoadDriverConfig(const std::string& path) {
-  XW_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, "search config file"));
-  auto c = ParseDriverConfigJson(text);
-  if (!c.ok()) return c.status().WithContext(path);
-  return c;
+  return internal::LoadConfigFile(path, &ParseDriverConfigJson);
 }
 
 std::string DriverConfigToJson(const DriverConfig& c) {

@@ -7,95 +7,38 @@
 #include <set>
 #include <sstream>
 
-#include "util.h"
-#include "xwires/core/file_util.h"
+#include "config_fields.h"
 #include "xwires/core/rng.h"
 
 namespace xw::hpo {
 namespace {
 
 using json = nlohmann::json;
-using internal::Num;
-
-Status Bad(const std::string& path, const std::string& what) {
-  return Status::InvalidArgument("search config: " + path + ": " + what);
-}
-
-std::string Shown(const json& v) {
-  std::string s = v.dump();
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
-
-Status CheckKeys(const json& obj, const std::string& path,
-                 const std::set<std::string>& allowed) {
-  if (!obj.is_object())
-    return Bad(path.empty() ? "document" : path,
-               "expected an object, got " + Shown(obj));
-  for (const auto& [key, value] : obj.items()) {
-    if (!allowed.count(key)) {
-      return Bad(path.empty() ? key : path + "." + key, "unknown key");
-    }
-  }
-  return Status::OK();
-}
-
-Result<double> GetNumber(const json& v, const std::string& path, double lo,
-                         double hi) {
-  if (!v.is_number()) return Bad(path, "expected a number, got " + Shown(v));
-  const double d = v.get<double>();
-  if (!(std::isfinite(d) && d >= lo && d <= hi)) {
-    return Bad(path, "value " + Num(d) + " is outside [" + Num(lo) + ", " +
-                         Num(hi) + "]");
-  }
-  return d;
-}
-
-Result<int64_t> GetInt(const json& v, const std::string& path, int64_t lo,
-                       int64_t hi) {
-  if (!v.is_number_integer() &&
-      !(v.is_number_float() &&
-        std::floor(v.get<double>()) == v.get<double>())) {
-    return Bad(path, "expected an integer, got " + Shown(v));
-  }
-  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi)) {
-    return Bad(path, "value " + Shown(v) + " is above " + std::to_string(hi));
-  }
-  const double d = v.get<double>();
-  if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
-    return Bad(path, "value " + Shown(v) + " is outside [" +
-                         std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  }
-  return v.is_number_float() ? static_cast<int64_t>(d) : v.get<int64_t>();
-}
-
-Result<std::string> GetString(const json& v, const std::string& path) {
-  if (!v.is_string()) return Bad(path, "expected a string, got " + Shown(v));
-  return v.get<std::string>();
-}
-
-Result<bool> GetBool(const json& v, const std::string& path) {
-  if (!v.is_boolean())
-    return Bad(path, "expected true or false, got " + Shown(v));
-  return v.get<bool>();
-}
+using internal::BadField;
+using internal::CheckKeys;
+using internal::GetBool;
+using internal::GetInt;
+using internal::GetNumber;
+using internal::GetString;
+using internal::ShownValue;
 
 // Re-labels a Status from a name parser with the key path.
 template <typename T>
 Result<T> Named(Result<T> r, const std::string& path) {
-  if (!r.ok()) return Bad(path, r.status().message());
+  if (!r.ok()) return BadField(path, r.status().message());
   return r;
 }
 
 Result<SearchSpace> ParseDimensions(const json& v) {
   if (!v.is_array() || v.empty())
-    return Bad("dimensions", "expected a non-empty array of objects");
+    return BadField("dimensions", "expected a non-empty array of objects");
   std::vector<Dimension> dims;
   for (size_t i = 0; i < v.size(); ++i) {
     const std::string p = "dimensions[" + std::to_string(i) + "]";
     const json& d = v[i];
     XW_RETURN_IF_ERROR(CheckKeys(d, p, {"name", "type", "low", "high", "log"}));
     for (const char* req : {"name", "low", "high"}) {
-      if (!d.contains(req)) return Bad(p + "." + req, "missing");
+      if (!d.contains(req)) return BadField(p + "." + req, "missing");
     }
     Dimension dim;
     XW_ASSIGN_OR_RETURN(dim.name, GetString(d["name"], p + ".name"));
@@ -106,8 +49,8 @@ Result<SearchSpace> ParseDimensions(const json& v) {
       else if (t == "integer")
         dim.type = DimType::kInteger;
       else
-        return Bad(p + ".type",
-                   "expected \"real\" or \"integer\", got \"" + t + "\"");
+        return BadField(p + ".type",
+                        "expected \"real\" or \"integer\", got \"" + t + "\"");
     }
     const double inf = std::numeric_limits<double>::max();
     XW_ASSIGN_OR_RETURN(dim.low, GetNumber(d["low"], p + ".low", -inf, inf));
@@ -115,11 +58,12 @@ Result<SearchSpace> ParseDimensions(const json& v) {
     if (d.contains("log")) {
       XW_ASSIGN_OR_RETURN(dim.log, GetBool(d["log"], p + ".log"));
     }
-    if (Status s = ValidateDimension(dim); !s.ok()) return Bad(p, s.message());
+    if (Status s = ValidateDimension(dim); !s.ok())
+      return BadField(p, s.message());
     dims.push_back(std::move(dim));
   }
   auto space = SearchSpace::Create(std::move(dims));
-  if (!space.ok()) return Bad("dimensions", space.status().message());
+  if (!space.ok()) return BadField("dimensions", space.status().message());
   return space;
 }
 
@@ -185,9 +129,9 @@ Status ParseOptimizerKeys(const json& doc, OptimizerOptions* o) {
       o->gp.fit_noise = false;
       XW_ASSIGN_OR_RETURN(o->gp.fixed_noise, GetNumber(v, "noise", 0, 1e10));
     } else {
-      return Bad(
-          "noise",
-          "expected \"gaussian\" or a non-negative variance, got " + Shown(v));
+      return BadField("noise",
+                      "expected \"gaussian\" or a non-negative variance, got " +
+                          ShownValue(v));
     }
   }
   if (has("n_candidates")) {
@@ -239,13 +183,7 @@ Result<Objective> ParseObjective(const std::string& name) {
 }
 
 Result<SearchConfig> ParseSearchConfigJson(const std::string& text) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return Status::InvalidArgument("search config: JSON syntax error at byte " +
-                                   std::to_string(e.byte) + ": " + e.what());
-  }
+  XW_ASSIGN_OR_RETURN(json doc, internal::ParseConfigText(text));
   XW_RETURN_IF_ERROR(CheckKeys(doc, "",
                                {"dimensions",
                                 "arch",
@@ -278,16 +216,17 @@ Result<SearchConfig> ParseSearchConfigJson(const std::string& text) {
   if (doc.contains("arch")) {
     XW_ASSIGN_OR_RETURN(c.arch, GetString(doc["arch"], "arch"));
   }
-  if (c.arch.empty()) return Bad("arch", "must not be empty");
+  if (c.arch.empty()) return BadField("arch", "must not be empty");
   if (doc.contains("profiles")) {
     const json& v = doc["profiles"];
     if (!v.is_array() || v.size() != 2)
-      return Bad("profiles",
-                 "expected an array of two profile names, got " + Shown(v));
+      return BadField(
+          "profiles",
+          "expected an array of two profile names, got " + ShownValue(v));
     for (int i = 0; i < 2; ++i) {
       const std::string p = "profiles[" + std::to_string(i) + "]";
       XW_ASSIGN_OR_RETURN(c.profiles[i], GetString(v[i], p));
-      if (c.profiles[i].empty()) return Bad(p, "must not be empty");
+      if (c.profiles[i].empty()) return BadField(p, "must not be empty");
     }
   }
   if (doc.contains("data")) XW_RETURN_IF_ERROR(ParseData(doc["data"], &c));
@@ -330,8 +269,8 @@ Result<SearchConfig> ParseSearchConfigJson(const std::string& text) {
     else if (s == "linear")
       c.log_split = LogSplit::kLinear;
     else
-      return Bad("log_split",
-                 "expected \"log\" or \"linear\", got \"" + s + "\"");
+      return BadField("log_split",
+                      "expected \"log\" or \"linear\", got \"" + s + "\"");
   }
   if (doc.contains("seed")) {
     XW_ASSIGN_OR_RETURN(
@@ -341,22 +280,20 @@ Result<SearchConfig> ParseSearchConfigJson(const std::string& text) {
   }
   XW_RETURN_IF_ERROR(ParseOptimizerKeys(doc, &c.optimizer));
   if (!c.no_subspaces && c.space.size() > 16) {
-    return Bad("dimensions",
-               std::to_string(c.space.size()) +
-                   " dimensions give too many subspaces; set no_subspaces");
+    return BadField(
+        "dimensions",
+        std::to_string(c.space.size()) +
+            " dimensions give too many subspaces; set no_subspaces");
   }
   if (c.space.size() > 21)
-    return Bad("dimensions", "at most 21 dimensions are supported");
+    return BadField("dimensions", "at most 21 dimensions are supported");
   if (Status s = ValidateOptions(c.optimizer); !s.ok())
-    return Bad("optimizer", s.message());
+    return BadField("optimizer", s.message());
   return c;
 }
 
 Result<SearchConfig> LoadSearchConfig(const std::string& path) {
-  XW_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, "search config file"));
-  auto c = ParseSearchConfigJson(text);
-  if (!c.ok()) return c.status().WithContext(path);
-  return c;
+  return internal::LoadConfigFile(path, &ParseSearchConfigJson);
 }
 
 std::string SearchConfigToJson(const SearchConfig& c) {
