@@ -8,7 +8,6 @@
 #include "bundle_sha256.h"
 #include "bundle_store.h"
 #include "bundle_trials.h"
-#include "sqlite_adapter.h"
 #include "xwires/core/build_info.h"
 #include "xwires/core/clock.h"
 #include "xwires/dataset/bundle.h"

@@ -6,7 +6,6 @@
 
 #include "bundle_open.h"
 #include "bundle_store.h"
-#include "sqlite_adapter.h"
 #include "xwires/core/clock.h"
 #include "xwires/dataset/bundle.h"
 

@@ -1,28 +1,15 @@
 #include "bundle_store.h"
 
-#include <SQLiteCpp/SQLiteCpp.h>
-
 #include <nlohmann/json.hpp>
 
 #include "bundle_trials.h"
-#include "dataset_impl.h"
-#include "sqlite_adapter.h"
+#include "dataset_internal.h"
 #include "xwires/dataset/bundle.h"
 
 namespace xw::bundle {
 
 Result<std::map<int64_t, std::string>> ModelProfiles(const Dataset& ds) {
-  std::map<int64_t, std::string> out;
-  const Dataset::Impl& impl = ds.impl();
-  XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
-    SQLite::Statement st(*impl.db,
-                         "SELECT m.id, pr.json FROM models m JOIN profiles pr "
-                         "ON pr.id = m.profile_id");
-    while (st.executeStep())
-      out[st.getColumn(0).getInt64()] = sql::GetText(st.getColumn(1));
-    return Status::OK();
-  }));
-  return out;
+  return internal::ModelProfileDefinitions(ds);
 }
 
 Result<TrialRecord> RecordFromRow(
@@ -117,16 +104,7 @@ Result<int64_t> FindOrAddSearch(Dataset& ds, const SearchRecord& search,
 }
 
 void RemoveUnusedSearch(Dataset& ds, int64_t search_id) {
-  Dataset::Impl& impl = ds.impl();
-  (void)sql::Guarded(impl.DbPath(), [&]() -> Status {
-    SQLite::Statement st(*impl.db,
-                         "DELETE FROM searches WHERE id = ? AND NOT EXISTS "
-                         "(SELECT 1 FROM trials WHERE search_id = ?)");
-    st.bind(1, search_id);
-    st.bind(2, search_id);
-    st.exec();
-    return Status::OK();
-  });
+  (void)internal::DeleteSearchIfUnused(ds, search_id);  // best effort
 }
 
 }  // namespace xw::bundle

@@ -1,6 +1,8 @@
 // What bundles need from a Dataset beyond its public API, built on that API
-// plus one read-only SQL query (profile definitions, which ModelRow does not
-// carry). Same thread-safety as Dataset: one thread per Dataset object.
+// plus the module-internal interface of dataset_internal.h (profile
+// definitions, which ModelRow does not carry; removing an unused search).
+// Never reaches into Dataset::Impl. Same thread-safety as Dataset: one thread
+// per Dataset object.
 #ifndef XWIRES_DATASET_BUNDLE_STORE_H_
 #define XWIRES_DATASET_BUNDLE_STORE_H_
 

@@ -9,6 +9,7 @@ xwires_add_test(bundle_tests
     bundle_ops_test.cc
     bundle_attack_test.cc
     bundle_cli_test.cc
+    dataset_internal_test.cc
   LIBS xwires_dataset LibArchive::LibArchive OpenSSL::Crypto nlohmann_json::nlohmann_json)
 target_include_directories(bundle_tests PRIVATE ${PROJECT_SOURCE_DIR}/dataset)
 add_dependencies(bundle_tests xwires)  # bundle_cli_test drives the CLI

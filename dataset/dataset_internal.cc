@@ -1,0 +1,42 @@
+// The module-internal Dataset interface (dataset_internal.h) on Dataset's
+// state (dataset_impl.h).
+#include "dataset_internal.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include "dataset_impl.h"
+#include "sqlite_adapter.h"
+
+namespace xw::internal {
+
+Result<std::map<int64_t, std::string>> ModelProfileDefinitions(
+    const Dataset& ds) {
+  std::map<int64_t, std::string> out;
+  const Dataset::Impl& impl = ds.impl();
+  XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
+    SQLite::Statement st(*impl.db,
+                         "SELECT m.id, pr.json FROM models m JOIN profiles pr "
+                         "ON pr.id = m.profile_id");
+    while (st.executeStep())
+      out[st.getColumn(0).getInt64()] = sql::GetText(st.getColumn(1));
+    return Status::OK();
+  }));
+  return out;
+}
+
+Status DeleteSearchIfUnused(Dataset& ds, int64_t search_id) {
+  Dataset::Impl& impl = ds.impl();
+  if (impl.read_only)
+    return Status::FailedPrecondition(impl.dir + ": opened read-only");
+  return sql::Guarded(impl.DbPath(), [&]() -> Status {
+    SQLite::Statement st(*impl.db,
+                         "DELETE FROM searches WHERE id = ? AND NOT EXISTS "
+                         "(SELECT 1 FROM trials WHERE search_id = ?)");
+    st.bind(1, search_id);
+    st.bind(2, search_id);
+    st.exec();
+    return Status::OK();
+  });
+}
+
+}  // namespace xw::internal
