@@ -161,10 +161,9 @@ void RegisterBundle(CLI::App& app) {
                    "Dataset directory (created if missing)")
       ->required();
   import->add_option("bundle", i->bundle, "Bundle file")->required();
-  import->callback([i] { RunImport(*i);
-});
-}  // namespace
+  import->callback([i] { RunImport(*i); });
+}
 XW_CLI_COMMAND(300, RegisterBundle);
 
-}  // namespace xw::cli
+}  // namespace
 }  // namespace xw::cli
