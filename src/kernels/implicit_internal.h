@@ -1,6 +1,7 @@
 // Internal: the implicit-GEMM convolution's layout, padding and helpers,
-// shared by the pixel-vector tiles (conv_implicit.cc) and the
-// channel-vector tiles (conv_implicit_channels.cc). AVX-512 builds only.
+// shared by the pixel-vector tiles (conv_implicit.cc), the channel-vector
+// tiles (conv_implicit_channels.cc) and the direct algorithm's exact-order
+// tiles (conv_implicit_exact.cc). AVX-512 builds only.
 #ifndef XWIRES_SRC_KERNELS_IMPLICIT_INTERNAL_H_
 #define XWIRES_SRC_KERNELS_IMPLICIT_INTERNAL_H_
 
@@ -18,13 +19,15 @@
 namespace xw {
 namespace kernels {
 
-// ThreadScratch slot of the padded images (conv_im2col.cc uses 0-2 only
-// outside these functions).
+// ThreadScratch slot of the padded images inside the drivers' ParallelFor
+// bodies (slot 1 holds a body's second buffer: transposed gradients or lane
+// chains). The patch-matrix paths use slots 0-2 only outside these calls.
 inline constexpr int kPadSlot = 0;
 
 // Where every tap of every output slot reads in a padded image.
 struct ImplicitLayout {
-  int64_t taps = 0, slots = 0, plane = 0;
+  int64_t taps = 0, plane = 0;
+  int64_t slots = 0;           // 16-pixel slots; 0 unless ImplicitApplies
   int64_t ph = 0, pw = 0;      // padded (phase) image extents
   int64_t image_floats = 0;    // one padded image: stride^2 phases x channels x ph x pw
   bool half = false;           // output rows of 8: a slot is two rows, two 8-float loads
