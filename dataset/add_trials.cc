@@ -207,7 +207,7 @@ void InsertTrial(Inserter& in, const TrialRecord& t,
       t.batch_size > 0 ? std::optional<int64_t>(t.batch_size) : std::nullopt);
   sql::BindOptInt(
       st, 11, t.epochs > 0 ? std::optional<int64_t>(t.epochs) : std::nullopt);
-  st.bind(12, t.seed);
+  sql::BindOptInt(st, 12, t.seed);
   sql::BindReal(st, 13, t.divergence);
   BindText(st, 14, t.hparams_json.empty() ? kEmptyObject : t.hparams_json);
   BindText(st, 15, t.extra_json.empty() ? kEmptyObject : t.extra_json);

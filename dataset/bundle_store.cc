@@ -27,7 +27,7 @@ Result<TrialRecord> RecordFromRow(
   t.weight_decay = row.weight_decay;
   t.batch_size = row.batch_size.value_or(0);
   t.epochs = row.epochs.value_or(0);
-  t.seed = row.seed.value_or(0);
+  t.seed = row.seed;
   t.divergence = row.divergence;
   t.search_id = row.search_id;
   t.provenance = row.provenance;

@@ -83,7 +83,7 @@ json CoreJson(const TrialRecord& t, bool with_curves) {
           {"weight_decay", Real(t.weight_decay)},
           {"batch_size", opt(t.batch_size)},
           {"epochs", opt(t.epochs)},
-          {"seed", t.seed},
+          {"seed", t.seed ? json(*t.seed) : json(nullptr)},
           {"divergence", Real(t.divergence)},
           {"external_id", t.external_id},
           {"models", std::move(models)}};

@@ -4,7 +4,8 @@
 //   {"content_sha256": hex, "provenance": str, "in_search": bool,
 //    "arch": str, "data_spec": str, "hparams": {...}, "extra": {...},
 //    "lr"|"adam_eps"|"beta1"|"beta2"|"weight_decay"|"divergence": real,
-//    "batch_size"|"epochs": int or null, "seed": int, "external_id": str,
+//    "batch_size"|"epochs": int or null, "seed": int or null (unknown,
+//    e.g. imported results), "external_id": str,
 //    "models": [{"profile": str, "external": bool, "status": str,
 //                "train_acc"|"test_acc"|"train_loss"|"test_loss"|
 //                "wall_time_s": real, "param_count": int, "threads": int,

@@ -190,7 +190,7 @@ Status ParseTrial(const json& j, size_t k, Context& ctx, BundleTrial* b) {
   }
   t.batch_size = batch_size.value_or(0);
   t.epochs = epochs.value_or(0);
-  XW_ASSIGN_OR_RETURN(t.seed, f.Integer("seed"));
+  XW_ASSIGN_OR_RETURN(t.seed, f.IntegerOrNull("seed"));
   XW_ASSIGN_OR_RETURN(t.external_id, f.String("external_id", 1024));
   XW_ASSIGN_OR_RETURN(const json* models,
                       f.Get("models", json::value_t::array, "an array"));

@@ -35,7 +35,8 @@ Json ModelJson(const ModelRow& m) {
       {"epochs_recorded", m.n_epochs},
       {"has_weights", m.has_weights},
       {"weights_sha256", m.weights_sha256},
-      {"param_count", m.param_count},
+      // 0 means not recorded (imported results): no real model has none.
+      {"param_count", m.param_count > 0 ? Json(m.param_count) : Json(nullptr)},
       {"wall_time_s", Num(m.wall_time_s)},
       {"threads", m.threads},
       {"fingerprint", Parsed(m.fingerprint_json)},

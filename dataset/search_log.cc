@@ -68,7 +68,7 @@ Result<int64_t> AddPendingTrial(Dataset& ds, const TrialRecord& t) {
     sql::BindReal(st, 8, t.weight_decay);
     sql::BindOptInt(st, 9, t.batch_size > 0 ? std::optional<int64_t>(t.batch_size) : std::nullopt);
     sql::BindOptInt(st, 10, t.epochs > 0 ? std::optional<int64_t>(t.epochs) : std::nullopt);
-    st.bind(11, t.seed);
+    sql::BindOptInt(st, 11, t.seed);
     st.bind(12, t.hparams_json.empty() ? "{}" : t.hparams_json);
     st.bind(13, t.extra_json.empty() ? "{}" : t.extra_json);
     sql::BindOptInt(st, 14, t.search_id);

@@ -198,7 +198,8 @@ std::string EncodeTrialRecord(const TrialRecord& t) {
     w.F64(v);
   w.I64(t.batch_size);
   w.I64(t.epochs);
-  w.I64(t.seed);
+  w.U64(t.seed.has_value());  // presence flag, then the value (0 if absent)
+  w.I64(t.seed.value_or(0));
   w.U64(t.search_id.has_value());
   w.I64(t.search_id.value_or(0));
   w.U64(t.models.size());
@@ -219,7 +220,9 @@ Result<TrialRecord> DecodeTrialRecord(const std::string& bytes) {
   }
   t.batch_size = r.I64();
   t.epochs = r.I64();
-  t.seed = r.I64();
+  const bool has_seed = r.U64() != 0;
+  const int64_t seed = r.I64();
+  if (has_seed) t.seed = seed;
   const bool has_search = r.U64() != 0;
   const int64_t search_id = r.I64();
   if (has_search) t.search_id = search_id;

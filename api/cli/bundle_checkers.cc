@@ -54,8 +54,17 @@ Result<TrainOptions> OptionsOf(const TrialRecord& t, const json& hp,
   XW_ASSIGN_OR_RETURN(o.adam.beta2, Hp<double>(hp, "beta2", t.beta2));
   XW_ASSIGN_OR_RETURN(o.adam.weight_decay,
                       Hp<double>(hp, "weight_decay", t.weight_decay));
-  XW_ASSIGN_OR_RETURN(o.seed,
-                      Hp<uint64_t>(hp, "seed", static_cast<uint64_t>(t.seed)));
+  // A trial without a recorded seed (e.g. imported results) cannot be
+  // replayed: any seed we chose would train a different model.
+  auto hp_seed = hp.find("seed");
+  if (!t.seed && (hp_seed == hp.end() || hp_seed->is_null())) {
+    return Status::FailedPrecondition(
+        "the trial has no recorded seed (imported results do not carry one); "
+        "it cannot be replayed");
+  }
+  XW_ASSIGN_OR_RETURN(
+      o.seed,
+      Hp<uint64_t>(hp, "seed", static_cast<uint64_t>(t.seed.value_or(0))));
   XW_ASSIGN_OR_RETURN(o.eval_batch_size,
                       Hp<int64_t>(hp, "eval_batch_size", o.eval_batch_size));
   XW_ASSIGN_OR_RETURN(o.train_limit, Hp<int64_t>(hp, "train_limit", -1));

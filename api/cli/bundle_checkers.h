@@ -27,7 +27,8 @@ BundleCheckers MakeBundleCheckers(const ReplaySettings& settings);
 // hyperparameters (hparams_json as written by HparamsJson), profiles from
 // its models' definitions (external models are left out), data from its
 // data spec (or settings.data_spec). FailedPrecondition when the trial cannot
-// be replayed (no definitions, trained from --init-weights).
+// be replayed (no definitions, trained from --init-weights, no recorded
+// seed).
 Result<TrialRecord> RetrainTrial(const TrialRecord& trial,
                                  const ReplaySettings& settings);
 

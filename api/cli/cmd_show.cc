@@ -33,6 +33,9 @@ void PrintTable(const TrialRow& t,
   auto opt = [](const std::optional<int64_t>& v) {
     return v ? std::to_string(*v) : "-";
   };
+  auto recorded = [](const std::optional<int64_t>& v) {
+    return v ? std::to_string(*v) : "not recorded";
+  };
   kv("trial", std::to_string(t.id) +
                   (t.external_id.empty() ? "" : " (" + t.external_id + ")"));
   kv("arch", t.arch);
@@ -45,7 +48,7 @@ void PrintTable(const TrialRow& t,
   kv("weight_decay", Num(t.weight_decay));
   kv("batch_size", opt(t.batch_size));
   kv("epochs", opt(t.epochs));
-  kv("seed", opt(t.seed));
+  kv("seed", recorded(t.seed));
   kv("search", opt(t.search_id));
   kv("created", t.created_at);
   kv("provenance", t.provenance);
@@ -60,7 +63,10 @@ void PrintTable(const TrialRow& t,
         {r.id, r.profile + (r.external ? " (external)" : ""), r.status,
          r.train_acc, r.test_acc, r.train_loss, r.test_loss, r.n_epochs,
          r.has_weights ? r.weights_sha256.substr(0, 12) : std::string("-"),
-         r.param_count, r.wall_time_s});
+         // 0 parameters: not recorded (imported results), see dataset.md.
+         r.param_count > 0 ? Cell{r.param_count}
+                           : Cell{std::string("not recorded")},
+         r.wall_time_s});
   }
   out += "\n" + FormatTable(m, TableFormat::kTable);
   for (size_t i = 0; full && i < t.models.size(); ++i) {

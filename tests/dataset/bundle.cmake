@@ -1,5 +1,6 @@
 # Tests of contribution bundles: the untrusted-input layer (archive reader,
-# manifest parser) and bundle create/verify/import/merge.
+# manifest parser) and bundle create/verify/import/merge; unrecorded_test:
+# imported trials keep "no seed / no parameter count" through every output.
 xwires_add_test(bundle_tests
   SOURCES
     bundle_test_util.cc
@@ -10,6 +11,7 @@ xwires_add_test(bundle_tests
     bundle_attack_test.cc
     bundle_cli_test.cc
     dataset_internal_test.cc
+    unrecorded_test.cc
   LIBS xwires_dataset LibArchive::LibArchive OpenSSL::Crypto nlohmann_json::nlohmann_json)
 target_include_directories(bundle_tests PRIVATE ${PROJECT_SOURCE_DIR}/dataset)
 add_dependencies(bundle_tests xwires)  # bundle_cli_test drives the CLI

@@ -189,6 +189,26 @@ TEST(DriverWireTest, TrialRecordRoundTrip) {
   EXPECT_FALSE(internal::DecodeTrialRecord(bytes + "x").ok());
 }
 
+// The seed's presence travels with it: no seed (imported trials) stays
+// absent, and seed 0 stays a real seed 0.
+TEST(DriverWireTest, TrialRecordSeedPresence) {
+  TrialRecord t;
+  t.arch = "mlp";
+  t.models.resize(1);
+  t.models[0].profile = "torch";
+  for (std::optional<int64_t> seed :
+       {std::optional<int64_t>(), std::optional<int64_t>(0),
+        std::optional<int64_t>(42), std::optional<int64_t>(-5)}) {
+    t.seed = seed;
+    const std::string bytes = internal::EncodeTrialRecord(t);
+    auto back = internal::DecodeTrialRecord(bytes);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(back->seed, seed) << seed.value_or(-1);
+    EXPECT_FALSE(
+        internal::DecodeTrialRecord(bytes.substr(0, bytes.size() - 1)).ok());
+  }
+}
+
 TEST(DriverHistoryTest, EntryOfRow) {
   const std::string extra =
       internal::SearchExtraJson(3, {0.001, 20}, 12, "abs_acc_diff");

@@ -43,6 +43,8 @@ struct ModelRecord {
   NamedTensors weights;  // may be empty (imported runs have none)
   std::string
       weights_sha256;  // WeightsSha256(weights); filled by AddTrial if empty
+  // Number of trainable parameters; 0 means "not recorded" (imported results:
+  // no real model has 0 parameters). models.param_count is NOT NULL.
   int64_t param_count = 0;
   double wall_time_s = kUnknown;
   std::string fingerprint_json;  // xw::MachineFingerprintJson(threads)
@@ -62,7 +64,10 @@ struct TrialRecord {
   double weight_decay = kUnknown;
   int64_t batch_size = 0;
   int64_t epochs = 0;
-  int64_t seed = 0;
+  // Seed of init, dropout and shuffling; empty when unknown (imported
+  // CrossedWires results), stored as SQL NULL. Trainer-produced trials always
+  // have one.
+  std::optional<int64_t> seed;
   std::vector<ModelRecord> models;   // usually 2 (profile A, profile B)
   double divergence = kUnknown;      // |acc_A - acc_B| or the search objective
   std::optional<int64_t> search_id;  // searches.id when produced by a search
