@@ -115,34 +115,6 @@ void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad
 
 namespace {
 
-// out[r*plane + 16v + i] = sum over taps t in order of wp[t*R + r] *
-// patch(t, slot v, lane i) (+ bias[r]): R output channels x V slots.
-template <int R, int V, bool kHalf>
-void ForwardTile(const float* img, const ImplicitLayout& l, const int64_t* base,
-                 const float* wp, const float* bias, float* out) {
-  __m512 acc[R][V];
-  for (int r = 0; r < R; ++r) {
-    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
-  }
-  const int64_t* tap = l.tap.data();
-  for (int64_t t = 0; t < l.taps; ++t) {
-    const float* p = img + tap[t];
-    __m512 x[V];
-    for (int v = 0; v < V; ++v) x[v] = LoadSlot<kHalf>(p, base + 2 * v);
-    for (int r = 0; r < R; ++r) {
-      const __m512 w = _mm512_set1_ps(wp[t * R + r]);
-      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(w, x[v], acc[r][v]);
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    for (int v = 0; v < V; ++v) {
-      __m512 y = acc[r][v];
-      if (bias != nullptr) y = _mm512_add_ps(y, _mm512_set1_ps(bias[r]));
-      _mm512_storeu_ps(out + r * l.plane + 16 * v, y);
-    }
-  }
-}
-
 // dw[r*taps + u] (+)= sum over the images' slots of dy(r) * patch(u): R
 // output channels x U taps from tap t0. Lanes accumulate in slot order and
 // are then summed by a fixed tree.
@@ -174,23 +146,6 @@ void FilterTile(const float* pads, const float* dy, int64_t images, int64_t out_
       dst = accumulate ? dst + s : s;
     }
   }
-}
-
-template <bool kHalf>
-void ForwardTileAny(int r, int v, const float* img, const ImplicitLayout& l,
-                    const int64_t* base, const float* wp, const float* bias, float* out) {
-#define XW_FWD(R_)                                                              \
-  case R_:                                                                      \
-    if (v == 4) return ForwardTile<R_, 4, kHalf>(img, l, base, wp, bias, out);  \
-    if (v == 2) return ForwardTile<R_, 2, kHalf>(img, l, base, wp, bias, out);  \
-    return ForwardTile<R_, 1, kHalf>(img, l, base, wp, bias, out);
-  switch (r) {
-    XW_FWD(6)
-    XW_FWD(4)
-    XW_FWD(2)
-    XW_FWD(1)
-  }
-#undef XW_FWD
 }
 
 template <bool kHalf>
@@ -251,6 +206,7 @@ void ImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, con
   if (ChannelTilesApply(l, out_ch)) return ChannelPatchGemm(src, l, images, out_ch, w, bias, y);
   const AlignedFloats wp = PackWeightBlocks(w, out_ch, l.taps);
   const int64_t tiles = (out_ch + 5) / 6 * ((l.slots + 3) / 4);
+  const auto run = l.half ? TapTileAny<true, true> : TapTileAny<false, true>;
   ForEachPaddedImage(src, l, images, tiles, [&](int64_t n, const float* pad, Prefetcher& next) {
     float* yn = y + n * out_ch * l.plane;
     for (int64_t o0 = 0; o0 < out_ch;) {
@@ -259,14 +215,9 @@ void ImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, con
       for (int64_t s0 = 0; s0 < l.slots;) {
         next.Step();
         const int v = TileRows(l.slots - s0, 4);
-        float* out = yn + o0 * l.plane + 16 * s0;
-        if (l.half) {
-          ForwardTileAny<true>(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps,
-                               b, out);
-        } else {
-          ForwardTileAny<false>(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps,
-                                b, out);
-        }
+        // The whole chain over the taps with FMA, as Eigen's GEBP kernel.
+        run(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps, 0, 1, b,
+            yn + o0 * l.plane + 16 * s0, l.plane);
         s0 += v;
       }
       o0 += r;

@@ -26,10 +26,6 @@ namespace kernels {
 
 namespace {
 
-inline __m512 Accumulate(__m512 acc, __m512 a, __m512 b, bool fma) {
-  return fma ? _mm512_fmadd_ps(a, b, acc) : _mm512_add_ps(acc, _mm512_mul_ps(a, b));
-}
-
 // Chains of a lanesK (or sequential: K = 1) order; 0 if a tile cannot keep it.
 int ChainCount(const ReduceSpec& spec) {
   if (spec.order == ReduceOrder::kSequential) return 1;
@@ -47,42 +43,6 @@ void CombineChains(float* chains, int k, int64_t n) {
       for (int64_t i = 0; i < n; ++i) a[i] += b[i];
     }
   }
-}
-
-// out[r*stride + 16v + i] = the chain over taps t = first, first + step, ...
-// of wp[t*R + r] * patch(t, slot v, lane i): R output channels x V slots.
-template <int R, int V, bool kHalf, bool kFma>
-void ChainTile(const float* img, const ImplicitLayout& l, const int64_t* base, const float* wp,
-               int64_t first, int64_t step, float* out, int64_t stride) {
-  __m512 acc[R][V];
-  for (int r = 0; r < R; ++r) {
-    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
-  }
-  const int64_t* tap = l.tap.data();
-  for (int64_t t = first; t < l.taps; t += step) {
-    const float* p = img + tap[t];
-    __m512 x[V];
-    for (int v = 0; v < V; ++v) x[v] = LoadSlot<kHalf>(p, base + 2 * v);
-    for (int r = 0; r < R; ++r) {
-      const __m512 w = _mm512_set1_ps(wp[t * R + r]);
-      for (int v = 0; v < V; ++v) acc[r][v] = Accumulate(acc[r][v], w, x[v], kFma);
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    for (int v = 0; v < V; ++v) _mm512_storeu_ps(out + r * stride + 16 * v, acc[r][v]);
-  }
-}
-
-template <bool kHalf, bool kFma>
-void ChainTileAny(int r, int v, const float* img, const ImplicitLayout& l, const int64_t* base,
-                  const float* wp, int64_t first, int64_t step, float* out, int64_t stride) {
-#define XW_EX(R_, V_)                                                                         \
-  if (r == R_ && v == V_)                                                                     \
-    return ChainTile<R_, V_, kHalf, kFma>(img, l, base, wp, first, step, out, stride);
-#define XW_EX_R(R_) XW_EX(R_, 4) XW_EX(R_, 2) XW_EX(R_, 1)
-  XW_EX_R(6) XW_EX_R(4) XW_EX_R(2) XW_EX_R(1)
-#undef XW_EX_R
-#undef XW_EX
 }
 
 // dy chains: state[c][t][o] += over the chunk's pixels g (global index
@@ -153,8 +113,8 @@ void ExactPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const 
   const int k = ChainCount(spec);
   const AlignedFloats wp = PackWeightBlocks(w, out_ch, l.taps);
   const int64_t tiles = (out_ch + 5) / 6 * ((l.slots + 3) / 4);
-  auto run = l.half ? (spec.fma ? ChainTileAny<true, true> : ChainTileAny<true, false>)
-                    : (spec.fma ? ChainTileAny<false, true> : ChainTileAny<false, false>);
+  const auto run = l.half ? (spec.fma ? TapTileAny<true, true> : TapTileAny<true, false>)
+                          : (spec.fma ? TapTileAny<false, true> : TapTileAny<false, false>);
   ForEachPaddedImage(src, l, images, tiles, [&](int64_t n, const float* pad, Prefetcher& next) {
     float* chains = ThreadScratch(1, int64_t{k} * 6 * 4 * 16);
     float* yn = y + n * out_ch * l.plane;
@@ -165,7 +125,7 @@ void ExactPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const 
         const int v = TileRows(l.slots - s0, 4);
         const int64_t n_chain = int64_t{r} * 16 * v;  // one chain's floats
         for (int c = 0; c < k; ++c) {
-          run(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps, c, k,
+          run(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps, c, k, nullptr,
               chains + c * n_chain, 16 * v);
         }
         CombineChains(chains, k, n_chain);

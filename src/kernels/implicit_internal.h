@@ -96,6 +96,57 @@ void ForEachPaddedImage(const TapSource& src, const ImplicitLayout& l, int64_t i
                         int64_t tiles,
                         const std::function<void(int64_t, const float*, Prefetcher&)>& body);
 
+// acc + a*b: one rounding with fma, else a rounded product then a rounded add.
+inline __m512 Accumulate(__m512 acc, __m512 a, __m512 b, bool fma) {
+  return fma ? _mm512_fmadd_ps(a, b, acc) : _mm512_add_ps(acc, _mm512_mul_ps(a, b));
+}
+
+// out[r*stride + 16v + i] = the chain over taps t = first, first + step, ...
+// of wp[t*R + r] * patch(t, slot s0 + v, lane i) (Accumulate with kFma),
+// then + bias[r] if bias is not null. R output channels x V slots; base = l.base + 2*s0, wp = the
+// channel block's weights (PackWeightBlocks). The im2col forward is the
+// whole chain (first 0, step 1, FMA); the direct algorithm's lanesK orders
+// run one chain per call.
+template <int R, int V, bool kHalf, bool kFma>
+void TapTile(const float* img, const ImplicitLayout& l, const int64_t* base, const float* wp,
+             int64_t first, int64_t step, const float* bias, float* out, int64_t stride) {
+  __m512 acc[R][V];
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
+  }
+  const int64_t* tap = l.tap.data();
+  for (int64_t t = first; t < l.taps; t += step) {
+    const float* p = img + tap[t];
+    __m512 x[V];
+    for (int v = 0; v < V; ++v) x[v] = LoadSlot<kHalf>(p, base + 2 * v);
+    for (int r = 0; r < R; ++r) {
+      const __m512 w = _mm512_set1_ps(wp[t * R + r]);
+      for (int v = 0; v < V; ++v) acc[r][v] = Accumulate(acc[r][v], w, x[v], kFma);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) {
+      __m512 y = acc[r][v];
+      if (bias != nullptr) y = _mm512_add_ps(y, _mm512_set1_ps(bias[r]));
+      _mm512_storeu_ps(out + r * stride + 16 * v, y);
+    }
+  }
+}
+
+// TapTile for r in {6, 4, 2, 1} and v in {4, 2, 1} (TileRows' sizes).
+template <bool kHalf, bool kFma>
+void TapTileAny(int r, int v, const float* img, const ImplicitLayout& l, const int64_t* base,
+                const float* wp, int64_t first, int64_t step, const float* bias, float* out,
+                int64_t stride) {
+#define XW_TAP(R_, V_)                                                                      \
+  if (r == R_ && v == V_)                                                                   \
+    return TapTile<R_, V_, kHalf, kFma>(img, l, base, wp, first, step, bias, out, stride);
+#define XW_TAP_R(R_) XW_TAP(R_, 4) XW_TAP(R_, 2) XW_TAP(R_, 1)
+  XW_TAP_R(6) XW_TAP_R(4) XW_TAP_R(2) XW_TAP_R(1)
+#undef XW_TAP_R
+#undef XW_TAP
+}
+
 // Channel-vector tiles (conv_implicit_channels.cc): output channels in the
 // vector lanes and pixels broadcast, for 8-pixel rows where two-row pixel
 // vectors would need a shuffle per load; out_ch must be a multiple of 16.
