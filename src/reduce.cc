@@ -52,62 +52,38 @@ inline float FoldLevels(kernels::V16 level16) {  // 16 ranges of 16 -> 1
   return v[0];
 }
 
-// a[0..256) - sa summed, or dotted with b[0..256) - sb when b is not null.
-// Shifts are applied after the transpose (elementwise, so the same bits); a
-// block dotted with itself is transposed once.
+// The 16 rows of a block's 16x16 transpose, in registers where the ISA
+// allows (the AVX-512 transpose never goes through memory).
+inline void TransposedRows(const float* a, kernels::V16 (&r)[16]) {
 #if defined(__AVX512F__)
+  __m512 m[16];
+  kernels::Transpose16x16Regs(a, 16, m);
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i) r[i] = reinterpret_cast<kernels::V16>(m[i]);
+#else
+  alignas(64) float t[kBlock];
+  kernels::Transpose16x16(a, 16, t, 16);
+  for (int i = 0; i < 16; ++i) r[i] = kernels::LoadV(t + 16 * i);
+#endif
+}
+
 // The leaves and upper levels of one block from its transposed rows: ra
 // (minus sa) summed, or dotted with rb (minus sb) when rb is not null.
-float TransposedBlock(const __m512 (&ra)[16], float sa, const __m512* rb, float sb, bool fma) {
-  const __m512 va = _mm512_set1_ps(sa), vb = _mm512_set1_ps(sb);
-  __m512 even = _mm512_setzero_ps(), odd = _mm512_setzero_ps();
-#pragma GCC unroll 8
-  for (int c = 0; c < 8; ++c) {
-    const __m512 ae = _mm512_sub_ps(ra[c], va), ao = _mm512_sub_ps(ra[c + 8], va);
-    if (rb == nullptr) {
-      even = _mm512_add_ps(even, ae);
-      odd = _mm512_add_ps(odd, ao);
-      continue;
-    }
-    const __m512 be = _mm512_sub_ps(rb[c], vb), bo = _mm512_sub_ps(rb[c + 8], vb);
-    if (fma) {
-      even = _mm512_fmadd_ps(ae, be, even);
-      odd = _mm512_fmadd_ps(ao, bo, odd);
-    } else {
-      even = _mm512_add_ps(even, _mm512_mul_ps(ae, be));
-      odd = _mm512_add_ps(odd, _mm512_mul_ps(ao, bo));
-    }
-  }
-  return FoldLevels(reinterpret_cast<kernels::V16>(_mm512_add_ps(even, odd)));
-}
-#endif
-
-float Block(const float* a, float sa, const float* b, float sb, bool fma) {
-#if defined(__AVX512F__)
-  // The same arithmetic on the transposed rows held in registers.
-  __m512 ra[16], rb[16];
-  kernels::Transpose16x16Regs(a, 16, ra);
-  if (b == nullptr) return TransposedBlock(ra, sa, nullptr, sb, fma);
-  if (b == a && sb == sa) return TransposedBlock(ra, sa, ra, sb, fma);
-  kernels::Transpose16x16Regs(b, 16, rb);
-  return TransposedBlock(ra, sa, rb, sb, fma);
-#else
+// Shifts apply after the transpose (elementwise, so the same bits).
+float TransposedBlock(const kernels::V16 (&ra)[16], float sa, const kernels::V16* rb, float sb,
+                      bool fma) {
   using kernels::V16;
-  alignas(64) float ma[kBlock], mb[kBlock];
-  kernels::Transpose16x16(a, 16, ma, 16);
-  const bool same = b == a && sb == sa;
-  if (b != nullptr && !same) kernels::Transpose16x16(b, 16, mb, 16);
-  const float* tb = same ? ma : mb;
   const V16 va = kernels::SplatV(sa), vb = kernels::SplatV(sb);
   V16 even = kernels::ZeroV(), odd = kernels::ZeroV();
+#pragma GCC unroll 8
   for (int c = 0; c < 8; ++c) {
-    const V16 ae = kernels::LoadV(ma + 16 * c) - va, ao = kernels::LoadV(ma + 16 * (c + 8)) - va;
-    if (b == nullptr) {
+    const V16 ae = ra[c] - va, ao = ra[c + 8] - va;
+    if (rb == nullptr) {
       even = even + ae;
       odd = odd + ao;
       continue;
     }
-    const V16 be = kernels::LoadV(tb + 16 * c) - vb, bo = kernels::LoadV(tb + 16 * (c + 8)) - vb;
+    const V16 be = rb[c] - vb, bo = rb[c + 8] - vb;
     if (fma) {
       even = kernels::FmaV(ae, be, even);
       odd = kernels::FmaV(ao, bo, odd);
@@ -117,7 +93,17 @@ float Block(const float* a, float sa, const float* b, float sb, bool fma) {
     }
   }
   return FoldLevels(even + odd);
-#endif
+}
+
+// a[0..256) - sa summed, or dotted with b[0..256) - sb when b is not null;
+// a block dotted with itself is transposed once.
+float Block(const float* a, float sa, const float* b, float sb, bool fma) {
+  kernels::V16 ra[16], rb[16];
+  TransposedRows(a, ra);
+  if (b == nullptr) return TransposedBlock(ra, sa, nullptr, sb, fma);
+  if (b == a && sb == sa) return TransposedBlock(ra, sa, ra, sb, fma);
+  TransposedRows(b, rb);
+  return TransposedBlock(ra, sa, rb, sb, fma);
 }
 float Block(const SumTerm& t, int64_t begin) { return Block(t.x + begin, 0.0f, nullptr, 0.0f, false); }
 float Block(const DotTerm& t, int64_t begin) {
@@ -326,16 +312,11 @@ std::pair<float, float> PairwiseSumDot(const SegTerm& sum, const SegTerm& dot, i
     alignas(64) float la[kBlock], lb[kBlock];
     const float* a = SegmentedBlock(dot.a, begin, la);
     const float* b = SegmentedBlock(dot.b, begin, lb);
-#if defined(__AVX512F__)
-    __m512 ra[16], rb[16];
-    kernels::Transpose16x16Regs(a, 16, ra);
-    kernels::Transpose16x16Regs(b, 16, rb);
+    kernels::V16 ra[16], rb[16];
+    TransposedRows(a, ra);
+    TransposedRows(b, rb);
     return {TransposedBlock(rb, dot.b.shift, nullptr, 0.0f, false),
             TransposedBlock(ra, dot.a.shift, rb, dot.b.shift, dot.fma)};
-#else
-    return {Block(b, dot.b.shift, nullptr, 0.0f, false),
-            Block(a, dot.a.shift, b, dot.b.shift, dot.fma)};
-#endif
   }
   const int64_t mid = begin + n / 2;
   const auto lo = PairwiseSumDot(sum, dot, begin, mid), hi = PairwiseSumDot(sum, dot, mid, end);
