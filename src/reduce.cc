@@ -163,12 +163,11 @@ float Pairwise(const T& t, int64_t begin, int64_t end) {
   return Pairwise(t, begin, mid) + Pairwise(t, mid, end);
 }
 
-template <typename T>
-float Kahan(const T& t, int64_t n) {
-  // Neumaier's variant: also correct when a term is larger than the sum.
+// Compensated summation, Neumaier's variant: also correct when a term is
+// larger than the sum.
+struct Neumaier {
   float sum = 0.0f, comp = 0.0f;
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = t(i);
+  void Add(float v) {
     const float s = sum + v;
     if (std::fabs(sum) >= std::fabs(v)) {
       comp += (sum - s) + v;
@@ -177,7 +176,14 @@ float Kahan(const T& t, int64_t n) {
     }
     sum = s;
   }
-  return sum + comp;
+  float Result() const { return sum + comp; }
+};
+
+template <typename T>
+float Kahan(const T& t, int64_t n) {
+  Neumaier k;
+  for (int64_t i = 0; i < n; ++i) k.Add(t(i));
+  return k.Result();
 }
 
 template <int K, typename T>
@@ -194,21 +200,43 @@ float LanesFixed(const T& t, int64_t n) {
   return lane[0];
 }
 
+// Segmented terms whose operands share one segment length: f(a, b, s0, len)
+// for each segment in order, a and b pointing at the segment's first term
+// s0 and len = its term count (the last one may be cut at n).
+template <typename F>
+bool ForEachSegment(const SegTerm& t, int64_t n, const F& f) {
+  if (t.dot && t.b.seg != t.a.seg) return false;
+  const int64_t seg = t.a.seg;
+  for (int64_t s0 = 0; s0 < n; s0 += seg) {
+    f(t.a.data + (s0 / seg) * t.a.pitch, t.b.data + (s0 / seg) * t.b.pitch, s0,
+      std::min(seg, n - s0));
+  }
+  return true;
+}
+
+// Kahan over segmented terms, walking the segments instead of dividing per
+// term; the same terms in the same order.
+float Kahan(const SegTerm& t, int64_t n) {
+  Neumaier k;
+  const float sa = t.a.shift, sb = t.b.shift;
+  const bool walked = ForEachSegment(t, n, [&](const float* a, const float* b, int64_t,
+                                               int64_t len) {
+    for (int64_t i = 0; i < len; ++i) k.Add(t.dot ? (a[i] - sa) * (b[i] - sb) : a[i] - sa);
+  });
+  if (walked) return k.Result();
+  return Kahan<SegTerm>(t, n);
+}
+
 // LanesFixed on segmented terms whose segments are multiples of K long:
 // term i's lane (i mod K) is its position mod K within its segment, so each
 // segment runs as plain K-wide strips.
 template <int K>
 float LanesFixed(const SegTerm& t, int64_t n) {
-  if (t.a.seg % K != 0 || (t.dot && (t.b.seg != t.a.seg))) {
-    return LanesFixed<K, SegTerm>(t, n);
-  }
+  if (t.a.seg % K != 0) return LanesFixed<K, SegTerm>(t, n);
   float lane[K] = {};
-  const int64_t seg = t.a.seg;
   const float sa = t.a.shift, sb = t.b.shift;
-  for (int64_t s0 = 0; s0 < n; s0 += seg) {
-    const float* a = t.a.data + (s0 / seg) * t.a.pitch;
-    const float* b = t.b.data + (s0 / seg) * t.b.pitch;
-    const int64_t len = std::min(seg, n - s0);
+  const bool walked = ForEachSegment(t, n, [&](const float* a, const float* b, int64_t s0,
+                                               int64_t len) {
     const int64_t strips = len / K * K;
     // One loop per term kind, so that each is a plain K-wide vector loop.
     if (!t.dot) {
@@ -226,7 +254,8 @@ float LanesFixed(const SegTerm& t, int64_t n) {
     }
     int64_t k = strips;
     for (int l = 0; k < len; ++k, ++l) lane[l] = t.Acc(lane[l], s0 + k);
-  }
+  });
+  if (!walked) return LanesFixed<K, SegTerm>(t, n);
   for (int w = K / 2; w >= 1; w /= 2) {
     for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
   }

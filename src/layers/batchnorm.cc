@@ -1,5 +1,6 @@
-// Batch normalisation: statistics per channel, gathered into a contiguous
-// buffer so every reduction is one xw::Sum / xw::Dot call in (n, h, w) order.
+// Batch normalisation: statistics per channel, each reduction over the
+// channel's (n, h, w) terms in order, read in place: the bits of xw::Sum /
+// xw::Dot on the channel gathered into one buffer.
 #include "xwires/core/batchnorm.h"
 
 #include <cmath>
@@ -7,7 +8,6 @@
 #include <vector>
 
 #include "layer_util.h"
-#include "src/thread_scratch.h"
 #include "xwires/core/parallel.h"
 
 namespace xw {
@@ -32,14 +32,6 @@ Result<ChannelLayout> LayoutOf(const char* op, const Tensor& x) {
                                    ShapeToString(x.shape()));
   }
   return l;
-}
-
-// Copies channel c of x into buf[n * S + s].
-void Gather(const float* x, const ChannelLayout& l, int64_t c, float* buf) {
-  for (int64_t n = 0; n < l.n; ++n) {
-    const float* src = x + (n * l.c + c) * l.s;
-    for (int64_t s = 0; s < l.s; ++s) buf[n * l.s + s] = src[s];
-  }
 }
 
 // y = x * a + b over channel c (two roundings; the build never contracts).
@@ -129,17 +121,11 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
                          return DotAcc(a, d, d, fma);
                        },
                        var_sum);
-    } else if (reduce.order != ReduceOrder::kKahan) {  // in place, same bits
+    } else {  // in place, the bits of Sum / Dot on the gathered channel
       Segmented xs{x.data() + c0 * l.s, l.s, l.c * l.s, 0.0f};
       mean[0] = SegmentedSum(xs, l.count(), reduce) / count;
       xs.shift = mean[0];
       var_sum[0] = SegmentedDot(xs, xs, l.count(), reduce);
-    } else {
-      float* buf = ThreadScratch(0, l.count());
-      Gather(x.data(), l, c0, buf);
-      mean[0] = Sum(buf, l.count(), reduce) / count;
-      for (int64_t i = 0; i < l.count(); ++i) buf[i] -= mean[0];
-      var_sum[0] = Dot(buf, buf, l.count(), reduce);
     }
     for (int j = 0; j < k; ++j) {
       const int64_t c = c0 + j;
@@ -212,18 +198,10 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
                          return DotAcc(a, xp[i] - mean[j], gp[i], fma);
                        },
                        dotp);
-    } else if (reduce.order != ReduceOrder::kKahan) {  // in place, same bits
+    } else {  // in place, the bits of Sum / Dot on the gathered channel
       const Segmented xs{x.data() + c0 * l.s, l.s, l.c * l.s, cache.mean[c0]};
       const Segmented gs{dy.data() + c0 * l.s, l.s, l.c * l.s, 0.0f};
       SegmentedSumAndDot(xs, gs, l.count(), reduce, &sum_dy[0], &dotp[0]);
-    } else {
-      float* xc = ThreadScratch(0, l.count());
-      float* g = ThreadScratch(1, l.count());
-      Gather(x.data(), l, c0, xc);
-      Gather(dy.data(), l, c0, g);
-      for (int64_t i = 0; i < l.count(); ++i) xc[i] -= cache.mean[c0];
-      sum_dy[0] = Sum(g, l.count(), reduce);
-      dotp[0] = Dot(xc, g, l.count(), reduce);
     }
     for (int j = 0; j < k; ++j) {
       const int64_t c = c0 + j;

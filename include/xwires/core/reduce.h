@@ -63,8 +63,9 @@ struct Segmented {
 };
 // Sum / dot of the n terms, bit for bit what Sum / Dot give on the terms
 // gathered into one buffer, without gathering them: batch-norm statistics
-// read each channel in place. Fast for kPairwise (256-term blocks); the other
-// orders visit the terms one by one.
+// read each channel in place. Pairwise runs 256-term blocks; the other
+// orders walk the segments (lanesK as K-wide strips when the segment length
+// is a multiple of K).
 float SegmentedSum(const Segmented& x, int64_t n, const ReduceSpec& spec);
 float SegmentedDot(const Segmented& a, const Segmented& b, int64_t n, const ReduceSpec& spec);
 // *sum_b = SegmentedSum(b) and *dot = SegmentedDot(a, b), each bit for bit,
