@@ -9,35 +9,35 @@
 
 namespace xw {
 
-Status AddForward(const Tensor& a, const Tensor& b, Tensor* y) {
-  XW_RETURN_IF_ERROR(layers::CheckNotNull("AddForward", "y", y));
-  XW_RETURN_IF_ERROR(layers::CheckShape("AddForward", "b", b, a.shape()));
+namespace {
+
+// y = a + b, then ReLU'd (as ReluForward: NaN passes) when kRelu.
+template <bool kRelu>
+Status Add(const char* op, const Tensor& a, const Tensor& b, Tensor* y) {
+  XW_RETURN_IF_ERROR(layers::CheckNotNull(op, "y", y));
+  XW_RETURN_IF_ERROR(layers::CheckShape(op, "b", b, a.shape()));
   if (y != &a && y != &b) y->Resize(a.shape());
   const float* pa = a.data();
   const float* pb = b.data();
   float* out = y->data();
   ParallelFor(a.size(), layers::GrainForElements(a.size()),
               [pa, pb, out](int64_t s, int64_t e) {  // by value: vectorizes
-                for (int64_t i = s; i < e; ++i) out[i] = pa[i] + pb[i];
+                for (int64_t i = s; i < e; ++i) {
+                  const float sum = pa[i] + pb[i];
+                  out[i] = (kRelu && sum < 0.0f) ? 0.0f : sum;
+                }
               });
   return Status::OK();
 }
 
+}  // namespace
+
+Status AddForward(const Tensor& a, const Tensor& b, Tensor* y) {
+  return Add<false>("AddForward", a, b, y);
+}
+
 Status AddReluForward(const Tensor& a, const Tensor& b, Tensor* y) {
-  XW_RETURN_IF_ERROR(layers::CheckNotNull("AddReluForward", "y", y));
-  XW_RETURN_IF_ERROR(layers::CheckShape("AddReluForward", "b", b, a.shape()));
-  if (y != &a && y != &b) y->Resize(a.shape());
-  const float* pa = a.data();
-  const float* pb = b.data();
-  float* out = y->data();
-  ParallelFor(a.size(), layers::GrainForElements(a.size()),
-              [pa, pb, out](int64_t s, int64_t e) {
-                for (int64_t i = s; i < e; ++i) {
-                  const float sum = pa[i] + pb[i];
-                  out[i] = sum < 0.0f ? 0.0f : sum;  // as ReluForward
-                }
-              });
-  return Status::OK();
+  return Add<true>("AddReluForward", a, b, y);
 }
 
 Status AddBackward(const Tensor& dy, Tensor* da, Tensor* db) {
