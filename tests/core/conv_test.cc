@@ -193,12 +193,7 @@ TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
                      {3, 17, 8, 8, 48, Spec(3, 1, 1, PadMode::kExplicit)},
                      {2, 4, 16, 16, 32, Spec(3, 2, 0, PadMode::kSame)}};
   for (const Case& k : cs) {
-    const ConvGeometry g =
-        *MakeConvGeometry({k.n, k.c, k.h, k.w}, {k.o, k.c, k.spec.kernel_h, k.spec.kernel_w},
-                          k.spec);
-    Tensor x = RandomTensor({k.n, k.c, k.h, k.w}, 3);
-    Tensor w = RandomTensor({k.o, k.c, g.kh, g.kw}, 4);
-    Tensor dy = RandomTensor({k.n, k.o, g.oh, g.ow}, 5);
+    const auto [g, x, w, dy] = convtest::MakeOperands(k, 3, 4, 5);
     for (const convtest::Config& cfg : convtest::AllConfigs()) {
       if (cfg.num.conv_algo != ConvAlgo::kDirect) continue;
       Tensor y, dx, dw;
@@ -238,13 +233,8 @@ TEST(ConvTest, AllAlgorithmsMatchDoubleReference) {
       {2, 16, 16, 16, 32, Spec(3, 2, 0, PadMode::kSame)},
   };
   for (const Case& k : cs) {
-    const ConvGeometry g =
-        *MakeConvGeometry({k.n, k.c, k.h, k.w}, {k.o, k.c, k.spec.kernel_h, k.spec.kernel_w},
-                          k.spec);
-    Tensor x = RandomTensor({k.n, k.c, k.h, k.w}, 7);
-    Tensor w = RandomTensor({k.o, k.c, g.kh, g.kw}, 8);
+    const auto [g, x, w, dy] = convtest::MakeOperands(k, 7, 8, 10);
     Tensor b = RandomTensor({k.o}, 9);
-    Tensor dy = RandomTensor({k.n, k.o, g.oh, g.ow}, 10);
     const convtest::Reference ref = convtest::NaiveConv(g, x, w, b, dy);
     for (const convtest::Config& cfg : convtest::AllConfigs()) {
       Tensor y, dx, dw, db;
@@ -276,12 +266,7 @@ TEST(ConvTest, Im2colWithoutPatchMatrixIsTheTapOrderFmaChain) {
   num.conv_algo = ConvAlgo::kIm2colGemm;
   const ReduceSpec chain = *ParseReduceOrder("sequential", true);
   for (const Case& k : cs) {
-    const ConvGeometry g =
-        *MakeConvGeometry({k.n, k.c, k.h, k.w}, {k.o, k.c, k.spec.kernel_h, k.spec.kernel_w},
-                          k.spec);
-    Tensor x = RandomTensor({k.n, k.c, k.h, k.w}, 11);
-    Tensor w = RandomTensor({k.o, k.c, g.kh, g.kw}, 12);
-    Tensor dy = RandomTensor({k.n, k.o, g.oh, g.ow}, 13);
+    const auto [g, x, w, dy] = convtest::MakeOperands(k, 11, 12, 13);
     Tensor y, dx;
     Conv2dForward(x, w, nullptr, k.spec, num, &y);
     EXPECT_EQ(ForwardMismatches(g, x, w, y, chain), 0) << k.Name();

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "grad_check.h"
 #include "xwires/core/conv.h"
 #include "xwires/core/numerics.h"
 #include "xwires/core/tensor.h"
@@ -102,6 +103,21 @@ struct Case {
            (spec.pad_mode == PadMode::kSame ? "same" : "p" + std::to_string(spec.pad));
   }
 };
+
+// A case's geometry and random operands, each drawn with its own seed.
+struct Operands {
+  ConvGeometry g;
+  Tensor x, w, dy;
+};
+inline Operands MakeOperands(const Case& k, uint64_t x_seed, uint64_t w_seed, uint64_t dy_seed) {
+  Operands op;
+  op.g = *MakeConvGeometry({k.n, k.c, k.h, k.w}, {k.o, k.c, k.spec.kernel_h, k.spec.kernel_w},
+                           k.spec);
+  op.x = gradcheck::RandomTensor({k.n, k.c, k.h, k.w}, x_seed);
+  op.w = gradcheck::RandomTensor({k.o, k.c, op.g.kh, op.g.kw}, w_seed);
+  op.dy = gradcheck::RandomTensor({k.n, k.o, op.g.oh, op.g.ow}, dy_seed);
+  return op;
+}
 
 inline Conv2dSpec Spec(int k, int stride, int pad, PadMode mode) {
   Conv2dSpec s;
