@@ -160,6 +160,35 @@ void FlippedBackwardData(const ConvGeometry& g, const float* w, const float* dy,
 
 }  // namespace
 
+std::vector<AlignedFloats> FilterBatches(
+    int64_t images, int64_t per, int64_t partial_floats,
+    const std::function<void(float*, int64_t, int64_t, bool, int64_t)>& body) {
+  const int64_t batches = (images + per - 1) / per;
+  const int64_t groups = std::min<int64_t>(batches, 4);
+  // Per call, not thread-local: this thread may run another convolution while
+  // it waits in ParallelFor (TBB work stealing), which must not share them.
+  std::vector<AlignedFloats> partials(groups);
+  ParallelFor(groups, 1, [&](int64_t g0, int64_t g1) {
+    for (int64_t gi = g0; gi < g1; ++gi) {
+      partials[gi].resize(partial_floats);
+      const int64_t b0 = gi * batches / groups, b1 = (gi + 1) * batches / groups;
+      for (int64_t bi = b0; bi < b1; ++bi) {
+        const int64_t n0 = bi * per, k = std::min(per, images - n0);
+        const int64_t next_k = bi + 1 < b1 ? std::min(per, images - n0 - k) : 0;
+        body(partials[gi].data(), n0, k, bi == b0, next_k);
+      }
+    }
+  });
+  return partials;
+}
+
+void SumPartials(const std::vector<AlignedFloats>& partials, int64_t n, float* dw) {
+  std::copy(partials[0].begin(), partials[0].begin() + n, dw);
+  for (size_t gi = 1; gi < partials.size(); ++gi) {
+    for (int64_t i = 0; i < n; ++i) dw[i] += partials[gi][i];
+  }
+}
+
 void Im2colForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
                    float* y) {
   PatchGemm(ForwardSource(g, x), IsPointwise(g), g.n, g.o, w, bias, y);
@@ -201,22 +230,12 @@ void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
     const int64_t per = std::clamp<int64_t>(2048 / (g.oh * g.ow), 1, g.n);
     return ImplicitBackwardFilter(src, g.n, g.o, dy, per, dw);
   }
-  const int64_t plane = g.oh * g.ow, taps = g.c * g.kh * g.kw, per = ImagesPerGemm(g);
-  // Fixed image groups, each accumulating its own partial dW over its GEMM
-  // batches in order; the partials are then added in group order.
-  const int64_t batches = (g.n + per - 1) / per;
-  const int64_t groups = std::min<int64_t>(batches, 4);
-  // Per call, not thread-local: this thread may run another convolution while
-  // it waits in ParallelFor (TBB work stealing), which must not share them.
-  std::vector<AlignedFloats> partial(groups);
+  const int64_t plane = g.oh * g.ow, taps = g.c * g.kh * g.kw;
   const bool pointwise = IsPointwise(g);
-  ParallelFor(groups, 1, [&](int64_t g0, int64_t g1) {
-    for (int64_t gi = g0; gi < g1; ++gi) {
-      partial[gi].resize(g.o * taps);
-      float* acc = partial[gi].data();
-      const int64_t b0 = gi * batches / groups, b1 = (gi + 1) * batches / groups;
-      for (int64_t bi = b0; bi < b1; ++bi) {
-        const int64_t n0 = bi * per, k = std::min(per, g.n - n0), cols = k * plane;
+  const auto partials = FilterBatches(
+      g.n, ImagesPerGemm(g), g.o * taps,
+      [&](float* acc, int64_t n0, int64_t k, bool first, int64_t) {
+        const int64_t cols = k * plane;
         const float* patches = Patches(src, pointwise, n0, k);
         const float* dym = dy + n0 * g.o * plane;
         if (k > 1) {
@@ -225,14 +244,9 @@ void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
           dym = m;
         }
         // dW [O, T] (+)= dY [O, kP] x patches^T.
-        EigenGemm(dym, cols, patches, cols, acc, taps, g.o, taps, cols, false, true, bi > b0);
-      }
-    }
-  });
-  std::copy(partial[0].begin(), partial[0].begin() + g.o * taps, dw);
-  for (int64_t gi = 1; gi < groups; ++gi) {
-    for (int64_t i = 0; i < g.o * taps; ++i) dw[i] += partial[gi][i];
-  }
+        EigenGemm(dym, cols, patches, cols, acc, taps, g.o, taps, cols, false, true, !first);
+      });
+  SumPartials(partials, g.o * taps, dw);
 }
 
 }  // namespace kernels

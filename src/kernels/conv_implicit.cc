@@ -231,25 +231,16 @@ void ImplicitBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch
   if (ChannelTilesApply(l, out_ch)) {
     return ChannelBackwardFilter(src, l, images, out_ch, dy, per, dw);
   }
-  // Fixed image groups, each accumulating its own partial dW over its image
-  // batches in order; the partials are then added in group order.
-  const int64_t batches = (images + per - 1) / per;
-  const int64_t groups = std::min<int64_t>(batches, 4);
-  std::vector<AlignedFloats> partial(groups);
   const int64_t source_floats = src.channels * src.h * src.w;
-  ParallelFor(groups, 1, [&](int64_t g0, int64_t g1) {
-    for (int64_t gi = g0; gi < g1; ++gi) {
-      partial[gi].resize(out_ch * l.taps);
-      float* acc = partial[gi].data();
-      const int64_t b0 = gi * batches / groups, b1 = (gi + 1) * batches / groups;
-      for (int64_t bi = b0; bi < b1; ++bi) {
-        const int64_t n0 = bi * per, k = std::min(per, images - n0);
+  const int64_t tiles = (out_ch + 3) / 4 * ((l.taps + 5) / 6);
+  const auto run = l.half ? FilterTileAny<true> : FilterTileAny<false>;
+  const auto partials = FilterBatches(
+      images, per, out_ch * l.taps,
+      [&](float* acc, int64_t n0, int64_t k, bool first, int64_t next_k) {
         float* pads = ThreadScratch(kPadSlot, k * l.image_floats);
         for (int64_t i = 0; i < k; ++i) PadImage(src, l, n0 + i, pads + i * l.image_floats);
         const float* g = dy + n0 * out_ch * l.plane;
-        // The next batch's source and gradient, fetched during these tiles.
-        const int64_t next_k = bi + 1 < b1 ? std::min(per, images - n0 - k) : 0;
-        const int64_t tiles = (out_ch + 3) / 4 * ((l.taps + 5) / 6);
+        // The group's next batch (source and gradient), fetched during these tiles.
         Prefetcher next_x(next_k ? src.data + (n0 + k) * source_floats : nullptr,
                           next_k * source_floats, tiles);
         Prefetcher next_dy(next_k ? g + k * out_ch * l.plane : nullptr,
@@ -260,23 +251,13 @@ void ImplicitBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch
             next_x.Step();
             next_dy.Step();
             const int u = TileRows(l.taps - t0, 6);
-            float* d = acc + o0 * l.taps;
-            if (l.half) {
-              FilterTileAny<true>(r, u, pads, g + o0 * l.plane, k, out_ch, l, t0, bi > b0, d);
-            } else {
-              FilterTileAny<false>(r, u, pads, g + o0 * l.plane, k, out_ch, l, t0, bi > b0, d);
-            }
+            run(r, u, pads, g + o0 * l.plane, k, out_ch, l, t0, !first, acc + o0 * l.taps);
             t0 += u;
           }
           o0 += r;
         }
-      }
-    }
-  });
-  std::copy(partial[0].begin(), partial[0].begin() + out_ch * l.taps, dw);
-  for (int64_t gi = 1; gi < groups; ++gi) {
-    for (int64_t i = 0; i < out_ch * l.taps; ++i) dw[i] += partial[gi][i];
-  }
+      });
+  SumPartials(partials, out_ch * l.taps, dw);
 }
 
 #else  // !__AVX512F__: the patch-matrix GEMMs serve every geometry.

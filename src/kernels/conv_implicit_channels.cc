@@ -178,16 +178,10 @@ void ChannelPatchGemm(const TapSource& src, const ImplicitLayout& l, int64_t ima
 void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_t images,
                            int64_t out_ch, const float* dy, int64_t per, float* dw) {
   const std::vector<int64_t> pix = PixelOffsets(l, src.ow);
-  // Fixed image groups, as ImplicitBackwardFilter; partials are [taps][out_ch].
-  const int64_t batches = (images + per - 1) / per;
-  const int64_t groups = std::min<int64_t>(batches, 4);
-  std::vector<AlignedFloats> partial(groups);
-  ParallelFor(groups, 1, [&](int64_t g0, int64_t g1) {
-    for (int64_t gi = g0; gi < g1; ++gi) {
-      partial[gi].resize(l.taps * out_ch);
-      const int64_t b0 = gi * batches / groups, b1 = (gi + 1) * batches / groups;
-      for (int64_t bi = b0; bi < b1; ++bi) {
-        const int64_t n0 = bi * per, k = std::min(per, images - n0);
+  // FilterBatches' schedule, as ImplicitBackwardFilter; partials are [taps][out_ch].
+  const auto partials = FilterBatches(
+      images, per, l.taps * out_ch,
+      [&](float* part, int64_t n0, int64_t k, bool first, int64_t) {
         float* pads = ThreadScratch(kPadSlot, k * l.image_floats);
         float* dyt = ThreadScratch(kGradSlot, k * l.plane * out_ch);
         for (int64_t i = 0; i < k; ++i) {
@@ -199,19 +193,16 @@ void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_
           const int vo = ChannelVectors(out_ch - o0);
           for (int64_t t0 = 0; t0 < l.taps;) {
             const int u = TileRows(l.taps - t0, 6);
-            FilterTileAny(vo, u, pads, dyt + o0, k, out_ch, l, pix.data(), t0, bi > b0,
-                          partial[gi].data() + o0);
+            FilterTileAny(vo, u, pads, dyt + o0, k, out_ch, l, pix.data(), t0, !first, part + o0);
             t0 += u;
           }
           o0 += 16 * vo;
         }
-      }
-    }
-  });
+      });
   for (int64_t o = 0; o < out_ch; ++o) {
     for (int64_t t = 0; t < l.taps; ++t) {
-      float s = partial[0][t * out_ch + o];
-      for (int64_t gi = 1; gi < groups; ++gi) s += partial[gi][t * out_ch + o];
+      float s = partials[0][t * out_ch + o];
+      for (size_t gi = 1; gi < partials.size(); ++gi) s += partials[gi][t * out_ch + o];
       dw[o * l.taps + t] = s;
     }
   }

@@ -5,10 +5,12 @@
 #define XWIRES_SRC_KERNELS_CONV_INTERNAL_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "xwires/core/conv.h"
 #include "xwires/core/reduce.h"
+#include "xwires/core/tensor.h"
 
 namespace xw {
 namespace kernels {
@@ -63,6 +65,20 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
                         const ReduceSpec& spec, float* dx);
 void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
                           const ReduceSpec& spec, float* dw);
+
+// The filter gradients' fixed schedule (conv_im2col.cc; im2col and implicit
+// tiles): images in batches of `per`, the batches split into min(batches, 4)
+// contiguous groups that run in parallel. body(partial, n0, k, first,
+// next_k) sees each batch [n0, n0 + k) of a group in order: partial is the
+// group's own buffer of partial_floats, first marks the group's first batch
+// (assign, not add), next_k is the size of the group's next batch (0 at its
+// end). Returns the partials, one per group, to be added in group order.
+// A function of images and per only: the same bits on any thread count.
+std::vector<AlignedFloats> FilterBatches(
+    int64_t images, int64_t per, int64_t partial_floats,
+    const std::function<void(float*, int64_t, int64_t, bool, int64_t)>& body);
+// dw[i] = partials[0][i] + partials[1][i] + ..., in group order, i < n.
+void SumPartials(const std::vector<AlignedFloats>& partials, int64_t n, float* dw);
 
 // kIm2colGemm (conv_im2col.cc): Eigen sgemm on patch matrices.
 void Im2colForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
