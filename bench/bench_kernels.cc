@@ -22,6 +22,7 @@
 #include "xwires/core/matmul.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/rng.h"
+#include "xwires/core/simd_target.h"
 #include "xwires/core/tensor.h"
 
 namespace xw {
@@ -186,6 +187,10 @@ int main(int argc, char** argv) {
     argv[1] = argv[0];
     ++argv;
     --argc;
+  }
+  if (xw::Status s = xw::SetKernelTargetFromEnv(); !s.ok()) {
+    std::fprintf(stderr, "bench_kernels: %s\n", s.message().c_str());
+    return 2;
   }
   xw::Register();
   benchmark::Initialize(&argc, argv);

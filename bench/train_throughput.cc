@@ -16,6 +16,7 @@
 
 #include "xwires/core/data.h"
 #include "xwires/core/rng.h"
+#include "xwires/core/simd_target.h"
 #include "xwires/trainers/profile.h"
 #include "xwires/trainers/trainer.h"
 
@@ -60,6 +61,7 @@ Args Parse(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const Args a = Parse(argc, argv);
+  if (xw::Status s = xw::SetKernelTargetFromEnv(); !s.ok()) Usage(s.message().c_str());
   auto profile = xw::LoadProfile(a.profile);
   if (!profile.ok()) Usage(profile.status().message().c_str());
 
@@ -91,8 +93,8 @@ int main(int argc, char** argv) {
   auto r = xw::TrainProfile(*profile, data, o);
   if (!r.ok()) Usage(r.status().ToString().c_str());
   const double seconds = std::chrono::duration<double>(stop - start).count();
-  std::printf("arch=%s profile=%s threads=%d batch=%lld width=%g images_per_s=%.1f\n",
+  std::printf("arch=%s profile=%s threads=%d batch=%lld width=%g target=%s images_per_s=%.1f\n",
               a.arch.c_str(), a.profile.c_str(), a.threads, static_cast<long long>(a.batch),
-              a.width, a.batch * a.steps / seconds);
+              a.width, xw::KernelTarget().c_str(), a.batch * a.steps / seconds);
   return 0;
 }

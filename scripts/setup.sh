@@ -8,6 +8,7 @@ PACKAGES=(
   libhdf5-dev libsqlite3-dev libsqlitecpp-dev libeigen3-dev libtbb-dev
   nlohmann-json3-dev libfccp-dev libarchive-dev libzstd-dev zlib1g-dev libssl-dev libcli11-dev
   libopenmpi-dev openmpi-bin libnlopt-cxx-dev
+  libhwy-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev
   python3 python3-numpy python3-h5py python3-pandas python3-sklearn

@@ -4,6 +4,7 @@
 
 #include "command.h"
 #include "xwires/core/build_info.h"
+#include "xwires/core/simd_target.h"
 
 namespace {
 
@@ -11,8 +12,9 @@ void RegisterVersion(CLI::App& app) {
   auto* cmd = app.add_subcommand("version", "Print the toolkit version and build facts");
   cmd->callback([] {
     const auto& b = xw::GetBuildInfo();
-    std::printf("xwires %s (%s, %s, %s; Eigen %s, oneTBB %s)\n", b.toolkit_version.c_str(),
-                b.isa.c_str(), b.compiler.c_str(), b.build_type.c_str(), b.eigen_version.c_str(),
+    std::printf("xwires %s (%s, kernels hwy:%s, %s, %s; Eigen %s, oneTBB %s)\n",
+                b.toolkit_version.c_str(), b.isa.c_str(), xw::KernelTarget().c_str(),
+                b.compiler.c_str(), b.build_type.c_str(), b.eigen_version.c_str(),
                 b.tbb_version.c_str());
   });
 }
@@ -25,6 +27,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
   xw::cli::RegisterAll(app);
+  // XWIRES_SIMD_TARGET=AVX2 (say) runs the kernels as on a CPU of that class.
+  if (xw::Status s = xw::SetKernelTargetFromEnv(); !s.ok()) {
+    std::fprintf(stderr, "xwires: error: %s\n", s.message().c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

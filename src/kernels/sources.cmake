@@ -14,3 +14,21 @@ target_sources(xwires_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/conv_winograd.cc
 )
 target_include_directories(xwires_core PRIVATE ${PROJECT_SOURCE_DIR})
+
+# The Highway-dispatched kernels: each file includes "hwy/foreach_target.h",
+# so it is compiled once per SIMD target of the architecture (x86: AVX-512,
+# AVX2, SSE4, SSSE3, scalar; ARM: NEON, scalar) and HWY_DYNAMIC_DISPATCH picks
+# the CPU's best at run time. XWIRES_PORTABLE keeps -march=native off these
+# files, so a native build dispatches exactly like the portable one.
+add_library(xwires_simd OBJECT
+  ${CMAKE_CURRENT_LIST_DIR}/simd_target.cc
+)
+set_target_properties(xwires_simd PROPERTIES XWIRES_PORTABLE ON)
+target_include_directories(xwires_simd PRIVATE ${PROJECT_SOURCE_DIR}
+                           ${PROJECT_SOURCE_DIR}/include)
+# SVE and RVV vectors are sizeless and cannot live in the tiles' register
+# arrays; those ARM/RISC-V machines run the NEON or scalar code.
+target_compile_definitions(xwires_simd PRIVATE
+  "HWY_DISABLED_TARGETS=(HWY_SVE|HWY_SVE2|HWY_SVE_256|HWY_SVE2_128|HWY_RVV)")
+target_link_libraries(xwires_simd PRIVATE hwy::hwy)
+target_link_libraries(xwires_core PRIVATE xwires_simd hwy::hwy)

@@ -20,7 +20,9 @@ struct BuildInfo {
 const BuildInfo& GetBuildInfo();
 
 // A compact machine fingerprint: ISA, compiler and library versions as JSON
-// text (keys: toolkit, isa, compiler, build_type, eigen, tbb, cpu_model).
+// text (keys: toolkit, isa, compiler, build_type, eigen, tbb, cpu_model,
+// threads, kernel_target = "hwy:<Highway target the kernels dispatched to>",
+// e.g. "hwy:AVX2").
 std::string MachineFingerprintJson(int threads);
 
 }  // namespace xw

@@ -1,0 +1,103 @@
+// Golden bits: short training runs under the exact-order profiles (torch,
+// reference) whose weights_sha256 is written here as a literal. Every SIMD
+// target the kernels are compiled for must reproduce it, on any thread
+// count: the vector width decides how many outputs advance at once, never
+// the bits (docs/profiles.md, "Same bits on every CPU"). The literals were
+// produced by the AVX-512 kernels before the Highway port and are checked on
+// every machine CI meets (AVX2 or AVX-512) and on every target each one can
+// run (SetKernelTarget).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "xwires/core/data.h"
+#include "xwires/core/simd_target.h"
+#include "xwires/trainers/architectures.h"
+#include "xwires/trainers/profile.h"
+#include "xwires/trainers/trainer.h"
+
+namespace xw {
+namespace {
+
+struct GoldenCase {
+  const char* arch;
+  const char* profile;
+  double width;
+  int depth;
+  const char* sha256;
+};
+
+// Three Adam steps (48 synthetic images, batch 16) from seed 11. resnet20 at
+// width 0.5 (8/16/32 channels) has output rows of 32, 16 and 8 pixels and a
+// strided convolution, so every convolution path of the direct algorithm
+// runs (forward, data and filter gradients).
+const GoldenCase kCases[] = {
+    {"mlp", "torch", 0.5, 0,
+     "a2325468f3c7109743a966095f56088485d1ecdf5288e330f0302f89d274bba4"},
+    {"mlp", "reference", 0.5, 0,
+     "c4bbd4fb63f794127be4a339fa878118575f4a06ed53d8459eae2bb6d662bc79"},
+    {"simple_cnn", "torch", 0.5, 0,
+     "893e4b4b016d3bbf61110e57ba84190c7e113170293f474bfaf325b9a2d8099c"},
+    {"simple_cnn", "reference", 0.5, 0,
+     "3af1b58d99c9301d6bc8ad3fc0b34b7c1173a80db113fc4ffdfad5747c59314d"},
+    {"resnet20", "torch", 0.5, 8,
+     "8a7158351be37956ce50c4495eded8f7f03067f4f107549d003640223df7a482"},
+    {"resnet20", "reference", 0.5, 8,
+     "80327ec84cfe8c0acfa941b09ceabdef4e1ed164a7d5b434cb2e10df2e5c29ed"},
+};
+
+DataSplits GoldenData() {
+  SyntheticOptions so;
+  so.train_size = 48;
+  so.test_size = 16;
+  so.seed = 7;
+  return MakeSynthetic(so);
+}
+
+std::string Train(const GoldenCase& c, const DataSplits& data, int threads) {
+  auto profile = LoadProfile(c.profile);
+  EXPECT_TRUE(profile.ok()) << profile.status().ToString();
+  if (!profile.ok()) return "";
+  TrainOptions o;
+  o.arch = c.arch;
+  o.arch_options.width = c.width;
+  o.arch_options.depth = c.depth;
+  o.epochs = 1;
+  o.batch_size = 16;
+  o.adam.lr = 0.01;
+  o.seed = 11;
+  o.threads = threads;
+  auto r = TrainProfile(*profile, data, o);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? r->record.weights_sha256 : "";
+}
+
+class GoldenBitsTest : public ::testing::Test {
+ protected:
+  void TearDown() override { ASSERT_TRUE(SetKernelTarget("").ok()); }
+};
+
+TEST_F(GoldenBitsTest, BestTargetReproducesTheLiterals) {
+  const DataSplits data = GoldenData();
+  for (const GoldenCase& c : kCases) {
+    EXPECT_EQ(Train(c, data, 2), c.sha256)
+        << c.arch << " " << c.profile << " on " << KernelTarget();
+  }
+}
+
+TEST_F(GoldenBitsTest, EveryTargetAndThreadCountReproducesTheLiterals) {
+  const DataSplits data = GoldenData();
+  for (const std::string& target : KernelTargets()) {
+    ASSERT_TRUE(SetKernelTarget(target).ok());
+    for (int threads : {1, 2, 4}) {
+      for (const GoldenCase& c : kCases) {
+        EXPECT_EQ(Train(c, data, threads), c.sha256)
+            << c.arch << " " << c.profile << " on " << target << ", " << threads << " threads";
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace xw
