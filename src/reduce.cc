@@ -5,7 +5,7 @@
 #include <tuple>
 #include <utility>
 
-#include "src/kernels/simd.h"
+#include "src/kernels/reduce_block.h"
 
 namespace xw {
 
@@ -36,74 +36,15 @@ float Sequential(const T& t, int64_t begin, int64_t end) {
   return acc;
 }
 
-// Pairwise over exactly 256 contiguous terms, bit for bit: the tree below a
-// 256-range is always the same (leaves of 8 consecutive terms, then pairs).
-// The block is transposed as a 16x16 matrix, so that row r's two leaves
-// (terms 16r..16r+7 and 16r+8..16r+15) become lanes r of two vectors summed
-// column by column in the leaves' sequential order; the upper levels follow.
-constexpr int64_t kBlock = 256;
+// Pairwise over exactly 256 contiguous terms runs on the SIMD target
+// (src/kernels/reduce_block.h): the tree below a 256-range is always the
+// same, leaves of 8 consecutive terms, then pairs.
+constexpr int64_t kBlock = kernels::kPairwiseBlock;
 
-inline float FoldLevels(kernels::V16 level16) {  // 16 ranges of 16 -> 1
-  float v[16];
-  kernels::StoreV(v, level16);
-  for (int w = 8; w >= 1; w /= 2) {
-    for (int i = 0; i < w; ++i) v[i] = v[2 * i] + v[2 * i + 1];
-  }
-  return v[0];
-}
-
-// The 16 rows of a block's 16x16 transpose, in registers where the ISA
-// allows (the AVX-512 transpose never goes through memory).
-inline void TransposedRows(const float* a, kernels::V16 (&r)[16]) {
-#if defined(__AVX512F__)
-  __m512 m[16];
-  kernels::Transpose16x16Regs(a, 16, m);
-#pragma GCC unroll 16
-  for (int i = 0; i < 16; ++i) r[i] = reinterpret_cast<kernels::V16>(m[i]);
-#else
-  alignas(64) float t[kBlock];
-  kernels::Transpose16x16(a, 16, t, 16);
-  for (int i = 0; i < 16; ++i) r[i] = kernels::LoadV(t + 16 * i);
-#endif
-}
-
-// The leaves and upper levels of one block from its transposed rows: ra
-// (minus sa) summed, or dotted with rb (minus sb) when rb is not null.
-// Shifts apply after the transpose (elementwise, so the same bits).
-float TransposedBlock(const kernels::V16 (&ra)[16], float sa, const kernels::V16* rb, float sb,
-                      bool fma) {
-  using kernels::V16;
-  const V16 va = kernels::SplatV(sa), vb = kernels::SplatV(sb);
-  V16 even = kernels::ZeroV(), odd = kernels::ZeroV();
-#pragma GCC unroll 8
-  for (int c = 0; c < 8; ++c) {
-    const V16 ae = ra[c] - va, ao = ra[c + 8] - va;
-    if (rb == nullptr) {
-      even = even + ae;
-      odd = odd + ao;
-      continue;
-    }
-    const V16 be = rb[c] - vb, bo = rb[c + 8] - vb;
-    if (fma) {
-      even = kernels::FmaV(ae, be, even);
-      odd = kernels::FmaV(ao, bo, odd);
-    } else {
-      even = even + ae * be;
-      odd = odd + ao * bo;
-    }
-  }
-  return FoldLevels(even + odd);
-}
-
-// a[0..256) - sa summed, or dotted with b[0..256) - sb when b is not null;
-// a block dotted with itself is transposed once.
+// a[0..256) - sa summed, or dotted with b[0..256) - sb when b is not null.
 float Block(const float* a, float sa, const float* b, float sb, bool fma) {
-  kernels::V16 ra[16], rb[16];
-  TransposedRows(a, ra);
-  if (b == nullptr) return TransposedBlock(ra, sa, nullptr, sb, fma);
-  if (b == a && sb == sa) return TransposedBlock(ra, sa, ra, sb, fma);
-  TransposedRows(b, rb);
-  return TransposedBlock(ra, sa, rb, sb, fma);
+  if (b == nullptr) return kernels::PairwiseBlockSum(a, sa);
+  return kernels::PairwiseBlockDot(a, sa, b, sb, fma);
 }
 float Block(const SumTerm& t, int64_t begin) { return Block(t.x + begin, 0.0f, nullptr, 0.0f, false); }
 float Block(const DotTerm& t, int64_t begin) {
@@ -133,9 +74,9 @@ const float* SegmentedBlock(const Segmented& s, int64_t begin, float* buf) {
     const int64_t r = i % s.seg, run = std::min(s.seg - r, end - i);
     const float* src = s.data + (i / s.seg) * s.pitch + r;
     float* dst = buf + (i - begin);
-    int64_t k = 0;  // vector moves: a library call per 64-term run costs more
-    for (; k + 16 <= run; k += 16) kernels::StoreV(dst + k, kernels::LoadV(src + k));
-    for (; k < run; ++k) dst[k] = src[k];
+    // A plain loop: the compiler vectorizes it, and a library call per
+    // 64-term run costs more than the copy.
+    for (int64_t k = 0; k < run; ++k) dst[k] = src[k];
     i += run;
   }
   return buf;
@@ -341,11 +282,9 @@ std::pair<float, float> PairwiseSumDot(const SegTerm& sum, const SegTerm& dot, i
     alignas(64) float la[kBlock], lb[kBlock];
     const float* a = SegmentedBlock(dot.a, begin, la);
     const float* b = SegmentedBlock(dot.b, begin, lb);
-    kernels::V16 ra[16], rb[16];
-    TransposedRows(a, ra);
-    TransposedRows(b, rb);
-    return {TransposedBlock(rb, dot.b.shift, nullptr, 0.0f, false),
-            TransposedBlock(ra, dot.a.shift, rb, dot.b.shift, dot.fma)};
+    float sum_b, dot_ab;
+    kernels::PairwiseBlockSumDot(a, dot.a.shift, b, dot.b.shift, dot.fma, &sum_b, &dot_ab);
+    return {sum_b, dot_ab};
   }
   const int64_t mid = begin + n / 2;
   const auto lo = PairwiseSumDot(sum, dot, begin, mid), hi = PairwiseSumDot(sum, dot, mid, end);

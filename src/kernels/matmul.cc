@@ -6,6 +6,7 @@
 #include "src/kernels/gemm_internal.h"
 #include "src/kernels/ordered_gemm.h"
 #include "xwires/core/parallel.h"
+#include "xwires/core/tensor.h"
 
 namespace xw {
 namespace kernels {
@@ -51,20 +52,23 @@ void OwnedMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
   p.m = m;
   p.n = n;
   p.t = k;
-  p.a = [=](int64_t i0, int64_t i1, int64_t t0, int64_t t1, float* scratch,
-            int64_t* ld) -> const float* {
-    if (!trans_a) {
-      *ld = k;
-      return a + i0 * k + t0;
-    }
-    // A is stored [k, m]: gather rows of op(A) = A^T for this chunk.
-    const int64_t w = t1 - t0;
-    for (int64_t t = t0; t < t1; ++t) {
-      const float* src = a + t * m;
-      for (int64_t i = i0; i < i1; ++i) scratch[(i - i0) * w + (t - t0)] = src[i];
-    }
-    *ld = w;
-    return scratch;
+  // op(A) row-major: A itself, or A^T transposed once for the whole product
+  // (per-panel gathers would redo it for every 32 columns of C).
+  AlignedFloats at;
+  const float* arows = a;
+  if (trans_a) {
+    at.resize(static_cast<size_t>(m * k));
+    ParallelFor(m, GrainFor(m, 16, 16), [&](int64_t i0, int64_t i1) {
+      for (int64_t t = 0; t < k; ++t) {
+        const float* src = a + t * m;
+        for (int64_t i = i0; i < i1; ++i) at[i * k + t] = src[i];
+      }
+    });
+    arows = at.data();
+  }
+  p.a = [=](int64_t i0, int64_t, int64_t t0, int64_t, float*, int64_t* ld) -> const float* {
+    *ld = k;
+    return arows + i0 * k + t0;
   };
   p.pack_b = [=](int64_t j0, int64_t t0, int64_t t1, float* dst) {
     const int64_t cols = std::min<int64_t>(kernels::kPanel, n - j0);

@@ -1,81 +1,126 @@
-#include "src/kernels/ordered_gemm.h"
-
+// The exact-order GEMM (ordered_gemm.h) on Highway: one source, compiled for
+// every SIMD target and dispatched at run time. A lane of a vector is one
+// output column's accumulation chain, so the target's width decides only how
+// many columns advance per instruction; every output's bits are those of
+// xw::Dot over its terms on every target.
 #include <algorithm>
 #include <vector>
 
-#include "src/kernels/simd.h"
+#include "src/kernels/ordered_gemm.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/tensor.h"
 
+#ifndef XWIRES_ORDERED_GEMM_SHARED_
+#define XWIRES_ORDERED_GEMM_SHARED_
 namespace xw {
 namespace kernels {
+namespace ogemm {
 
-namespace {
-
-// Rows per register block: 8 rows x 32 columns = 16 accumulators (Kahan: 4
-// rows, sum and compensation), leaving room for the B row and the broadcasts
-// in 32 AVX-512 registers; a quarter of that with 16 AVX2 registers.
-#if defined(__AVX512F__)
-constexpr int kRows = 8;
-constexpr int kKahanRows = 4;
-#else
-constexpr int kRows = 2;
-constexpr int kKahanRows = 1;
-#endif
 // Terms packed at once: 256 x 32 floats = 32 KiB of B, reused by every row
-// block while it is in L1.
+// tile while it is in L1. A multiple of 16, so lanesK chains (K | 16) restart
+// at lane 0 in every chunk.
 constexpr int64_t kChunk = 256;
 
-template <int R>
-using Acc = V16[R][2];
-
-template <int R>
-inline void ZeroAcc(Acc<R>& acc) {
-  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = ZeroV();
+// Per-thread buffers, grown on demand and kept for the next call (shared by
+// every target's code).
+struct Scratch {
+  AlignedFloats bpack, apack, state, out, right;
+};
+inline Scratch& ThreadScratch() {
+  thread_local Scratch s;
+  return s;
+}
+inline float* Grow(AlignedFloats& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
+  return v.data();
 }
 
-// acc(r) += A(r, t) * B(t, :) for t = tb, tb+step, ... < te, one rounding per
-// product and one per add, or one per term with FMA (the Dot term order).
+}  // namespace ogemm
+}  // namespace kernels
+}  // namespace xw
+#endif  // XWIRES_ORDERED_GEMM_SHARED_
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/kernels/ordered_gemm.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "src/kernels/hwy_ops.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace xw {
+namespace kernels {
+namespace HWY_NAMESPACE {
+namespace {
+
+using ogemm::Grow;
+using ogemm::kChunk;
+using ogemm::Scratch;
+
+// Vectors per 32-column panel row, and rows per register tile: as many rows
+// as leave about four registers for the B vectors and the broadcast
+// (AVX-512: 8 rows x 2; AVX2: 3 x 4; NEON: 3 x 8; SSE4: 1 x 8; scalar 1 x 32).
+constexpr int kLanes = HWY_LANES(float);
+constexpr int kVecs = kPanel / kLanes;
+#if HWY_ARCH_ARM_A64 || (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3)
+constexpr int kRegisters = 32;
+#else
+constexpr int kRegisters = 16;
+#endif
+constexpr int kRows = std::clamp((kRegisters - 4) / kVecs, 1, 8);
+// Kahan keeps a sum and a compensation per output.
+constexpr int kKahanRows = std::clamp((kRegisters - 6) / (2 * kVecs), 1, 4);
+
+template <int R>
+struct Acc {
+  VF v[R][kVecs];
+};
+
+template <int R>
+HWY_INLINE void ZeroAcc(Acc<R>& acc) {
+  const DF d;
+  for (int r = 0; r < R; ++r) {
+    for (int h = 0; h < kVecs; ++h) acc.v[r][h] = hn::Zero(d);
+  }
+}
+
+// acc(r) += A(r, t) * B(t, :) for t = tb, tb+step, ... < te: the Dot term
+// order, one rounding per product and one per add, or one per term with FMA.
 template <int R, bool kFma>
-inline void Chain(const float* a, int64_t lda, const float* bp, int64_t tb, int64_t te,
-                  int64_t step, Acc<R>& acc) {
+HWY_INLINE void Chain(const float* HWY_RESTRICT a, int64_t lda, const float* HWY_RESTRICT bp,
+                      int64_t tb, int64_t te, int64_t step, Acc<R>& acc) {
+  const DF d;
   for (int64_t t = tb; t < te; t += step) {
-    const V16 x0 = LoadV(bp + t * kPanel), x1 = LoadV(bp + t * kPanel + 16);
-#pragma GCC unroll 8
+    VF x[kVecs];
+    for (int h = 0; h < kVecs; ++h) x[h] = hn::LoadU(d, bp + t * kPanel + h * kLanes);
     for (int r = 0; r < R; ++r) {
-      const V16 w = SplatV(a[r * lda + t]);
-      if constexpr (kFma) {
-        acc[r][0] = FmaV(x0, w, acc[r][0]);
-        acc[r][1] = FmaV(x1, w, acc[r][1]);
-      } else {
-        acc[r][0] = acc[r][0] + x0 * w;
-        acc[r][1] = acc[r][1] + x1 * w;
-      }
+      const VF w = hn::Set(d, a[r * lda + t]);
+      for (int h = 0; h < kVecs; ++h) acc.v[r][h] = Accumulate<kFma>(acc.v[r][h], x[h], w);
     }
   }
 }
 
 // Neumaier's compensated sum of rounded products, as reduce.cc's Kahan.
 template <int R>
-inline void KahanChain(const float* a, int64_t lda, const float* bp, int64_t n, Acc<R>& sum,
-                       Acc<R>& comp) {
+HWY_INLINE void KahanChain(const float* HWY_RESTRICT a, int64_t lda,
+                           const float* HWY_RESTRICT bp, int64_t n, Acc<R>& sum, Acc<R>& comp) {
+  const DF d;
   for (int64_t t = 0; t < n; ++t) {
-    V16 x[2] = {LoadV(bp + t * kPanel), LoadV(bp + t * kPanel + 16)};
-#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      const V16 w = SplatV(a[r * lda + t]);
-      for (int h = 0; h < 2; ++h) {
-        const V16 v = x[h] * w;
-        const V16 s = sum[r][h] + v;
-        const V16 big = (sum[r][h] - s) + v, small = (v - s) + sum[r][h];
-        comp[r][h] += AbsV(sum[r][h]) >= AbsV(v) ? big : small;
-        sum[r][h] = s;
+      const VF w = hn::Set(d, a[r * lda + t]);
+      for (int h = 0; h < kVecs; ++h) {
+        const VF v = hn::Mul(hn::LoadU(d, bp + t * kPanel + h * kLanes), w);
+        const VF s = hn::Add(sum.v[r][h], v);
+        const VF big = hn::Add(hn::Sub(sum.v[r][h], s), v);
+        const VF small = hn::Add(hn::Sub(v, s), sum.v[r][h]);
+        const auto sum_wins = hn::Ge(hn::Abs(sum.v[r][h]), hn::Abs(v));
+        comp.v[r][h] = hn::Add(comp.v[r][h], hn::IfThenElse(sum_wins, big, small));
+        sum.v[r][h] = s;
       }
     }
   }
 }
 
-// Pairwise tree of reduce.cc over terms [b, e), leaves of <= 8 sequential.
+// reduce.cc's pairwise tree over terms [b, e): leaves of <= 8 sequential.
 template <int R, bool kFma>
 void PairwiseBlock(const float* a, int64_t lda, const float* bp, int64_t b, int64_t e,
                    Acc<R>& acc) {
@@ -89,62 +134,47 @@ void PairwiseBlock(const float* a, int64_t lda, const float* bp, int64_t b, int6
   PairwiseBlock<R, kFma>(a, lda, bp, b, mid, acc);
   PairwiseBlock<R, kFma>(a, lda, bp, mid, e, right);
   for (int r = 0; r < R; ++r) {
-    acc[r][0] += right[r][0];
-    acc[r][1] += right[r][1];
+    for (int h = 0; h < kVecs; ++h) acc.v[r][h] = hn::Add(acc.v[r][h], right.v[r][h]);
   }
 }
 
 template <int R>
-inline void LoadAcc(const float* st, int64_t stride, Acc<R>& acc) {
+HWY_INLINE void LoadAcc(const float* st, int64_t stride, Acc<R>& acc) {
+  const DF d;
   for (int r = 0; r < R; ++r) {
-    acc[r][0] = LoadV(st + r * stride);
-    acc[r][1] = LoadV(st + r * stride + 16);
+    for (int h = 0; h < kVecs; ++h) acc.v[r][h] = hn::LoadU(d, st + r * stride + h * kLanes);
   }
 }
 template <int R>
-inline void StoreAcc(float* st, int64_t stride, const Acc<R>& acc) {
+HWY_INLINE void StoreAcc(float* st, int64_t stride, const Acc<R>& acc) {
+  const DF d;
   for (int r = 0; r < R; ++r) {
-    StoreV(st + r * stride, acc[r][0]);
-    StoreV(st + r * stride + 16, acc[r][1]);
+    for (int h = 0; h < kVecs; ++h) hn::StoreU(acc.v[r][h], d, st + r * stride + h * kLanes);
   }
 }
 
-// Calls f.template operator()<R>() for the runtime row count 1..kRows.
-template <typename F>
-void DispatchRows(int rows, F&& f) {
-  switch (rows) {
-    case 1: f.template operator()<1>(); break;
-    case 2: f.template operator()<2>(); break;
-#if defined(__AVX512F__)
-    case 3: f.template operator()<3>(); break;
-    case 4: f.template operator()<4>(); break;
-    case 5: f.template operator()<5>(); break;
-    case 6: f.template operator()<6>(); break;
-    case 7: f.template operator()<7>(); break;
-    case 8: f.template operator()<8>(); break;
-#endif
-    default: break;
+// dst[i] = x[i] + y[i] for i < n (n a multiple of the lanes).
+HWY_INLINE void AddInto(float* dst, const float* x, const float* y, int64_t n) {
+  const DF d;
+  for (int64_t i = 0; i < n; i += kLanes) {
+    hn::StoreU(hn::Add(hn::LoadU(d, x + i), hn::LoadU(d, y + i)), d, dst + i);
   }
 }
 
-// Per-thread buffers, grown on demand and kept for the next call.
-struct Scratch {
-  AlignedFloats bpack, apack, state, out, tmp;
-};
-Scratch& ThreadScratch() {
-  thread_local Scratch s;
-  return s;
-}
-float* Grow(AlignedFloats& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
-  return v.data();
+// Calls f.template operator()<R>() for the runtime row count 1..Max.
+template <int Max, typename F>
+HWY_INLINE void DispatchRows(int rows, F&& f) {
+  if constexpr (Max >= 1) {
+    if (rows == Max) return f.template operator()<Max>();
+    DispatchRows<Max - 1>(rows, f);
+  }
 }
 
 // One task: rows [i0, i1) x columns [j0, j0 + kPanel), all terms.
 class Task {
  public:
   Task(const OrderedGemmProblem& p, const ReduceSpec& spec, int64_t i0, int64_t i1, int64_t j0)
-      : p_(p), spec_(spec), i0_(i0), rows_(i1 - i0), j0_(j0), s_(ThreadScratch()) {}
+      : p_(p), spec_(spec), i0_(i0), rows_(i1 - i0), j0_(j0), s_(ogemm::ThreadScratch()) {}
 
   void Run() {
     float* out = Grow(s_.out, rows_ * kPanel);
@@ -173,25 +203,27 @@ class Task {
     return p_.a(i0_, i0_ + rows_, t0, t1, Grow(s_.apack, rows_ * (t1 - t0)), ld);
   }
 
-  // Sequential (lanes == 1) or K-lane order: lane l of an output accumulates
-  // terms t = l (mod K) in order; lanes carry across chunks in `state`.
+  // Sequential (k == 1) or K-lane order: chain l of an output accumulates
+  // terms t = l (mod K) in order; chains carry across chunks in `state`.
   template <bool kFma>
   void Lanes(int k, float* out) {
-    const int64_t lane_stride = kPanel, row_stride = k * kPanel;
+    const int64_t row_stride = k * kPanel;
     float* st = Grow(s_.state, rows_ * row_stride);
-    std::fill(st, st + rows_ * row_stride, 0.0f);
-    for (int64_t t0 = 0; t0 < p_.t; t0 += kChunk) {  // kChunk % K == 0
+    for (int64_t t0 = 0; t0 < p_.t; t0 += kChunk) {
       const int64_t t1 = std::min(p_.t, t0 + kChunk), n = t1 - t0;
       const float* bp;
       int64_t ld;
       const float* a = Load(t0, t1, &bp, &ld);
       for (int64_t r0 = 0; r0 < rows_; r0 += kRows) {
-        DispatchRows(static_cast<int>(std::min<int64_t>(kRows, rows_ - r0)), [&]<int R>() {
-          for (int l = 0; l < k && l < n; ++l) {
+        const int rows = static_cast<int>(std::min<int64_t>(kRows, rows_ - r0));
+        DispatchRows<kRows>(rows, [&]<int R>() {
+          for (int l = 0; l < k; ++l) {
             Acc<R> acc;
-            float* s = st + r0 * row_stride + l * lane_stride;
-            LoadAcc<R>(s, row_stride, acc);
-            Chain<R, kFma>(a + r0 * ld, ld, bp, l, n, k, acc);
+            float* s = st + r0 * row_stride + l * kPanel;
+            // A chain's first chunk starts it at zero (a chain with no term
+            // stays zero), so the state needs no clearing.
+            if (t0 == 0) ZeroAcc<R>(acc); else LoadAcc<R>(s, row_stride, acc);
+            if (l < n) Chain<R, kFma>(a + r0 * ld, ld, bp, l, n, k, acc);
             StoreAcc<R>(s, row_stride, acc);
           }
         });
@@ -202,10 +234,7 @@ class Task {
       float* lane = st + r * row_stride;
       for (int w = k / 2; w >= 1; w /= 2) {
         for (int l = 0; l < w; ++l) {
-          for (int h = 0; h < kPanel; h += 16) {
-            StoreV(lane + l * kPanel + h,
-                   LoadV(lane + l * kPanel + h) + LoadV(lane + (l + w) * kPanel + h));
-          }
+          AddInto(lane + l * kPanel, lane + l * kPanel, lane + (l + w) * kPanel, kPanel);
         }
       }
       std::copy(lane, lane + kPanel, out + r * kPanel);
@@ -222,7 +251,8 @@ class Task {
       int64_t ld;
       const float* a = Load(t0, t1, &bp, &ld);
       for (int64_t r0 = 0; r0 < rows_; r0 += kKahanRows) {
-        DispatchRows(static_cast<int>(std::min<int64_t>(kKahanRows, rows_ - r0)), [&]<int R>() {
+        const int rows = static_cast<int>(std::min<int64_t>(kKahanRows, rows_ - r0));
+        DispatchRows<kKahanRows>(rows, [&]<int R>() {
           Acc<R> s, c;
           LoadAcc<R>(sum + r0 * kPanel, kPanel, s);
           LoadAcc<R>(comp + r0 * kPanel, kPanel, c);
@@ -232,9 +262,7 @@ class Task {
         });
       }
     }
-    for (int64_t i = 0; i < rows_ * kPanel; i += 16) {
-      StoreV(out + i, LoadV(sum + i) + LoadV(comp + i));
-    }
+    AddInto(out, sum, comp, rows_ * kPanel);
   }
 
   // The pairwise tree over [t0, t1): subtrees that fit a chunk are summed in
@@ -247,16 +275,15 @@ class Task {
       AlignedFloats right(rows_ * kPanel);
       Pairwise<kFma>(t0, mid, out);
       Pairwise<kFma>(mid, t1, right.data());
-      for (int64_t i = 0; i < rows_ * kPanel; i += 16) {
-        StoreV(out + i, LoadV(out + i) + LoadV(right.data() + i));
-      }
+      AddInto(out, out, right.data(), rows_ * kPanel);
       return;
     }
     const float* bp;
     int64_t ld;
     const float* a = Load(t0, t1, &bp, &ld);
     for (int64_t r0 = 0; r0 < rows_; r0 += kRows) {
-      DispatchRows(static_cast<int>(std::min<int64_t>(kRows, rows_ - r0)), [&]<int R>() {
+      const int rows = static_cast<int>(std::min<int64_t>(kRows, rows_ - r0));
+      DispatchRows<kRows>(rows, [&]<int R>() {
         Acc<R> acc;
         PairwiseBlock<R, kFma>(a + r0 * ld, ld, bp, 0, n, acc);
         StoreAcc<R>(out + r0 * kPanel, kPanel, acc);
@@ -272,24 +299,44 @@ class Task {
 
 }  // namespace
 
+void RunTask(const OrderedGemmProblem& p, const ReduceSpec& spec, int64_t i0, int64_t i1,
+             int64_t j0) {
+  Task(p, spec, i0, i1, j0).Run();
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace kernels
+}  // namespace xw
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace xw {
+namespace kernels {
+
+HWY_EXPORT(RunTask);
+
 void RunOrderedGemm(const OrderedGemmProblem& p, const ReduceSpec& spec) {
   if (p.m <= 0 || p.n <= 0) return;
+  // Row groups are multiples of 8 rows whatever the target's tile height, so
+  // the grid is the same on every target; a row's bits never depend on which
+  // task or tile computes it.
+  constexpr int64_t kGroupRound = 8;
   const int64_t panels = (p.n + kPanel - 1) / kPanel;
-  const int64_t max_groups = (p.m + kRows - 1) / kRows;
+  const int64_t max_groups = (p.m + kGroupRound - 1) / kGroupRound;
   const int64_t target = std::max<int64_t>(1, p.target_tasks);
   const int64_t groups = std::clamp<int64_t>((target + panels - 1) / panels, 1, max_groups);
-  // Row groups are whole register blocks, so the split never changes how a
-  // row is computed (only which task computes it).
-  const int64_t group_rows = ((p.m + groups - 1) / groups + kRows - 1) / kRows * kRows;
+  const int64_t group_rows =
+      ((p.m + groups - 1) / groups + kGroupRound - 1) / kGroupRound * kGroupRound;
   const int64_t ngroups = (p.m + group_rows - 1) / group_rows;
   ParallelFor(panels * ngroups, 1, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
       const int64_t g = task % ngroups, j0 = (task / ngroups) * kPanel;
       const int64_t i0 = g * group_rows, i1 = std::min(p.m, i0 + group_rows);
-      Task(p, spec, i0, i1, j0).Run();
+      HWY_DYNAMIC_DISPATCH(RunTask)(p, spec, i0, i1, j0);
     }
   });
 }
 
 }  // namespace kernels
 }  // namespace xw
+#endif  // HWY_ONCE

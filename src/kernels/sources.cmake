@@ -1,7 +1,6 @@
 # Sources of the kernels group, added to xwires_core (see src/CMakeLists.txt).
 # Internal headers are included as "src/kernels/...".
 target_sources(xwires_core PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/ordered_gemm.cc
   ${CMAKE_CURRENT_LIST_DIR}/matmul.cc
   ${CMAKE_CURRENT_LIST_DIR}/dense.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv.cc
@@ -22,6 +21,8 @@ target_include_directories(xwires_core PRIVATE ${PROJECT_SOURCE_DIR})
 # files, so a native build dispatches exactly like the portable one.
 add_library(xwires_simd OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/simd_target.cc
+  ${CMAKE_CURRENT_LIST_DIR}/ordered_gemm.cc
+  ${CMAKE_CURRENT_LIST_DIR}/reduce_block.cc
 )
 set_target_properties(xwires_simd PROPERTIES XWIRES_PORTABLE ON)
 target_include_directories(xwires_simd PRIVATE ${PROJECT_SOURCE_DIR}
