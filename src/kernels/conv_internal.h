@@ -87,8 +87,9 @@ void Im2colBackwardData(const ConvGeometry& g, const float* w, const float* dy, 
 void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw);
 
 // kIm2colGemm without the patch matrix (conv_implicit.cc), for stride-s
-// sources whose output rows are a multiple of 16 pixels or exactly 8 (with
-// an even number of rows). ImplicitApplies is false without AVX-512.
+// sources whose output rows are a multiple of the dispatched SIMD target's
+// float lanes L wide, or L/2 wide with an even number of rows (L = 16 on
+// AVX-512, 8 on AVX2, 4 on SSE4 and NEON).
 bool ImplicitApplies(const TapSource& s);
 // y[n, o, :] = W [out_ch, T] x patches(src, image n) (+ bias[o]), n < images.
 void ImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
@@ -100,7 +101,8 @@ void ImplicitBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch
 
 // kDirect on the implicit tiles (conv_implicit_exact.cc), each output's
 // reduction in the direct algorithm's order, bit for bit: for sequential and
-// lanesK orders (false otherwise, and without AVX-512).
+// lanesK orders (false otherwise). The filter gradient needs out_ch to be a
+// multiple of L. The same bits on every target.
 bool ExactApplies(const TapSource& s, const ReduceSpec& spec);
 bool ExactFilterApplies(const TapSource& s, int64_t out_ch, const ReduceSpec& spec);
 // As ImplicitPatchGemm, the taps of each output reduced in index order per spec.

@@ -7,10 +7,8 @@ target_sources(xwires_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/conv_direct.cc
   ${CMAKE_CURRENT_LIST_DIR}/tap_gather.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_im2col.cc
-  ${CMAKE_CURRENT_LIST_DIR}/conv_implicit.cc
-  ${CMAKE_CURRENT_LIST_DIR}/conv_implicit_channels.cc
-  ${CMAKE_CURRENT_LIST_DIR}/conv_implicit_exact.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_winograd.cc
+  ${CMAKE_CURRENT_LIST_DIR}/implicit_layout.cc
 )
 target_include_directories(xwires_core PRIVATE ${PROJECT_SOURCE_DIR})
 
@@ -23,6 +21,9 @@ add_library(xwires_simd OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/simd_target.cc
   ${CMAKE_CURRENT_LIST_DIR}/ordered_gemm.cc
   ${CMAKE_CURRENT_LIST_DIR}/reduce_block.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv_implicit.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv_implicit_exact.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv_implicit_channels.cc
 )
 set_target_properties(xwires_simd PROPERTIES XWIRES_PORTABLE ON)
 target_include_directories(xwires_simd PRIVATE ${PROJECT_SOURCE_DIR}

@@ -64,6 +64,7 @@ TEST(ConvGradTest, BitwiseIdenticalForOneTwoFourThreads) {
                      {8, 8, 16, 16, 24, Spec(3, 1, 1, PadMode::kExplicit)},
                      {10, 8, 16, 16, 24, Spec(3, 2, 0, PadMode::kSame)},
                      {9, 8, 8, 8, 32, Spec(3, 1, 1, PadMode::kExplicit)}};
+  convtest::ForEachTarget([&](const std::string&) {
   for (const Case& k : cs) {
     Tensor x = RandomTensor({k.n, k.c, k.h, k.w}, 31);
     Tensor w = RandomTensor({k.o, k.c, 3, 3}, 32);
@@ -87,6 +88,7 @@ TEST(ConvGradTest, BitwiseIdenticalForOneTwoFourThreads) {
       }
     }
   }
+  });
 }
 
 // Convolutions called concurrently from ParallelFor bodies (as when several
@@ -100,6 +102,7 @@ TEST(ConvGradTest, ConcurrentCallsMatchSerialCalls) {
   const Shape shapes[][2] = {{{4, 6, 10, 10}, {12, 6, 3, 3}},
                              {{4, 6, 8, 16}, {16, 6, 3, 3}},
                              {{4, 8, 8, 8}, {16, 8, 3, 3}}};
+  convtest::ForEachTarget([&](const std::string&) {
   for (const auto& shape : shapes) {
     std::vector<Tensor> xs, ws;
     for (int j = 0; j < kJobs; ++j) {
@@ -129,6 +132,7 @@ TEST(ConvGradTest, ConcurrentCallsMatchSerialCalls) {
       }
     }
   }
+  });
 }
 
 // Different reduction orders round differently on random data, but every

@@ -186,12 +186,14 @@ TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
                      {1, 33, 5, 5, 3, Spec(3, 1, 0, PadMode::kSame)},  // 297 terms: 2 chunks
                      {2, 3, 7, 8, 2, Spec(1, 2, 0, PadMode::kSame)},   // taps-free phases
                      {1, 2, 9, 10, 3, Spec(4, 3, 1, PadMode::kExplicit)},
-                     // Rows of 16k or 8 pixels, or 16k output channels: the
+                     // Rows of a multiple of the lanes (or half), or a
+                     // multiple of the lanes of output channels: the
                      // implicit tiles (conv_implicit_exact.cc), same bits.
                      {2, 3, 4, 16, 5, Spec(3, 1, 1, PadMode::kExplicit)},
                      {2, 3, 6, 9, 16, Spec(3, 1, 1, PadMode::kExplicit)},
                      {3, 17, 8, 8, 48, Spec(3, 1, 1, PadMode::kExplicit)},
                      {2, 4, 16, 16, 32, Spec(3, 2, 0, PadMode::kSame)}};
+  convtest::ForEachTarget([&](const std::string&) {
   for (const Case& k : cs) {
     const auto [g, x, w, dy] = convtest::MakeOperands(k, 3, 4, 5);
     for (const convtest::Config& cfg : convtest::AllConfigs()) {
@@ -205,6 +207,7 @@ TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
       EXPECT_EQ(FilterGradMismatches(g, x, dy, dw, cfg.num.reduce), 0) << id;
     }
   }
+  });
 }
 
 // Every algorithm agrees with a naive double-precision convolution, forward
@@ -232,6 +235,7 @@ TEST(ConvTest, AllAlgorithmsMatchDoubleReference) {
       {3, 5, 8, 8, 48, Spec(3, 1, 1, PadMode::kExplicit)},
       {2, 16, 16, 16, 32, Spec(3, 2, 0, PadMode::kSame)},
   };
+  convtest::ForEachTarget([&](const std::string&) {
   for (const Case& k : cs) {
     const auto [g, x, w, dy] = convtest::MakeOperands(k, 7, 8, 10);
     Tensor b = RandomTensor({k.o}, 9);
@@ -247,16 +251,16 @@ TEST(ConvTest, AllAlgorithmsMatchDoubleReference) {
       EXPECT_TRUE(gradcheck::AllClose("db " + id, db, ref.db, 1e-4, 1e-5));
     }
   }
+  });
 }
 
 // Where the im2col GEMM runs without a patch matrix, each output is one FMA
 // chain over the taps in index order, as Eigen's GEBP kernel accumulates a
 // product whose depth fits one block; bias is added after. The stride-1
-// data gradient is the same chain over the flipped kernel's taps.
+// data gradient is the same chain over the flipped kernel's taps. Every
+// target takes these rows (16, 8 and 32 pixels: whole or half slots of 16,
+// 8, 4 or 1 lanes) and gives these bits.
 TEST(ConvTest, Im2colWithoutPatchMatrixIsTheTapOrderFmaChain) {
-#if !defined(__AVX512F__)
-  GTEST_SKIP() << "the patch-matrix-free path needs AVX-512";
-#endif
   const Case cs[] = {{2, 3, 16, 16, 5, Spec(3, 1, 1, PadMode::kExplicit)},
                      {9, 8, 8, 8, 13, Spec(3, 1, 1, PadMode::kExplicit)},
                      {3, 5, 8, 8, 48, Spec(3, 1, 1, PadMode::kExplicit)},
@@ -265,6 +269,7 @@ TEST(ConvTest, Im2colWithoutPatchMatrixIsTheTapOrderFmaChain) {
   KernelNumerics num;
   num.conv_algo = ConvAlgo::kIm2colGemm;
   const ReduceSpec chain = *ParseReduceOrder("sequential", true);
+  convtest::ForEachTarget([&](const std::string&) {
   for (const Case& k : cs) {
     const auto [g, x, w, dy] = convtest::MakeOperands(k, 11, 12, 13);
     Tensor y, dx;
@@ -275,6 +280,7 @@ TEST(ConvTest, Im2colWithoutPatchMatrixIsTheTapOrderFmaChain) {
       EXPECT_EQ(DataGradMismatches(g, w, dy, dx, chain), 0) << k.Name();
     }
   }
+  });
 }
 
 TEST(ConvTest, BiasIsAddedOnceAfterTheReduction) {

@@ -6,13 +6,29 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "grad_check.h"
 #include "xwires/core/conv.h"
 #include "xwires/core/numerics.h"
+#include "xwires/core/simd_target.h"
 #include "xwires/core/tensor.h"
 
 namespace xw {
 namespace convtest {
+
+// Runs body(target) with the kernels dispatched to each SIMD target this CPU
+// can run (AVX-512, AVX2, SSE4, ... : each has its own tile shapes and
+// predicates), then restores the CPU's best. gtest messages name the target.
+template <typename F>
+void ForEachTarget(F&& body) {
+  for (const std::string& t : KernelTargets()) {
+    ASSERT_TRUE(SetKernelTarget(t).ok());
+    SCOPED_TRACE("SIMD target " + t);
+    body(t);
+  }
+  ASSERT_TRUE(SetKernelTarget("").ok());
+}
 
 struct Reference {
   std::vector<double> y, dx, dw, db;

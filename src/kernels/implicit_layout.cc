@@ -1,0 +1,165 @@
+// The implicit-GEMM convolutions' target-independent parts: the layout of a
+// padded (phase-split) image, the padding copy, packed weights, the image
+// loop, and which geometries the tiles of the dispatched SIMD target take.
+#include <algorithm>
+#include <vector>
+
+#include "src/kernels/conv_internal.h"
+#include "src/kernels/implicit_internal.h"
+#include "src/thread_scratch.h"
+#include "xwires/core/parallel.h"
+#include "xwires/core/simd_target.h"
+#include "xwires/core/tensor.h"
+
+namespace xw {
+namespace kernels {
+
+bool SlotsApply(const TapSource& s, int64_t lanes) {
+  return s.ow % lanes == 0 || (lanes >= 2 && 2 * s.ow == lanes && s.oh % 2 == 0);
+}
+
+ImplicitLayout MakeLayout(const TapSource& s, int64_t lanes) {
+  ImplicitLayout l;
+  const int st = s.stride;
+  l.lanes = lanes;
+  l.taps = s.channels * s.kh * s.kw;
+  l.plane = s.oh * s.ow;
+  l.ph = s.oh + (s.kh - 1) / st;
+  l.pw = s.ow + (s.kw - 1) / st;
+  l.image_floats = int64_t{st} * st * s.channels * l.ph * l.pw;
+  l.half = lanes >= 2 && 2 * s.ow == lanes;
+  l.tap.resize(l.taps);
+  for (int64_t c = 0; c < s.channels; ++c) {
+    for (int a = 0; a < s.kh; ++a) {
+      for (int b = 0; b < s.kw; ++b) {
+        const int64_t phase = (a % st) * st + b % st;
+        l.tap[(c * s.kh + a) * s.kw + b] =
+            ((phase * s.channels + c) * l.ph + a / st) * l.pw + b / st;
+      }
+    }
+  }
+  // Pixel-vector slots only where they tile the grid (channel-vector tiles
+  // read pixels one by one and take any grid).
+  l.slots = SlotsApply(s, lanes) ? l.plane / lanes : 0;
+  l.base.resize(2 * l.slots);
+  for (int64_t sl = 0; sl < l.slots; ++sl) {
+    if (l.half) {
+      l.base[2 * sl] = 2 * sl * l.pw;
+      l.base[2 * sl + 1] = (2 * sl + 1) * l.pw;
+    } else {
+      const int64_t per_row = s.ow / lanes;
+      l.base[2 * sl] = l.base[2 * sl + 1] = (sl / per_row) * l.pw + lanes * (sl % per_row);
+    }
+  }
+  return l;
+}
+
+// pad[phase (pa, pb)][c][i][j] = source (n, c, i*s + pa - pad_top,
+// j*s + pb - pad_left), zero outside the source.
+void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad) {
+  const int st = s.stride;
+  for (int pb = 0; pb < st; ++pb) {
+    // Columns j in [lo, hi) read source column j*s + first; the rest are 0.
+    const int64_t first = pb - s.pad_left;
+    const int64_t lo = std::clamp<int64_t>(first >= 0 ? 0 : (-first + st - 1) / st, 0, l.pw);
+    const int64_t hi =
+        std::clamp<int64_t>(first > s.w - 1 ? 0 : (s.w - 1 - first) / st + 1, lo, l.pw);
+    for (int pa = 0; pa < st; ++pa) {
+      for (int64_t c = 0; c < s.channels; ++c) {
+        const float* src = s.data + (n * s.channels + c) * s.h * s.w;
+        float* dst = pad + (((int64_t{pa} * st + pb) * s.channels + c) * l.ph) * l.pw;
+        for (int64_t i = 0; i < l.ph; ++i, dst += l.pw) {
+          const int64_t u = i * st + pa - s.pad_top;
+          if (u < 0 || u >= s.h) {
+            std::fill(dst, dst + l.pw, 0.0f);
+            continue;
+          }
+          const float* row = src + u * s.w + first;
+          std::fill(dst, dst + lo, 0.0f);
+          if (st == 1) {
+            std::copy(row + lo, row + hi, dst + lo);
+          } else {
+            for (int64_t j = lo; j < hi; ++j) dst[j] = row[j * st];
+          }
+          std::fill(dst + hi, dst + l.pw, 0.0f);
+        }
+      }
+    }
+  }
+}
+
+AlignedFloats PackWeightBlocks(const float* w, int64_t out_ch, int64_t taps) {
+  AlignedFloats wp(out_ch * taps);
+  for (int64_t o0 = 0; o0 < out_ch;) {
+    const int r = TileRows(out_ch - o0, 6);
+    for (int64_t t = 0; t < taps; ++t) {
+      for (int i = 0; i < r; ++i) wp[o0 * taps + t * r + i] = w[(o0 + i) * taps + t];
+    }
+    o0 += r;
+  }
+  return wp;
+}
+
+void ForEachPaddedImage(const TapSource& src, const ImplicitLayout& l, int64_t images,
+                        int64_t tiles,
+                        const std::function<void(int64_t, const float*, Prefetcher&)>& body) {
+  const int64_t source_floats = src.channels * src.h * src.w;
+  ParallelFor(images, 4, [&](int64_t n0, int64_t n1) {
+    float* pad = ThreadScratch(kPadSlot, l.image_floats);
+    for (int64_t n = n0; n < n1; ++n) {
+      PadImage(src, l, n, pad);
+      // The next image's source, fetched while this one's tiles compute.
+      Prefetcher next(n + 1 < n1 ? src.data + (n + 1) * source_floats : nullptr,
+                      source_floats, tiles);
+      body(n, pad, next);
+    }
+  });
+}
+
+std::vector<int64_t> PixelOffsets(const ImplicitLayout& l, int64_t ow) {
+  std::vector<int64_t> pix(l.plane);
+  for (int64_t j = 0; j < l.plane; ++j) pix[j] = (j / ow) * l.pw + j % ow;
+  return pix;
+}
+
+void PixelMajor(const float* g, int64_t out_ch, int64_t plane, float* gt) {
+  // 16 x 16 blocks, so that reads and writes both stay within a few lines.
+  constexpr int64_t kB = 16;
+  for (int64_t o0 = 0; o0 < out_ch; o0 += kB) {
+    for (int64_t j0 = 0; j0 < plane; j0 += kB) {
+      const int64_t o1 = std::min(out_ch, o0 + kB), j1 = std::min(plane, j0 + kB);
+      for (int64_t j = j0; j < j1; ++j) {
+        for (int64_t o = o0; o < o1; ++o) gt[j * out_ch + o] = g[o * plane + j];
+      }
+    }
+  }
+}
+
+bool ChannelTilesApply(const ImplicitLayout& l, int64_t out_ch) {
+  // A tile streams taps x 4 vectors of weights and those channels of the
+  // batch's gradient; past ~1k taps (VGG's 256-channel layers) they leave L2
+  // and the pixel-vector tiles, whose operands stay in L1, are faster.
+  return l.half && out_ch % l.lanes == 0 && l.taps <= 1024;
+}
+
+bool ImplicitApplies(const TapSource& s) { return SlotsApply(s, KernelFloatLanes()); }
+
+int ChainCount(const ReduceSpec& spec) {
+  if (spec.order == ReduceOrder::kSequential) return 1;
+  if (spec.order == ReduceOrder::kLanes) return spec.lanes;
+  return 0;
+}
+
+bool ExactApplies(const TapSource& s, const ReduceSpec& spec) {
+  return ChainCount(spec) > 0 && ImplicitApplies(s);
+}
+
+bool ExactFilterApplies(const TapSource& s, int64_t out_ch, const ReduceSpec& spec) {
+  // Every chain of every output is reloaded once per image chunk: keep that
+  // state (K x taps x out_ch floats) within L2, else the ordered products win.
+  const int64_t state = int64_t{ChainCount(spec)} * s.channels * s.kh * s.kw * out_ch;
+  return ChainCount(spec) > 0 && out_ch % KernelFloatLanes() == 0 && state <= (int64_t{1} << 19);
+}
+
+}  // namespace kernels
+}  // namespace xw

@@ -1,0 +1,117 @@
+// Internal: the implicit-GEMM register tiles, compiled once per SIMD target.
+// Include after "hwy/highway.h" and "src/kernels/hwy_ops.h" from a file that
+// includes "hwy/foreach_target.h" (Highway's per-target include guard).
+//
+// A slot is L = Lanes(DF) output pixels of one output row (or two rows of
+// L/2), loaded for tap t as one vector at slot_base + tap_offset[t]; each
+// lane is one output's chain over the taps, so L decides how many outputs
+// advance at once, never an output's bits.
+#if defined(XWIRES_SRC_KERNELS_IMPLICIT_TILES_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef XWIRES_SRC_KERNELS_IMPLICIT_TILES_INL_H_
+#undef XWIRES_SRC_KERNELS_IMPLICIT_TILES_INL_H_
+#else
+#define XWIRES_SRC_KERNELS_IMPLICIT_TILES_INL_H_
+#endif
+
+#include <cstdint>
+
+#include "hwy/highway.h"
+#include "src/kernels/hwy_ops.h"
+#include "src/kernels/implicit_internal.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace xw {
+namespace kernels {
+namespace HWY_NAMESPACE {
+
+constexpr int kLanes = HWY_LANES(float);
+// Vector registers of the target: tiles keep their accumulators in them.
+#if HWY_ARCH_ARM_A64 || (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3)
+constexpr int kRegisters = 32;
+#else
+constexpr int kRegisters = 16;
+#endif
+// Pixel (or channel) vectors per tile: 4 with 32 registers (6 x 4
+// accumulators), 2 with 16 (6 x 2).
+constexpr int kMaxVectors = kRegisters >= 32 ? 4 : 2;
+
+// The L patch entries of a slot at tap offset p, bases b[0], b[1].
+template <bool kHalf>
+HWY_INLINE VF LoadSlot(const float* p, const int64_t* b) {
+  const DF d;
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (kHalf) {
+    const hn::Half<DF> dh;
+    return hn::Combine(d, hn::LoadU(dh, p + b[1]), hn::LoadU(dh, p + b[0]));
+  }
+#endif
+  return hn::LoadU(d, p + b[0]);
+}
+
+// out[r*stride + L*v + i] = the chain over taps t = first, first + step, ...
+// of wp[t*R + r] * patch(t, slot s0 + v, lane i) (Accumulate<kFma>), then
+// + bias[r] if bias is not null. R output channels x V slots; base =
+// l.base + 2*s0, wp = the channel block's weights (PackWeightBlocks). The
+// im2col forward is the whole chain (first 0, step 1, FMA); the direct
+// algorithm's lanesK orders run one chain per call.
+template <int R, int V, bool kHalf, bool kFma>
+void TapTile(const float* img, const ImplicitLayout& l, const int64_t* base, const float* wp,
+             int64_t first, int64_t step, const float* bias, float* out, int64_t stride) {
+  const DF d;
+  VF acc[R][V];
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) acc[r][v] = hn::Zero(d);
+  }
+  const int64_t* tap = l.tap.data();
+  for (int64_t t = first; t < l.taps; t += step) {
+    const float* p = img + tap[t];
+    VF x[V];
+    for (int v = 0; v < V; ++v) x[v] = LoadSlot<kHalf>(p, base + 2 * v);
+    for (int r = 0; r < R; ++r) {
+      const VF w = hn::Set(d, wp[t * R + r]);
+      for (int v = 0; v < V; ++v) acc[r][v] = Accumulate<kFma>(acc[r][v], w, x[v]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) {
+      VF y = acc[r][v];
+      if (bias != nullptr) y = hn::Add(y, hn::Set(d, bias[r]));
+      hn::StoreU(y, d, out + r * stride + kLanes * v);
+    }
+  }
+}
+
+// TapTile for r in {6, 4, 2, 1} and v in {4, 2, 1} up to kMaxVectors.
+template <bool kHalf, bool kFma>
+void TapTileAny(int r, int v, const float* img, const ImplicitLayout& l, const int64_t* base,
+                const float* wp, int64_t first, int64_t step, const float* bias, float* out,
+                int64_t stride) {
+  auto rows = [&]<int R>() {
+    if constexpr (kMaxVectors >= 4) {
+      if (v == 4) return TapTile<R, 4, kHalf, kFma>(img, l, base, wp, first, step, bias, out,
+                                                    stride);
+    }
+    if (v == 2) return TapTile<R, 2, kHalf, kFma>(img, l, base, wp, first, step, bias, out,
+                                                  stride);
+    return TapTile<R, 1, kHalf, kFma>(img, l, base, wp, first, step, bias, out, stride);
+  };
+  switch (r) {
+    case 6: return rows.template operator()<6>();
+    case 4: return rows.template operator()<4>();
+    case 2: return rows.template operator()<2>();
+    default: return rows.template operator()<1>();
+  }
+}
+
+// Channel-vector tiles (conv_implicit_channels.cc), for ChannelTilesApply.
+void ChannelPatchGemm(const TapSource& src, const ImplicitLayout& l, int64_t images,
+                      int64_t out_ch, const float* w, const float* bias, float* y);
+void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_t images,
+                           int64_t out_ch, const float* dy, int64_t per, float* dw);
+
+}  // namespace HWY_NAMESPACE
+}  // namespace kernels
+}  // namespace xw
+HWY_AFTER_NAMESPACE();
+
+#endif  // per-target include guard
