@@ -6,7 +6,6 @@ target_sources(xwires_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/dense.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_direct.cc
-  ${CMAKE_CURRENT_LIST_DIR}/tap_gather.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_im2col.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_implicit.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_implicit_channels.cc
@@ -22,6 +21,7 @@ target_include_directories(xwires_core PRIVATE ${PROJECT_SOURCE_DIR})
 # files, so a native build dispatches exactly like the portable one.
 add_library(xwires_simd OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/simd_target.cc
+  ${CMAKE_CURRENT_LIST_DIR}/tap_gather.cc
 )
 set_target_properties(xwires_simd PROPERTIES XWIRES_PORTABLE ON)
 target_include_directories(xwires_simd PRIVATE ${PROJECT_SOURCE_DIR}
