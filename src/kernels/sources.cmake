@@ -22,6 +22,7 @@ target_include_directories(xwires_core PRIVATE ${PROJECT_SOURCE_DIR})
 add_library(xwires_simd OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/simd_target.cc
   ${CMAKE_CURRENT_LIST_DIR}/tap_gather.cc
+  ${CMAKE_CURRENT_LIST_DIR}/winograd_tiles.cc
 )
 set_target_properties(xwires_simd PROPERTIES XWIRES_PORTABLE ON)
 target_include_directories(xwires_simd PRIVATE ${PROJECT_SOURCE_DIR}

@@ -13,38 +13,13 @@
 #include "hwy/highway.h"
 #include "src/kernels/conv_internal.h"
 #include "src/kernels/hwy_ops.h"
+#include "src/kernels/hwy_copy.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace xw {
 namespace kernels {
 namespace HWY_NAMESPACE {
 namespace {
-
-// Lanes [a, b) of p, zeros elsewhere (0 <= a < b <= Lanes); reads nothing
-// outside p[a, b), so a run's padding costs no branch and no fault.
-HWY_INLINE VF LoadRange(DF d, const float* p, int64_t a, int64_t b) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  // AVX2's vmaskmov and AVX-512's masked loads do not touch masked-off lanes.
-  const auto m = hn::AndNot(hn::FirstN(d, static_cast<size_t>(a)),
-                            hn::FirstN(d, static_cast<size_t>(b)));
-  return hn::MaskedLoad(m, d, p);
-#else
-  // Highway 1.0.3's MaskedLoad loads the whole aligned vector on SSE4, SSSE3,
-  // NEON and the emulated targets: stage the lanes through a zeroed buffer.
-  HWY_ALIGN float buf[HWY_LANES(float)] = {};
-  std::memcpy(buf + a, p + a, static_cast<size_t>(b - a) * sizeof(float));
-  return hn::Load(d, buf);
-#endif
-}
-
-// p[0, n) = the first n lanes of v (n <= Lanes); nothing else is written.
-HWY_INLINE void StorePrefix(DF d, VF v, int64_t n, float* p) {
-  if (n == static_cast<int64_t>(hn::Lanes(d))) {
-    hn::StoreU(v, d, p);
-  } else {
-    hn::BlendedStore(v, hn::FirstN(d, static_cast<size_t>(n)), d, p);
-  }
-}
 
 // out[k] for k < len: base[k] inside [lo, hi), zeros outside (stride 1). One
 // load and one store per vector of outputs; base[k] is read only in [lo, hi).
