@@ -5,7 +5,10 @@
 # only ever slows a run down). PyTorch runs both with its default OpenMP
 # wait policy and with OMP_WAIT_POLICY=PASSIVE, and keeps the better: its
 # spinning OpenMP workers collapse when other processes share the cores.
-# Prints one table row per arch.
+# Prints one table row per arch: images/s of each xwires profile and of the
+# better PyTorch, then each profile's ratio to the better PyTorch. The xwires
+# kernels run on the CPU's best SIMD target, or on XWIRES_SIMD_TARGET (e.g.
+# AVX2 on an AVX-512 machine, to measure that CPU class's code path).
 #   bash bench/compare_train_throughput.sh [BUILD_DIR] [THREADS] [BATCH] [REPEATS]
 set -euo pipefail
 BUILD=${1:-build}
@@ -13,7 +16,7 @@ THREADS=${2:-2}
 BATCH=${3:-128}
 REPEATS=${4:-3}
 HERE=$(cd "$(dirname "$0")" && pwd)
-ARCHS=${ARCHS:-"resnet20 vgg11 mlp"}
+ARCHS=${ARCHS:-"resnet20 vgg11 simple_cnn mlp"}
 
 best() {  # best images_per_s of REPEATS runs of "$@"
   local b=0 v
@@ -24,9 +27,13 @@ best() {  # best images_per_s of REPEATS runs of "$@"
   echo "$b"
 }
 
-steps() { case "$1" in vgg11) echo "3 1" ;; mlp) echo "20 3" ;; *) echo "6 2" ;; esac; }
+steps() { case "$1" in vgg11) echo "3 1" ;; mlp|simple_cnn) echo "20 3" ;; *) echo "6 2" ;; esac; }
 
-printf "%-9s %9s %9s %9s %11s %11s  %s\n" arch torch tf reference pytorch pytorch+ob "best/pytorch best/pytorch+ob"
+target=$("$BUILD/bench/train_throughput" --arch mlp --profile tf --threads 1 --batch 8 --steps 1 \
+         --warmup 0 | sed -n 's/.*target=\([A-Za-z0-9_]*\).*/\1/p')
+echo "xwires kernels: hwy:$target; threads $THREADS, batch $BATCH, best of $REPEATS"
+printf "%-10s %9s %9s %9s %9s %9s  %s\n" arch torch tf reference pytorch pytorch+ob \
+  "torch/pt  tf/pt  ref/pt (pt = better PyTorch)"
 for arch in $ARCHS; do
   read -r s w <<<"$(steps "$arch")"
   declare -A r=()
@@ -44,8 +51,9 @@ for arch in $ARCHS; do
   }
   pt=$(peer)
   ob=$(peer --blas openblas)
-  top=$(printf "%s\n%s\n%s\n" "${r[torch]}" "${r[tf]}" "${r[reference]}" | sort -g | tail -1)
-  printf "%-9s %9.1f %9.1f %9.1f %11.1f %11.1f  %.2f %.2f\n" "$arch" "${r[torch]}" "${r[tf]}" \
-    "${r[reference]}" "$pt" "$ob" "$(awk -v a="$top" -v b="$pt" 'BEGIN{print a/b}')" \
-    "$(awk -v a="$top" -v b="$ob" 'BEGIN{print a/b}')"
+  better=$(awk -v a="$pt" -v b="$ob" 'BEGIN{print (b>a)?b:a}')
+  ratio() { awk -v a="$1" -v b="$better" 'BEGIN{printf "%.2f", a/b}'; }
+  printf "%-10s %9.1f %9.1f %9.1f %9.1f %9.1f  %5s %6s %6s\n" "$arch" "${r[torch]}" "${r[tf]}" \
+    "${r[reference]}" "$pt" "$ob" "$(ratio "${r[torch]}")" "$(ratio "${r[tf]}")" \
+    "$(ratio "${r[reference]}")"
 done
