@@ -28,7 +28,9 @@ constexpr float kSentinel = -12345.0f;
 template <typename F>
 void ForEachTarget(F body) {
   const std::vector<std::string> targets = KernelTargets();
-  ASSERT_GE(targets.size(), 2u) << "expected several compiled targets";
+#if defined(__x86_64__)
+  ASSERT_GE(targets.size(), 3u) << "x86-64 compiles at least AVX2, SSE4 and a scalar target";
+#endif
   for (const std::string& t : targets) {
     ASSERT_TRUE(SetKernelTarget(t).ok()) << t;
     body(t + " (" + std::to_string(KernelFloatLanes()) + " lanes)");
