@@ -21,23 +21,34 @@ namespace kernels {
 namespace HWY_NAMESPACE {
 namespace {
 
-// out[k] for k < len: base[k] inside [lo, hi), zeros outside (stride 1). One
-// load and one store per vector of outputs; base[k] is read only in [lo, hi).
+// Vector chunk k of CopyRun1: lanes [lo - k, hi - k) from base + k, zeros
+// elsewhere, stored up to len.
+HWY_INLINE void CopyChunk(const float* base, int64_t lo, int64_t hi, int64_t len, int64_t k,
+                          float* out) {
+  const DF d;
+  const int64_t n = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t a = std::clamp<int64_t>(lo - k, 0, n), b = std::clamp<int64_t>(hi - k, a, n);
+  VF v;
+  if (a == 0 && b == n) {
+    v = hn::LoadU(d, base + k);
+  } else if (a == b) {
+    v = hn::Zero(d);
+  } else {
+    v = LoadRange(d, base + k, a, b);
+  }
+  StorePrefix(d, v, std::min(n, len - k), out + k);
+}
+
+// out[k] for k < len: base[k] inside [lo, hi), zeros outside (stride 1);
+// base[k] is read only in [lo, hi). The chunks wholly inside [lo, hi) are
+// plain copies; only those holding lo, hi or len take masks.
 HWY_INLINE void CopyRun1(const float* base, int64_t lo, int64_t hi, int64_t len, float* out) {
   const DF d;
   const int64_t n = static_cast<int64_t>(hn::Lanes(d));
-  for (int64_t k = 0; k < len; k += n) {
-    const int64_t a = std::clamp<int64_t>(lo - k, 0, n), b = std::clamp<int64_t>(hi - k, a, n);
-    VF v;
-    if (a == 0 && b == n) {
-      v = hn::LoadU(d, base + k);
-    } else if (a == b) {
-      v = hn::Zero(d);
-    } else {
-      v = LoadRange(d, base + k, a, b);
-    }
-    StorePrefix(d, v, std::min(n, len - k), out + k);
-  }
+  int64_t k = 0;
+  for (; k < len && k < lo; k += n) CopyChunk(base, lo, hi, len, k, out);
+  for (; k + n <= hi; k += n) hn::StoreU(hn::LoadU(d, base + k), d, out + k);
+  for (; k < len; k += n) CopyChunk(base, lo, hi, len, k, out);
 }
 
 // out[k] for k < len: src[(k - lo) * stride] inside [lo, hi), zeros outside.
