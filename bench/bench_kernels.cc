@@ -1,12 +1,17 @@
 // Kernel throughput: GEMM (Eigen vs our ordered kernel) and convolution
-// forward / backward for every algorithm on ResNet-20- and VGG-sized layers.
+// forward, data gradient and filter gradient for every algorithm on each
+// distinct ResNet-20 convolution (CIFAR, batch 32) and VGG-sized layers.
 //
-// Counters: GFLOPs = 2 * multiply-adds per process CPU-second (backward
-// counts dx + dw, i.e. twice the forward work); eigen_frac = that rate over
-// Eigen's sgemm rate, measured in this run, for the equivalent GEMM
-// (M = out channels, N = batch * output pixels, K = in channels * KH * KW).
+// Counters: GFLOPs = 2 * multiply-adds per process CPU-second; eigen_GFLOPs
+// = the machine's Eigen sgemm rate for the GEMM of the same shape, measured
+// in this run (forward: M = out channels, N = batch * output pixels, K = in
+// channels * KH * KW; data gradient: M = in channels, N = batch * input
+// pixels, K = out channels * KH * KW; filter gradient: M = out channels,
+// N = in channels * KH * KW, K = batch * output pixels); eigen_frac = their
+// ratio. The header's kernel_target is the SIMD target the Highway kernels
+// dispatched to (XWIRES_SIMD_TARGET restricts it, e.g. AVX2).
 //
-//   build-*/bench/bench_kernels [--threads=1] --benchmark_filter=conv
+//   build-*/bench/bench_kernels [--threads=1] --benchmark_filter=conv/resnet
 #include <benchmark/benchmark.h>
 
 #include <time.h>
@@ -16,6 +21,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "xwires/core/conv.h"
@@ -109,7 +115,9 @@ struct Algo {
   KernelNumerics num;
 };
 
-void BM_Conv(benchmark::State& state, Layer l, KernelNumerics num, bool backward) {
+enum class Pass { kForward, kData, kFilter };
+
+void BM_Conv(benchmark::State& state, Layer l, KernelNumerics num, Pass pass) {
   Conv2dSpec spec;
   spec.kernel_h = spec.kernel_w = l.k;
   spec.stride = l.stride;
@@ -118,15 +126,19 @@ void BM_Conv(benchmark::State& state, Layer l, KernelNumerics num, bool backward
   const ConvGeometry g = *MakeConvGeometry(x.shape(), w.shape(), spec);
   Tensor y, dx, dw;
   Conv2dForward(x, w, nullptr, spec, num, &y);
-  Measure(state, 2.0 * g.Macs() * (backward ? 2 : 1), g.o, g.n * g.oh * g.ow, g.c * g.kh * g.kw,
-          [&] {
-            if (backward) {
-              Conv2dBackward(x, w, y, spec, num, &dx, &dw, nullptr);
-            } else {
-              Conv2dForward(x, w, nullptr, spec, num, &y);
-            }
-            benchmark::ClobberMemory();
-          });
+  const int64_t taps = g.c * g.kh * g.kw, outputs = g.n * g.oh * g.ow;
+  int64_t m = g.o, n = outputs, k = taps;  // the equivalent sgemm
+  if (pass == Pass::kData) m = g.c, n = g.n * g.h * g.w, k = g.o * g.kh * g.kw;
+  if (pass == Pass::kFilter) m = g.o, n = taps, k = outputs;
+  Measure(state, 2.0 * g.Macs(), m, n, k, [&] {
+    if (pass == Pass::kForward) {
+      Conv2dForward(x, w, nullptr, spec, num, &y);
+    } else {
+      Conv2dBackward(x, w, y, spec, num, pass == Pass::kData ? &dx : nullptr,
+                     pass == Pass::kFilter ? &dw : nullptr, nullptr);
+    }
+    benchmark::ClobberMemory();
+  });
 }
 
 void Register() {
@@ -152,22 +164,31 @@ void Register() {
     b->MinTime(0.1)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
   }
 
+  // Every distinct convolution of ResNet-20 on CIFAR (3x3 stem, the three
+  // stages, their stride-2 entries and 1x1 stride-2 shortcuts), then VGG's.
   const Layer layers[] = {
-      {"resnet_16c_32px", 32, 16, 32, 16, 3, 1}, {"resnet_16to32_s2", 32, 16, 32, 32, 3, 2},
-      {"resnet_32c_16px", 32, 32, 16, 32, 3, 1}, {"resnet_64c_8px", 32, 64, 8, 64, 3, 1},
-      {"vgg_64c_32px", 32, 64, 32, 64, 3, 1},    {"vgg_256c_8px", 32, 256, 8, 256, 3, 1},
+      {"resnet_stem_3to16", 32, 3, 32, 16, 3, 1},  {"resnet_16c_32px", 32, 16, 32, 16, 3, 1},
+      {"resnet_16to32_s2", 32, 16, 32, 32, 3, 2},  {"resnet_short_16to32", 32, 16, 32, 32, 1, 2},
+      {"resnet_32c_16px", 32, 32, 16, 32, 3, 1},   {"resnet_32to64_s2", 32, 32, 16, 64, 3, 2},
+      {"resnet_short_32to64", 32, 32, 16, 64, 1, 2}, {"resnet_64c_8px", 32, 64, 8, 64, 3, 1},
+      {"vgg_64c_32px", 32, 64, 32, 64, 3, 1},      {"vgg_256c_8px", 32, 256, 8, 256, 3, 1},
       {"vgg_512c_4px", 32, 512, 4, 512, 3, 1},
   };
   const Algo algos[] = {{"direct_lanes8_fma", lanes8},
                         {"direct_sequential", sequential},
                         {"im2col", Eigen()},
                         {"winograd", winograd}};
+  const std::pair<Pass, const char*> passes[] = {
+      {Pass::kForward, "forward"}, {Pass::kData, "data_grad"}, {Pass::kFilter, "filter_grad"}};
   for (const Layer& l : layers) {
     for (const Algo& a : algos) {
-      for (bool backward : {false, true}) {
-        const std::string name = std::string("conv/") + l.name + "/" + a.name +
-                                 (backward ? "/backward" : "/forward");
-        benchmark::RegisterBenchmark(name.c_str(), BM_Conv, l, a.num, backward)
+      for (const auto& [pass, pass_name] : passes) {
+        // Winograd runs 3x3 stride 1 only; elsewhere, and for the filter
+        // gradient, it is the im2col GEMM (conv.h): not measured twice.
+        const bool winograd_runs = l.k == 3 && l.stride == 1 && pass != Pass::kFilter;
+        if (a.num.conv_algo == ConvAlgo::kWinograd && !winograd_runs) continue;
+        const std::string name = std::string("conv/") + l.name + "/" + a.name + "/" + pass_name;
+        benchmark::RegisterBenchmark(name.c_str(), BM_Conv, l, a.num, pass)
             ->MinTime(0.1)
             ->MeasureProcessCPUTime()
             ->Unit(benchmark::kMillisecond);
@@ -193,6 +214,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   xw::Register();
+  benchmark::AddCustomContext("kernel_target", xw::KernelTarget() + " (" +
+                                                   std::to_string(xw::KernelFloatLanes()) +
+                                                   " float lanes)");
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <tuple>
 
 #include "bundle_open.h"
 #include "xwires/core/build_info.h"
@@ -40,17 +41,23 @@ std::string Field(const std::string& fingerprint, const char* key) {
 }
 
 // Bitwise comparison is meaningful only when this build would compute the
-// same bits: same ISA, toolkit and Eigen as the producer (the profile is the
-// bundle's own definition, so it is the same by construction).
-bool SameNumerics(const std::string& producer_fingerprint, std::string* why) {
+// same bits: same toolkit and Eigen as the producer and, unless the profile's
+// kernels are exact-order (`isa_free`), the same ISA and kernel target (the
+// profile is the bundle's own definition, so it is the same by construction).
+bool SameNumerics(const std::string& producer_fingerprint, bool isa_free, std::string* why) {
   const BuildInfo& b = GetBuildInfo();
-  const std::pair<const char*, std::string> keys[] = {
-      {"isa", b.isa},
-      {"toolkit", b.toolkit_version},
-      {"eigen", b.eigen_version}};
-  for (const auto& [key, mine] : keys) {
+  const std::string target = Field(MachineFingerprintJson(0), "kernel_target");
+  const std::tuple<const char*, std::string, bool> keys[] = {
+      {"isa", b.isa, !isa_free},
+      {"kernel_target", target, !isa_free},
+      {"toolkit", b.toolkit_version, true},
+      {"eigen", b.eigen_version, true}};
+  for (const auto& [key, mine, required] : keys) {
     const std::string theirs = Field(producer_fingerprint, key);
-    if (theirs != mine) {
+    // Fingerprints from before the dispatched kernels carry no
+    // kernel_target; their "isa" alone decided the kernels' code paths.
+    if (theirs.empty() && std::string(key) == "kernel_target") continue;
+    if (required && theirs != mine) {
       *why = std::string(key) + " differs (bundle '" + theirs + "', here '" +
              mine + "')";
       return false;
@@ -67,12 +74,12 @@ std::string Acc(double v) {
 
 ReplayOutcome Compare(int64_t index, const ModelRecord& want,
                       const ModelRecord& got, const std::string& producer,
-                      double tolerance) {
+                      bool isa_free, double tolerance) {
   ReplayOutcome r;
   r.trial_index = index;
   r.profile = want.profile;
   std::string why;
-  if (!want.weights_sha256.empty() && SameNumerics(producer, &why)) {
+  if (!want.weights_sha256.empty() && SameNumerics(producer, isa_free, &why)) {
     r.method = "bitwise";
     r.passed = got.weights_sha256 == want.weights_sha256;
     r.detail = "weights_sha256 " + want.weights_sha256.substr(0, 16) +
@@ -149,8 +156,10 @@ Result<BundleReport> VerifyBundle(const std::string& path,
           m.fingerprint_json.empty() || m.fingerprint_json == "{}"
               ? b.manifest.machine_json
               : m.fingerprint_json;
-      report.replays.push_back(
-          Compare(k, m, replayed, producer, options.accuracy_tolerance));
+      const bool isa_free = checkers.same_bits_on_every_isa &&
+                            checkers.same_bits_on_every_isa(m.profile_json);
+      report.replays.push_back(Compare(k, m, replayed, producer, isa_free,
+                                       options.accuracy_tolerance));
       const ReplayOutcome& r = report.replays.back();
       if (options.log) {
         options.log("replay: trial " + std::to_string(k) + " profile '" +

@@ -25,6 +25,10 @@ Result<GemmKind> ParseGemmKind(const std::string& name) {
   return Status::InvalidArgument("unknown gemm kind '" + name + "' (expected eigen or owned)");
 }
 
+bool SameBitsOnEveryIsa(const KernelNumerics& k) {
+  return k.conv_algo == ConvAlgo::kDirect && k.gemm == GemmKind::kOwned;
+}
+
 std::string GemmKindName(GemmKind g) { return g == GemmKind::kEigen ? "eigen" : "owned"; }
 
 }  // namespace xw

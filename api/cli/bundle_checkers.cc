@@ -196,6 +196,10 @@ BundleCheckers MakeBundleCheckers(const ReplaySettings& settings) {
     return ParseProfileJson(json_text).status();
   };
   c.search_space = CheckSearchSpace;
+  c.same_bits_on_every_isa = [](const std::string& json_text) {
+    auto p = ParseProfileJson(json_text);
+    return p.ok() && SameBitsOnEveryIsa(p->kernels);
+  };
   auto cache = std::make_shared<std::map<DataKey, DataSplits>>();
   c.retrain = [settings, cache](const TrialRecord& t) {
     return Retrain(t, settings, cache.get());

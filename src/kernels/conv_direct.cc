@@ -8,7 +8,6 @@
 
 #include "src/kernels/conv_internal.h"
 #include "src/kernels/ordered_gemm.h"
-#include "src/kernels/simd.h"
 #include "xwires/core/tensor.h"
 
 namespace xw {
@@ -56,20 +55,6 @@ void PackTapRows(const TapSource& s, int64_t total, int64_t j0, int64_t t0, int6
     for (int64_t t = t0; t < t1; ++t) {
       std::fill(dst + (t - t0) * kPanel + valid, dst + (t - t0 + 1) * kPanel, 0.0f);
     }
-  }
-}
-
-// dst[q * kPanel + j] = rows[j * ld + q] for q < width, j < kPanel (ld is a
-// multiple of 16 and rows are readable up to ld).
-void TransposeToPanel(const float* rows, int64_t ld, int64_t width, float* dst) {
-  for (int64_t q0 = 0; q0 < width; q0 += 16) {
-    const int64_t n = std::min<int64_t>(16, width - q0);
-    alignas(64) float block[16 * kPanel];
-    float* out = n == 16 ? dst + q0 * kPanel : block;
-    for (int h = 0; h < kPanel; h += 16) {
-      Transpose16x16(rows + h * ld + q0, ld, out + h, kPanel);
-    }
-    if (n < 16) std::copy(block, block + n * kPanel, dst + q0 * kPanel);
   }
 }
 
@@ -229,17 +214,14 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
   p.pack_b = [&](int64_t j0, int64_t q0, int64_t q1, float* dst) {
     // Gather the taps as contiguous rows [kPanel][q], then transpose.
     const int64_t valid = std::min<int64_t>(kPanel, taps - j0);
-    const int64_t width = q1 - q0, ld = (width + 15) / 16 * 16;
+    const int64_t width = q1 - q0;
     thread_local AlignedFloats rows;
-    if (static_cast<int64_t>(rows.size()) < kPanel * ld) rows.resize(kPanel * ld);
+    if (static_cast<int64_t>(rows.size()) < kPanel * width) rows.resize(kPanel * width);
     TapGather& gather = ThreadGather();
     gather.Reset(s, q0, q1);
-    gather.TapRows(j0, j0 + valid, rows.data(), ld);  // taps are consecutive rows
-    for (int64_t jj = 0; jj < kPanel; ++jj) {
-      float* row = rows.data() + jj * ld;
-      std::fill(row + (jj < valid ? width : 0), row + ld, 0.0f);
-    }
-    TransposeToPanel(rows.data(), ld, width, dst);
+    gather.TapRows(j0, j0 + valid, rows.data(), width);  // taps are consecutive rows
+    std::fill(rows.data() + valid * width, rows.data() + kPanel * width, 0.0f);  // past the taps
+    TransposeToPanel(rows.data(), width, width, kPanel, dst);
   };
   p.store = [&](int64_t i0, int64_t i1, int64_t j0, const float* blk) {
     const int64_t valid = std::min<int64_t>(kPanel, taps - j0);

@@ -7,7 +7,6 @@
 
 #include "src/kernels/conv_internal.h"
 #include "src/kernels/gemm_internal.h"
-#include "src/kernels/simd.h"
 #include "src/thread_scratch.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/tensor.h"
@@ -36,46 +35,6 @@ void FlipKernel(const ConvGeometry& g, const float* w, float* flipped) {
 }
 
 namespace {
-
-// The inverse scatter: dx[n] += each patch entry at the pixel it came from,
-// taps in index order, outputs in raster order within a tap.
-void Col2imAdd(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_img) {
-  const int64_t khw = int64_t{g.kh} * g.kw, s = g.stride;
-  // Kernel column b adds outputs q in [lo[b], hi[b]) to input column q*s + b - pad_left.
-  std::vector<int64_t> lo(g.kw), hi(g.kw);
-  for (int b = 0; b < g.kw; ++b) {
-    const int64_t v0 = b - g.pad_left;
-    lo[b] = std::min<int64_t>(v0 >= 0 ? 0 : (-v0 + s - 1) / s, g.ow);
-    hi[b] = std::clamp<int64_t>(v0 >= g.w ? 0 : (g.w - 1 - v0) / s + 1, lo[b], g.ow);
-  }
-  for (int64_t t = 0; t < g.c * khw; ++t) {
-    float* plane = dx_img + (t / khw) * g.h * g.w;
-    const int a = static_cast<int>((t % khw) / g.kw), b = static_cast<int>(t % g.kw);
-    for (int64_t p = 0; p < g.oh; ++p) {
-      const int64_t u = p * s + a - g.pad_top;
-      if (u < 0 || u >= g.h) continue;
-      const float* src = cols + t * ld + p * g.ow;
-      float* dst = plane + u * g.w + b - g.pad_left;  // + q*s, for q in [lo, hi)
-      if (s == 1) {
-#if defined(__AVX512F__)
-        // Masked tails: rows are 30-odd wide, so scalar remainders would
-        // cost as much as the vector body.
-        for (int64_t q = lo[b]; q < hi[b]; q += 16) {
-          const int64_t len = std::min<int64_t>(16, hi[b] - q);
-          const __mmask16 m = static_cast<__mmask16>((uint32_t{1} << len) - 1);
-          const __m512 sum = _mm512_add_ps(_mm512_maskz_loadu_ps(m, dst + q),
-                                           _mm512_maskz_loadu_ps(m, src + q));
-          _mm512_mask_storeu_ps(dst + q, m, sum);
-        }
-#else
-        for (int64_t q = lo[b]; q < hi[b]; ++q) dst[q] += src[q];
-#endif
-      } else {
-        for (int64_t q = lo[b]; q < hi[b]; ++q) dst[q * s] += src[q];
-      }
-    }
-  }
-}
 
 bool IsPointwise(const ConvGeometry& g) {
   return g.kh == 1 && g.kw == 1 && g.stride == 1 && g.pad_top == 0 && g.pad_left == 0;

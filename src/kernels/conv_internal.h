@@ -29,32 +29,48 @@ struct TapSource {
 // Gathers taps for a fixed range of flattened outputs (n, p, q) of a
 // TapSource, with the per-row/column bounds precomputed once so that each tap
 // costs a few vector copies. Reset() reuses the buffers (keep one per thread).
+// The bounds are target-independent; TapRows (tap_gather.cc, Highway) turns
+// them into masks of the dispatched target's width when it copies.
 class TapGather {
  public:
+  // A run of consecutive outputs (n, p, q0 .. q0+len-1) on one output row,
+  // written from offset j of each tap row.
+  struct Run {
+    int64_t j, len, n, p, q0;
+  };
   // Outputs [begin, end) of the images x s.oh x s.ow grid.
   void Reset(const TapSource& s, int64_t begin, int64_t end);
   // Taps t0 .. t1-1 in index order t = (c*kh + a)*kw + b: dst[(t-t0)*ld + j].
   void TapRows(int64_t t0, int64_t t1, float* dst, int64_t ld) const;
 
+  // The plan, for the per-target copy loops.
+  const TapSource& source() const { return s_; }
+  const std::vector<Run>& runs() const { return runs_; }
+  const int64_t* row() const { return row_.data(); }
+  const int64_t* col() const { return col_.data(); }
+  const int64_t* lo() const { return lo_.data(); }
+  const int64_t* hi() const { return hi_.data(); }
+
  private:
-  struct Run {
-    int64_t j, len, n, p, q0;
-  };
   TapSource s_{};
   std::vector<Run> runs_;
   std::vector<int64_t> row_;     // [run][a]: offset of the source row, -1 if padding
   std::vector<int64_t> col_;     // [run][b]: source column of the run's first valid output
   std::vector<int64_t> lo_, hi_;  // [run][b]: outputs [lo, hi) of the run are in range
-  // Stride 1 with AVX-512: per 16-output chunk of each run, the lanes to load
-  // ([run][b][chunk]; zero_mask_ for padding rows) and to store
-  // ([run][chunk]), so that a tap row is one masked load and store per chunk.
-  int64_t chunks_ = 0;  // per run: ceil(longest run / 16); 0 = CopyRun
-  std::vector<uint16_t> load_mask_, keep_mask_, zero_mask_;
 };
 
 // cols[t * ld + p * OW + q] for t = (c*KH + a)*KW + b: the zero-padded patch
 // matrix of image n of s (im2col).
 void Im2colImage(const TapSource& s, int64_t n, float* cols, int64_t ld);
+
+// The inverse (col2im, tap_gather.cc): dx_img [C, h, w] += every entry of the
+// patch gradient cols[t * ld + p * OW + q] at the pixel its tap reads, taps
+// in index order, outputs in raster order within a tap (padding dropped).
+void Col2imAdd(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_img);
+
+// dst[q * panel + j] = rows[j * ld + q] for q < width, j < panel
+// (tap_gather.cc): tap rows into the ordered GEMM's B panel layout.
+void TransposeToPanel(const float* rows, int64_t ld, int64_t width, int64_t panel, float* dst);
 
 TapSource ForwardSource(const ConvGeometry& g, const float* x);
 

@@ -5,7 +5,6 @@ target_sources(xwires_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/dense.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_direct.cc
-  ${CMAKE_CURRENT_LIST_DIR}/tap_gather.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_im2col.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_winograd.cc
   ${CMAKE_CURRENT_LIST_DIR}/implicit_layout.cc
@@ -24,6 +23,8 @@ add_library(xwires_simd OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/conv_implicit.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_implicit_exact.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_implicit_channels.cc
+  ${CMAKE_CURRENT_LIST_DIR}/tap_gather.cc
+  ${CMAKE_CURRENT_LIST_DIR}/winograd_tiles.cc
 )
 set_target_properties(xwires_simd PROPERTIES XWIRES_PORTABLE ON)
 target_include_directories(xwires_simd PRIVATE ${PROJECT_SOURCE_DIR}

@@ -1,11 +1,190 @@
-// Tap gathering shared by the direct and im2col convolutions (conv_internal.h).
+// Tap gathering shared by the direct and im2col convolutions (conv_internal.h):
+// the gathers, their inverse (col2im) and the tap-row transpose, written once
+// on Highway and compiled for every SIMD target (chosen at run time). They
+// only move data (col2im adds one term per pixel and tap, in a fixed order),
+// so every target writes the same bits; the vector width changes only how
+// many floats one copy moves.
 #include <algorithm>
+#include <cstring>
 
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/kernels/tap_gather.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
 #include "src/kernels/conv_internal.h"
-#include "src/kernels/simd.h"
+#include "src/kernels/hwy_ops.h"
+#include "src/kernels/hwy_copy.h"
 
+HWY_BEFORE_NAMESPACE();
 namespace xw {
 namespace kernels {
+namespace HWY_NAMESPACE {
+namespace {
+
+// Vector chunk k of CopyRun1: lanes [lo - k, hi - k) from base + k, zeros
+// elsewhere, stored up to len.
+HWY_INLINE void CopyChunk(const float* base, int64_t lo, int64_t hi, int64_t len, int64_t k,
+                          float* out) {
+  const DF d;
+  const int64_t n = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t a = std::clamp<int64_t>(lo - k, 0, n), b = std::clamp<int64_t>(hi - k, a, n);
+  VF v;
+  if (a == 0 && b == n) {
+    v = hn::LoadU(d, base + k);
+  } else if (a == b) {
+    v = hn::Zero(d);
+  } else {
+    v = LoadRange(d, base + k, a, b);
+  }
+  StorePrefix(d, v, std::min(n, len - k), out + k);
+}
+
+// out[k] for k < len: base[k] inside [lo, hi), zeros outside (stride 1);
+// base[k] is read only in [lo, hi). The chunks wholly inside [lo, hi) are
+// plain copies; only those holding lo, hi or len take masks.
+HWY_INLINE void CopyRun1(const float* base, int64_t lo, int64_t hi, int64_t len, float* out) {
+  const DF d;
+  const int64_t n = static_cast<int64_t>(hn::Lanes(d));
+  int64_t k = 0;
+  for (; k < len && k < lo; k += n) CopyChunk(base, lo, hi, len, k, out);
+  for (; k + n <= hi; k += n) hn::StoreU(hn::LoadU(d, base + k), d, out + k);
+  for (; k < len; k += n) CopyChunk(base, lo, hi, len, k, out);
+}
+
+// out[k] for k < len: src[(k - lo) * stride] inside [lo, hi), zeros outside.
+// Stride 2 takes the even lanes of interleaved pairs while the pair after the
+// chunk's last output is still in range; the rest is element by element.
+HWY_INLINE void CopyRunStrided(const float* src, int64_t lo, int64_t hi, int64_t len, int stride,
+                               float* out) {
+  std::fill(out, out + lo, 0.0f);
+  int64_t k = lo;
+  if (stride == 2) {
+    const DF d;
+    const int64_t n = static_cast<int64_t>(hn::Lanes(d));
+    for (; k + n < hi; k += n) {
+      VF even, odd;
+      hn::LoadInterleaved2(d, src + (k - lo) * 2, even, odd);
+      hn::StoreU(even, d, out + k);
+    }
+  }
+  for (; k < hi; ++k) out[k] = src[(k - lo) * stride];
+  std::fill(out + hi, out + len, 0.0f);
+}
+
+}  // namespace
+
+void TapRowsT(const TapGather& g, int64_t t0, int64_t t1, float* dst, int64_t ld) {
+  const TapSource& s = g.source();
+  const int64_t khw = int64_t{s.kh} * s.kw, plane = s.h * s.w;
+  const int kh = s.kh, kw = s.kw;
+  int64_t c = t0 / khw;
+  int a = static_cast<int>(t0 % khw / kw), b = static_cast<int>(t0 % kw);
+  const std::vector<TapGather::Run>& runs = g.runs();
+  for (int64_t t = t0; t < t1; ++t) {
+    float* d = dst + (t - t0) * ld;
+    for (size_t r = 0; r < runs.size(); ++r) {
+      const TapGather::Run& run = runs[r];
+      const int64_t row = g.row()[r * kh + a];
+      float* out = d + run.j;
+      if (row < 0) {  // a padding row
+        std::fill(out, out + run.len, 0.0f);
+        continue;
+      }
+      const int64_t lo = g.lo()[r * kw + b], hi = g.hi()[r * kw + b];
+      const float* src = s.data + (run.n * s.channels + c) * plane + row + g.col()[r * kw + b];
+      if (s.stride == 1) {
+        CopyRun1(src - lo, lo, hi, run.len, out);
+      } else {
+        CopyRunStrided(src, lo, hi, run.len, s.stride, out);
+      }
+    }
+    if (++b == kw) {
+      b = 0;
+      if (++a == kh) a = 0, ++c;
+    }
+  }
+}
+
+// dst[k] += src[k] for k < len: full vectors, then one masked tail (rows are
+// 30-odd wide, so a scalar remainder would cost as much as the body).
+HWY_INLINE void AddRow(const float* src, int64_t len, float* dst) {
+  const DF d;
+  const int64_t n = static_cast<int64_t>(hn::Lanes(d));
+  int64_t k = 0;
+  for (; k + n <= len; k += n) {
+    hn::StoreU(hn::Add(hn::LoadU(d, dst + k), hn::LoadU(d, src + k)), d, dst + k);
+  }
+  if (k < len) {
+    const VF sum = hn::Add(LoadRange(d, dst + k, 0, len - k), LoadRange(d, src + k, 0, len - k));
+    StorePrefix(d, sum, len - k, dst + k);
+  }
+}
+
+void Col2imAddT(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_img) {
+  const int64_t khw = int64_t{g.kh} * g.kw, s = g.stride;
+  // Kernel column b adds outputs q in [lo[b], hi[b]) to input column q*s + b - pad_left.
+  std::vector<int64_t> lo(g.kw), hi(g.kw);
+  for (int b = 0; b < g.kw; ++b) {
+    const int64_t v0 = b - g.pad_left;
+    lo[b] = std::min<int64_t>(v0 >= 0 ? 0 : (-v0 + s - 1) / s, g.ow);
+    hi[b] = std::clamp<int64_t>(v0 >= g.w ? 0 : (g.w - 1 - v0) / s + 1, lo[b], g.ow);
+  }
+  for (int64_t t = 0; t < g.c * khw; ++t) {
+    float* plane = dx_img + (t / khw) * g.h * g.w;
+    const int a = static_cast<int>((t % khw) / g.kw), b = static_cast<int>(t % g.kw);
+    for (int64_t p = 0; p < g.oh; ++p) {
+      const int64_t u = p * s + a - g.pad_top;
+      if (u < 0 || u >= g.h) continue;
+      const float* src = cols + t * ld + p * g.ow;
+      float* dst = plane + u * g.w + b - g.pad_left;  // + q*s, for q in [lo, hi)
+      if (s == 1) {
+        AddRow(src + lo[b], hi[b] - lo[b], dst + lo[b]);
+      } else {
+        for (int64_t q = lo[b]; q < hi[b]; ++q) dst[q * s] += src[q];
+      }
+    }
+  }
+}
+
+// Four tap rows at a time: one vector of each, interleaved into columns of
+// four (StoreInterleaved4), each column's four floats copied to its panel row.
+void TransposeToPanelT(const float* rows, int64_t ld, int64_t width, int64_t panel,
+                       float* dst) {
+  const DF d;
+  const int64_t n = static_cast<int64_t>(hn::Lanes(d));
+  if (n < 4 || panel % 4 != 0) {
+    for (int64_t q = 0; q < width; ++q) {
+      for (int64_t j = 0; j < panel; ++j) dst[q * panel + j] = rows[j * ld + q];
+    }
+    return;
+  }
+  HWY_ALIGN float buf[4 * HWY_LANES(float)];
+  for (int64_t q0 = 0; q0 < width; q0 += n) {
+    const int64_t m = std::min(n, width - q0);
+    for (int64_t j = 0; j < panel; j += 4) {
+      const float* r = rows + j * ld + q0;
+      VF v[4];
+      for (int i = 0; i < 4; ++i) v[i] = m == n ? hn::LoadU(d, r + i * ld) : LoadRange(d, r + i * ld, 0, m);
+      hn::StoreInterleaved4(v[0], v[1], v[2], v[3], d, buf);
+      for (int64_t q = 0; q < m; ++q) {
+        std::memcpy(dst + (q0 + q) * panel + j, buf + 4 * q, 4 * sizeof(float));
+      }
+    }
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace kernels
+}  // namespace xw
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace xw {
+namespace kernels {
+
+HWY_EXPORT(TapRowsT);
+HWY_EXPORT(Col2imAddT);
+HWY_EXPORT(TransposeToPanelT);
 
 void TapGather::Reset(const TapSource& s, int64_t begin, int64_t end) {
   s_ = s;
@@ -41,96 +220,10 @@ void TapGather::Reset(const TapSource& s, int64_t begin, int64_t end) {
       col_[r * s.kw + b] = v0 + lo * s.stride;
     }
   }
-  chunks_ = 0;
-#if defined(__AVX512F__)
-  if (s.stride != 1) return;
-  for (const Run& run : runs_) chunks_ = std::max(chunks_, (run.len + 15) / 16);
-  load_mask_.assign(nr * s.kw * chunks_, 0);
-  keep_mask_.assign(nr * chunks_, 0);
-  auto bits = [](int64_t from, int64_t to) {  // lanes [from, to) of 16, clamped
-    from = std::clamp<int64_t>(from, 0, 16), to = std::clamp<int64_t>(to, 0, 16);
-    return from >= to ? uint16_t{0}
-                      : static_cast<uint16_t>(((uint32_t{1} << to) - 1) & ~((uint32_t{1} << from) - 1));
-  };
-  for (size_t r = 0; r < nr; ++r) {
-    for (int64_t k = 0; k < chunks_; ++k) {
-      keep_mask_[r * chunks_ + k] = bits(0, runs_[r].len - 16 * k);
-      for (int b = 0; b < s.kw; ++b) {
-        load_mask_[(r * s.kw + b) * chunks_ + k] =
-            bits(lo_[r * s.kw + b] - 16 * k, hi_[r * s.kw + b] - 16 * k);
-      }
-    }
-  }
-  zero_mask_.assign(chunks_, 0);
-#endif
 }
-
-namespace {
-
-// d[k] for k < len: zeros outside [lo, hi), src[(k - lo) * stride] inside.
-// The common interior case (stride 1, no padding, a full 16-multiple) is
-// plain vector copies.
-inline void CopyRun(const float* src, int64_t lo, int64_t hi, int64_t len, int stride,
-                    float* d) {
-  if (stride == 1 && lo == 0 && hi == len && (len & 15) == 0) {
-    for (int64_t k = 0; k < len; k += 16) StoreV(d + k, LoadV(src + k));
-    return;
-  }
-  for (int64_t k = 0; k < lo; ++k) d[k] = 0.0f;
-  if (stride == 1) {
-    for (int64_t k = lo; k < hi; ++k) d[k] = src[k - lo];
-  } else {
-    for (int64_t k = lo; k < hi; ++k) d[k] = src[(k - lo) * stride];
-  }
-  for (int64_t k = hi; k < len; ++k) d[k] = 0.0f;
-}
-
-#if defined(__AVX512F__)
-// The same run with Reset's masks: chunk k loads lanes lm[k] from
-// base + 16k (masked-off lanes read nothing, so padding costs no branch)
-// and stores lanes km[k].
-inline void MaskedRun(const float* base, const uint16_t* lm, const uint16_t* km, int64_t chunks,
-                      float* d) {
-  for (int64_t k = 0; k < chunks; ++k) {
-    const __m512 v = _mm512_maskz_loadu_ps(lm[k], base + 16 * k);
-    if (km[k] == 0xFFFF) {
-      _mm512_storeu_ps(d + 16 * k, v);
-    } else {
-      _mm512_mask_storeu_ps(d + 16 * k, km[k], v);
-    }
-  }
-}
-#endif
-
-}  // namespace
 
 void TapGather::TapRows(int64_t t0, int64_t t1, float* dst, int64_t ld) const {
-  const int64_t khw = int64_t{s_.kh} * s_.kw, plane = s_.h * s_.w;
-  const int kh = s_.kh, kw = s_.kw, stride = s_.stride;
-  int64_t c = t0 / khw;
-  int a = static_cast<int>(t0 % khw / kw), b = static_cast<int>(t0 % kw);
-  for (int64_t t = t0; t < t1; ++t) {
-    float* d = dst + (t - t0) * ld;
-    for (size_t r = 0; r < runs_.size(); ++r) {
-      const Run& run = runs_[r];
-      const int64_t row = row_[r * kh + a];
-      const int64_t lo = row < 0 ? run.len : lo_[r * kw + b];
-      const int64_t hi = row < 0 ? run.len : hi_[r * kw + b];
-      const float* src = s_.data + (run.n * s_.channels + c) * plane + row + col_[r * kw + b];
-#if defined(__AVX512F__)
-      if (chunks_ > 0) {  // stride 1; a padding row loads nothing (mask 0)
-        const uint16_t* lm = row < 0 ? zero_mask_.data() : load_mask_.data() + (r * kw + b) * chunks_;
-        MaskedRun(src - lo, lm, keep_mask_.data() + r * chunks_, chunks_, d + run.j);
-        continue;
-      }
-#endif
-      CopyRun(src, lo, hi, run.len, stride, d + run.j);
-    }
-    if (++b == kw) {
-      b = 0;
-      if (++a == kh) a = 0, ++c;
-    }
-  }
+  HWY_DYNAMIC_DISPATCH(TapRowsT)(*this, t0, t1, dst, ld);
 }
 
 void Im2colImage(const TapSource& s, int64_t n, float* cols, int64_t ld) {
@@ -140,5 +233,14 @@ void Im2colImage(const TapSource& s, int64_t n, float* cols, int64_t ld) {
   gather.TapRows(0, s.channels * s.kh * s.kw, cols, ld);
 }
 
+void Col2imAdd(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_img) {
+  HWY_DYNAMIC_DISPATCH(Col2imAddT)(g, cols, ld, dx_img);
+}
+
+void TransposeToPanel(const float* rows, int64_t ld, int64_t width, int64_t panel, float* dst) {
+  HWY_DYNAMIC_DISPATCH(TransposeToPanelT)(rows, ld, width, panel, dst);
+}
+
 }  // namespace kernels
 }  // namespace xw
+#endif  // HWY_ONCE

@@ -6,4 +6,7 @@ xwires_add_test(kernels_tests
     ${CMAKE_CURRENT_LIST_DIR}/conv_grad_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/dense_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/kernel_golden_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/tap_gather_test.cc
   LIBS xwires_core)
+# tap_gather_test.cc checks the internal dispatched kernels (src/kernels/).
+target_include_directories(kernels_tests PRIVATE ${PROJECT_SOURCE_DIR})

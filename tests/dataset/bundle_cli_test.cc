@@ -83,7 +83,8 @@ TEST_F(BundleCliTest, ImportGivesIdenticalQueryResultsAndSkipsRepeats) {
 TEST_F(BundleCliTest, OneAlteredBitFailsReplay) {
   // Dataset C holds trial 1 with one weight bit flipped (stored afresh, so
   // every hash in the bundle is consistent) and trial 2 as trained but with a
-  // fingerprint naming another ISA.
+  // fingerprint naming another ISA and SIMD target: torch's exact-order
+  // kernels still replay bit for bit, tf's Eigen GEMM only by accuracy.
   {
     auto a = Dataset::Open(Raw("A")).value();
     auto c = Dataset::Open(Raw("C"), OpenMode::kCreate).value();
@@ -99,6 +100,7 @@ TEST_F(BundleCliTest, OneAlteredBitFailsReplay) {
     for (ModelRecord& m : t2.models) {
       auto fp = nlohmann::json::parse(m.fingerprint_json);
       fp["isa"] = "other-isa";
+      fp["kernel_target"] = "hwy:OTHER";
       m.fingerprint_json = fp.dump();
     }
     ASSERT_TRUE(c->AddTrial(t2).ok());
@@ -112,11 +114,40 @@ TEST_F(BundleCliTest, OneAlteredBitFailsReplay) {
   EXPECT_NE(r.out.find("trial 0 profile 'torch': bitwise check FAILED"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("trial 0 profile 'tf': bitwise check passed"), std::string::npos);
-  EXPECT_NE(r.out.find("trial 1 profile 'torch': accuracy check passed"), std::string::npos);
+  EXPECT_NE(r.out.find("trial 1 profile 'torch': bitwise check passed"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("trial 1 profile 'tf': accuracy check passed"), std::string::npos);
   EXPECT_NE(r.out.find("bitwise impossible: isa differs (bundle 'other-isa'"),
             std::string::npos);
   EXPECT_NE(r.err.find("replay failed: 1 model(s) do not reproduce"), std::string::npos)
       << r.err;
+}
+
+// The same ISA flags but another dispatched SIMD target: Eigen's GEMM (tf)
+// is not compared bitwise; the exact-order torch kernels are.
+TEST_F(BundleCliTest, AnotherKernelTargetReplaysTorchBitwiseAndTfByAccuracy) {
+  {
+    auto a = Dataset::Open(Raw("A")).value();
+    auto d = Dataset::Open(Raw("KT"), OpenMode::kCreate).value();
+    TrialRecord t = *bundle::RecordFromRow(*a, *a->GetTrial(1), *bundle::ModelProfiles(*a),
+                                           true, true);
+    for (ModelRecord& m : t.models) {
+      auto fp = nlohmann::json::parse(m.fingerprint_json);
+      ASSERT_TRUE(fp.contains("kernel_target")) << fp.dump();
+      fp["kernel_target"] = "hwy:OTHER";
+      m.fingerprint_json = fp.dump();
+    }
+    ASSERT_TRUE(d->AddTrial(t).ok());
+  }
+  auto r = Xwires("bundle create " + Path("KT") + " --trials 1 -o " + Path("target.tar.zst"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Xwires("bundle verify " + Path("target.tar.zst") + " --replay 1 --threads 1");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("trial 0 profile 'torch': bitwise check passed"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("trial 0 profile 'tf': accuracy check passed"), std::string::npos);
+  EXPECT_NE(r.out.find("bitwise impossible: kernel_target differs (bundle 'hwy:OTHER'"),
+            std::string::npos);
 }
 
 TEST_F(BundleCliTest, SearchBundlesCheckTheSearchSpace) {

@@ -30,6 +30,12 @@ struct KernelNumerics {
   ReduceSpec reduce;  // sequential, no FMA
 };
 
+// True when every kernel these knobs select is exact-order (direct
+// convolution, owned GEMM: each reduction follows `reduce`), so the results
+// are the same bits on every ISA and every dispatched SIMD target. Eigen's
+// GEMM (im2col, Winograd, gemm "eigen") has an ISA-dependent order.
+bool SameBitsOnEveryIsa(const KernelNumerics& k);
+
 // "direct", "im2col", "winograd".
 Result<ConvAlgo> ParseConvAlgo(const std::string& name);
 std::string ConvAlgoName(ConvAlgo a);

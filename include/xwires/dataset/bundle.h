@@ -75,6 +75,11 @@ struct BundleCheckers {
   // Re-trains `trial` (same arch, data, hyperparameters, seed and profile
   // definitions) and returns the fresh record, models in the same order.
   std::function<Result<TrialRecord>(const TrialRecord& trial)> retrain;
+  // True when a profile definition's kernels give the same bits on every ISA
+  // and SIMD target (exact-order kernels): replay then compares its weights
+  // bitwise even when the producer's "isa" or "kernel_target" differ. Empty
+  // or false: bitwise only on the producer's ISA and kernel target.
+  std::function<bool(const std::string& profile_json)> same_bits_on_every_isa;
 };
 
 // Limits on what a bundle may decompress to (zip-bomb and resource guards).
