@@ -70,16 +70,17 @@ constexpr int kRows = std::clamp((kRegisters - 4) / kVecs, 1, 8);
 // Kahan keeps a sum and a compensation per output.
 constexpr int kKahanRows = std::clamp((kRegisters - 6) / (2 * kVecs), 1, 4);
 
+// An array, not a struct: GCC gives a struct's implicit constructor no
+// target attributes, which fails to inline Highway's vector constructor on
+// NEON.
 template <int R>
-struct Acc {
-  VF v[R][kVecs];
-};
+using Acc = VF[R][kVecs];
 
 template <int R>
 HWY_INLINE void ZeroAcc(Acc<R>& acc) {
   const DF d;
   for (int r = 0; r < R; ++r) {
-    for (int h = 0; h < kVecs; ++h) acc.v[r][h] = hn::Zero(d);
+    for (int h = 0; h < kVecs; ++h) acc[r][h] = hn::Zero(d);
   }
 }
 
@@ -94,7 +95,7 @@ HWY_INLINE void Chain(const float* HWY_RESTRICT a, int64_t lda, const float* HWY
     for (int h = 0; h < kVecs; ++h) x[h] = hn::LoadU(d, bp + t * kPanel + h * kLanes);
     for (int r = 0; r < R; ++r) {
       const VF w = hn::Set(d, a[r * lda + t]);
-      for (int h = 0; h < kVecs; ++h) acc.v[r][h] = Accumulate<kFma>(acc.v[r][h], x[h], w);
+      for (int h = 0; h < kVecs; ++h) acc[r][h] = Accumulate<kFma>(acc[r][h], x[h], w);
     }
   }
 }
@@ -109,12 +110,12 @@ HWY_INLINE void KahanChain(const float* HWY_RESTRICT a, int64_t lda,
       const VF w = hn::Set(d, a[r * lda + t]);
       for (int h = 0; h < kVecs; ++h) {
         const VF v = hn::Mul(hn::LoadU(d, bp + t * kPanel + h * kLanes), w);
-        const VF s = hn::Add(sum.v[r][h], v);
-        const VF big = hn::Add(hn::Sub(sum.v[r][h], s), v);
-        const VF small = hn::Add(hn::Sub(v, s), sum.v[r][h]);
-        const auto sum_wins = hn::Ge(hn::Abs(sum.v[r][h]), hn::Abs(v));
-        comp.v[r][h] = hn::Add(comp.v[r][h], hn::IfThenElse(sum_wins, big, small));
-        sum.v[r][h] = s;
+        const VF s = hn::Add(sum[r][h], v);
+        const VF big = hn::Add(hn::Sub(sum[r][h], s), v);
+        const VF small = hn::Add(hn::Sub(v, s), sum[r][h]);
+        const auto sum_wins = hn::Ge(hn::Abs(sum[r][h]), hn::Abs(v));
+        comp[r][h] = hn::Add(comp[r][h], hn::IfThenElse(sum_wins, big, small));
+        sum[r][h] = s;
       }
     }
   }
@@ -134,7 +135,7 @@ void PairwiseBlock(const float* a, int64_t lda, const float* bp, int64_t b, int6
   PairwiseBlock<R, kFma>(a, lda, bp, b, mid, acc);
   PairwiseBlock<R, kFma>(a, lda, bp, mid, e, right);
   for (int r = 0; r < R; ++r) {
-    for (int h = 0; h < kVecs; ++h) acc.v[r][h] = hn::Add(acc.v[r][h], right.v[r][h]);
+    for (int h = 0; h < kVecs; ++h) acc[r][h] = hn::Add(acc[r][h], right[r][h]);
   }
 }
 
@@ -142,14 +143,14 @@ template <int R>
 HWY_INLINE void LoadAcc(const float* st, int64_t stride, Acc<R>& acc) {
   const DF d;
   for (int r = 0; r < R; ++r) {
-    for (int h = 0; h < kVecs; ++h) acc.v[r][h] = hn::LoadU(d, st + r * stride + h * kLanes);
+    for (int h = 0; h < kVecs; ++h) acc[r][h] = hn::LoadU(d, st + r * stride + h * kLanes);
   }
 }
 template <int R>
 HWY_INLINE void StoreAcc(float* st, int64_t stride, const Acc<R>& acc) {
   const DF d;
   for (int r = 0; r < R; ++r) {
-    for (int h = 0; h < kVecs; ++h) hn::StoreU(acc.v[r][h], d, st + r * stride + h * kLanes);
+    for (int h = 0; h < kVecs; ++h) hn::StoreU(acc[r][h], d, st + r * stride + h * kLanes);
   }
 }
 
