@@ -40,9 +40,20 @@ HWY_INLINE VF LoadRange(DF d, const float* p, int64_t a, int64_t b) {
 HWY_INLINE void StorePrefix(DF d, VF v, int64_t n, float* p) {
   if (n == static_cast<int64_t>(hn::Lanes(d))) {
     hn::StoreU(v, d, p);
-  } else {
-    hn::BlendedStore(v, hn::FirstN(d, static_cast<size_t>(n)), d, p);
+    return;
   }
+#if HWY_ARCH_X86
+  // x86's BlendedStore touches only the masked lanes (AVX2 and AVX-512 masked
+  // stores; lane by lane on SSE4, SSSE3 and the emulated targets).
+  hn::BlendedStore(v, hn::FirstN(d, static_cast<size_t>(n)), d, p);
+#else
+  // NEON's BlendedStore reloads and rewrites the whole vector: past p[n) that
+  // races with the thread that owns those floats and can fault at the end
+  // of a buffer. Stage the lanes instead.
+  HWY_ALIGN float buf[HWY_LANES(float)];
+  hn::Store(v, d, buf);
+  std::memcpy(p, buf, static_cast<size_t>(n) * sizeof(float));
+#endif
 }
 
 }  // namespace HWY_NAMESPACE
