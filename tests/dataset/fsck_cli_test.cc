@@ -207,6 +207,24 @@ TEST_F(CliFixture, FsckReportsRowsThatBreakTheValueRules) {
   EXPECT_EQ(testutil::HashTree(dir_), before);
 }
 
+// A hand-edited dataset cannot smuggle an impossible value into another by
+// merge: the store's gate rejects the call, naming the value, and the target
+// stays byte-identical.
+TEST_F(CliFixture, MergeFromAHandEditedDatasetIsRejected) {
+  const std::string target = tmp_.path() + "/target";
+  ASSERT_TRUE(Dataset::Open(target, OpenMode::kCreate).ok());
+  {
+    SQLite::Database db(dir_ + "/xwires.db", SQLite::OPEN_READWRITE);
+    db.exec("UPDATE trials SET adam_eps = -1e-8 WHERE id = " + std::to_string(ids_[1]));
+  }
+  const std::string before = testutil::HashTree(target);
+  auto r = Xwires("merge " + ShellQuote(target) + " " + Q());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("adam_eps -1e-08 is not a finite number > 0"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(testutil::HashTree(target), before);
+}
+
 // A writer is SIGKILLed at a random moment of adding trials; whatever the
 // moment, no row may point at a missing or partial file, and fsck --repair
 // leaves a consistent dataset whose every weight set loads.
