@@ -13,6 +13,7 @@
 #include "dir_lock.h"
 #include "model_file.h"
 #include "sqlite_adapter.h"
+#include "trial_rules.h"
 #include "xwires/core/build_info.h"
 #include "xwires/core/clock.h"
 
@@ -72,7 +73,7 @@ Status ValidateTrial(const TrialRecord& t, const std::string& what) {
           mw + ": weights_sha256 does not match the weights");
     }
   }
-  return Status::OK();
+  return CheckTrialValues(t, what);
 }
 
 // Worst model status: failed > diverged > incomplete > ok.

@@ -75,11 +75,33 @@ Result<double> Number(const char* text, const std::string& column,
 Result<int64_t> Integer(const char* text, const std::string& column,
                         const Where& w) {
   XW_ASSIGN_OR_RETURN(double v, Number(text, column, w, false));
-  if (!std::isfinite(v) || v != std::floor(v) || v < 1) {
+  // 2^63: the first double past int64_t's range.
+  if (!std::isfinite(v) || v != std::floor(v) || v < 1 || v >= 9223372036854775808.0) {
     return Status::InvalidArgument(w.At(column) + ": '" + std::string(text) +
-                                   "' is not a positive integer");
+                                   "' is not a positive integer that fits 64 bits");
   }
   return static_cast<int64_t>(v);
+}
+
+// A finite number > 0 (learning rate, Adam epsilon).
+Result<double> Positive(const char* text, const std::string& column, const Where& w) {
+  XW_ASSIGN_OR_RETURN(double v, Number(text, column, w, false));
+  if (!std::isfinite(v) || v <= 0) {
+    return Status::InvalidArgument(w.At(column) + ": '" + std::string(text) +
+                                   "' is not a finite number > 0");
+  }
+  return v;
+}
+
+// An accuracy in [0, 1]. The CrossedWires format always has one (every
+// published row does), so a missing value is an error too.
+Result<double> Accuracy(const char* text, const std::string& column, const Where& w) {
+  XW_ASSIGN_OR_RETURN(double v, Number(text, column, w, false));
+  if (!(v >= 0 && v <= 1)) {
+    return Status::InvalidArgument(w.At(column) + ": '" + std::string(text) +
+                                   "' is not an accuracy in [0, 1]");
+  }
+  return v;
 }
 
 // "[1.5,2,NaN,58540646686793925000]" -> values; "" -> empty.
@@ -160,21 +182,27 @@ Result<TrialRecord> MakeTrial(const Cells& cells, const Where& w,
   if (t.external_id.empty())
     return Status::InvalidArgument(w.At("Name") + ": empty trial name");
   XW_ASSIGN_OR_RETURN(t.divergence, Number(col(1), "accuracy_diff", w, true));
-  XW_ASSIGN_OR_RETURN(double pt_acc, Number(col(2), "pt_test_acc", w, true));
-  XW_ASSIGN_OR_RETURN(double tf_acc, Number(col(3), "tf_test_acc", w, true));
+  XW_ASSIGN_OR_RETURN(double pt_acc, Accuracy(col(2), "pt_test_acc", w));
+  XW_ASSIGN_OR_RETURN(double tf_acc, Accuracy(col(3), "tf_test_acc", w));
   std::string state = col(4);
-  XW_ASSIGN_OR_RETURN(t.adam_eps, Number(col(5), "adam_epsilon", w, false));
+  XW_ASSIGN_OR_RETURN(t.adam_eps, Positive(col(5), "adam_epsilon", w));
   XW_ASSIGN_OR_RETURN(t.batch_size, Integer(col(6), "batch_size", w));
   XW_ASSIGN_OR_RETURN(t.epochs, Integer(col(7), "epochs", w));
-  XW_ASSIGN_OR_RETURN(t.lr, Number(col(8), "learning_rate", w, false));
+  XW_ASSIGN_OR_RETURN(t.lr, Positive(col(8), "learning_rate", w));
+  // The file's own difference column must be |pt - tf| (the published files
+  // agree to 1e-9).
+  const double diff = std::fabs(pt_acc - tf_acc);
+  if (!std::isnan(t.divergence) && !(std::fabs(t.divergence - diff) <= 1e-6)) {
+    return Status::InvalidArgument(
+        w.At("accuracy_diff") + ": " + col(1) + " differs from |pt_test_acc - tf_test_acc| = |" +
+        col(2) + " - " + col(3) + "| = " + std::to_string(diff));
+  }
   XW_ASSIGN_OR_RETURN(auto pt_mean,
                       LossList(col(9), "pt_average_training_loss", w));
   XW_ASSIGN_OR_RETURN(auto pt_last,
                       LossList(col(10), "pt_latest_training_loss", w));
   XW_ASSIGN_OR_RETURN(auto tf_loss, LossList(col(11), "tf_training_loss", w));
-  if (std::isnan(t.divergence) && !std::isnan(pt_acc) && !std::isnan(tf_acc)) {
-    t.divergence = std::fabs(pt_acc - tf_acc);
-  }
+  if (std::isnan(t.divergence)) t.divergence = diff;
   nlohmann::ordered_json hp = {{"learning_rate", t.lr},
                                {"adam_epsilon", t.adam_eps},
                                {"batch_size", t.batch_size},

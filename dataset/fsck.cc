@@ -5,10 +5,12 @@
 #include <optional>
 #include <set>
 
+#include "bundle_store.h"
 #include "dataset_impl.h"
 #include "dir_lock.h"
 #include "model_file.h"
 #include "sqlite_adapter.h"
+#include "trial_rules.h"
 
 namespace xw {
 
@@ -123,6 +125,22 @@ void FindOrphans(const Dataset::Impl& impl,
   }
 }
 
+// The store's value rules (trial_rules.h) on every stored trial, as the add
+// path checks them on the way in: finds rows edited by hand or stored by an
+// older xwires. Curves are read only with verify_weights (they live in the
+// HDF5 bundles).
+Status CheckValues(const Dataset& ds, const FsckOptions& opt, FsckReport& r) {
+  XW_ASSIGN_OR_RETURN(auto profiles, bundle::ModelProfiles(ds));
+  XW_ASSIGN_OR_RETURN(std::vector<TrialRow> rows, ds.Query(TrialQuery{}));
+  for (const TrialRow& row : rows) {
+    auto t = bundle::RecordFromRow(ds, row, profiles, opt.verify_weights, false);
+    if (!t.ok()) continue;  // unreadable curves are CheckFiles' finding
+    Status s = CheckTrialValues(*t, "trial " + std::to_string(row.id));
+    if (!s.ok()) r.issues.push_back({"invalid-value", "xwires.db", row.id, s.message()});
+  }
+  return Status::OK();
+}
+
 Status Quarantine(const Dataset::Impl& impl, const std::string& rel) {
   fs::path dest = fs::path(impl.dir) / "lost+found" / fs::path(rel).filename();
   std::error_code ec;
@@ -192,6 +210,7 @@ Result<FsckReport> Fsck(const std::string& dir, const FsckOptions& opt) {
     return Status::OK();
   }));
   FindOrphans(impl, referenced, r);
+  XW_RETURN_IF_ERROR(CheckValues(*ds, opt, r));
   if (opt.repair) XW_RETURN_IF_ERROR(Repair(impl, bad_trials, damaged, r));
   return r;
 }

@@ -48,11 +48,12 @@ TrialRecord MakeTrial(int i, std::optional<int64_t> search_id) {
     m.train_acc = m.test_acc + 0.05;
     m.test_loss = 2.0 - 0.1 * i;
     m.train_loss = i == 2 ? INFINITY : 1.5;  // a diverged loss survives too
+    if (i == 2) m.status = "diverged";
     m.wall_time_s = 1.25;
     m.param_count = 7;
     m.fingerprint_json = MachineFingerprintJson(1);
     m.threads = 1;
-    m.curves = {{1, 2.0, 1.9, 0.2, 2.1, 0.15}, {2, 1.5, 1.4, 0.3 + i, 1.6, kUnknown}};
+    m.curves = {{1, 2.0, 1.9, 0.2, 2.1, 0.15}, {2, 1.5, 1.4, 0.3 + 0.01 * i, 1.6, kUnknown}};
     Tensor w({2, 3});
     for (int k = 0; k < 6; ++k) w[k] = 0.5f * static_cast<float>(i * 10 + k) + (p[1] == 'f');
     m.weights.push_back({"fc.weight", w});

@@ -307,5 +307,42 @@ TEST(CrossedWiresBadInput, MissingColumnNonNumericAndBadListsChangeNothing) {
             std::string::npos);
 }
 
+// Impossible values in a row (the table): the import names the file,
+// row, column and value, stores nothing, and a good file still imports.
+TEST(CrossedWiresBadInput, ImpossibleValuesAreRejectedAndChangeNothing) {
+  const std::string good = "g,0.1,0.5,0.4,finished,0.1,32,2,0.01,[],[],[]\n";
+  struct Case {
+    std::string row, message;
+  };
+  const std::vector<Case> cases = {
+      {"b,0.1,0.5,2.5,finished,0.1,32,2,0.01,[],[],[]\n",
+       "in.csv:3: column 'tf_test_acc': '2.5' is not an accuracy in [0, 1]"},
+      {"b,0.1,-0.3,0.4,finished,0.1,32,2,0.01,[],[],[]\n",
+       "in.csv:3: column 'pt_test_acc': '-0.3' is not an accuracy in [0, 1]"},
+      {"b,0.1,nan,0.4,finished,0.1,32,2,0.01,[],[],[]\n",
+       "in.csv:3: column 'pt_test_acc': missing value"},
+      {"b,0.1,0.5,0.4,finished,0.1,1e300,2,0.01,[],[],[]\n",
+       "in.csv:3: column 'batch_size': '1e300' is not a positive integer that fits 64 bits"},
+      {"b,0.1,0.5,0.4,finished,inf,32,2,0.01,[],[],[]\n",
+       "in.csv:3: column 'adam_epsilon': 'inf' is not a finite number > 0"},
+      {"b,0.1,0.5,0.4,finished,0.1,32,2,-0.01,[],[],[]\n",
+       "in.csv:3: column 'learning_rate': '-0.01' is not a finite number > 0"},
+      {"b,0.9,0.78,0.1,finished,0.1,32,2,0.01,[],[],[]\n",
+       "in.csv:3: column 'accuracy_diff': 0.9 differs from |pt_test_acc - tf_test_acc| = "
+       "|0.78 - 0.1| = 0.68"},
+  };
+  BadImport b;
+  ASSERT_EQ(b.Run(std::string(kHeader) + good).exit_code, 0);
+  const std::string before = testutil::HashTree(b.tmp.path() + "/ds");
+  for (const Case& c : cases) {
+    auto r = b.Run(std::string(kHeader) + "n," + good.substr(2) + c.row);
+    EXPECT_EQ(r.exit_code, 2) << c.row;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_EQ(testutil::HashTree(b.tmp.path() + "/ds"), before) << c.row;
+  }
+  EXPECT_EQ(b.Run(std::string(kHeader) + "n," + good.substr(2)).exit_code, 0);
+  EXPECT_NE(testutil::HashTree(b.tmp.path() + "/ds"), before);
+}
+
 }  // namespace
 }  // namespace xw

@@ -1,6 +1,7 @@
 // CLI error handling (bad expressions, corrupt files, newer schemas: clear
 // error, exit 2, nothing changed), fsck detection/repair, and writers killed
 // at random moments never leaving a row that points at a missing file.
+#include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -33,7 +34,7 @@ TrialRecord WeightedTrial(int i) {
   for (const char* p : {"torch", "tf"}) {
     ModelRecord m;
     m.profile = p;
-    m.test_acc = 0.5;
+    m.test_acc = p[1] == 'f' ? 0.5 + t.divergence : 0.5;
     Tensor w({8, 8}, static_cast<float>(i));
     m.weights.push_back({"fc.weight", w});
     m.curves = {{1, 1.0, 1.0, 0.5, 1.0, 0.5}};
@@ -182,6 +183,46 @@ TEST_F(CliFixture, FsckFindsAndRepairsOrphansTempFilesAndMissingFiles) {
   auto ds = Dataset::Open(dir_).value();
   EXPECT_EQ(ds->Count({}).value(), 2);
   EXPECT_EQ(ds->GetTrial(ids_[0]).status().code(), Status::Code::kNotFound);
+}
+
+// A value planted with SQL (as a hand edit or an older writer would leave
+// it) breaks the store's rules: fsck reports every such trial, by id, field
+// and value, and changes nothing.
+TEST_F(CliFixture, FsckReportsRowsThatBreakTheValueRules) {
+  {
+    SQLite::Database db(dir_ + "/xwires.db", SQLite::OPEN_READWRITE);
+    db.exec("UPDATE models SET test_acc = 2.5 WHERE trial_id = " + std::to_string(ids_[0]) +
+            " AND profile = 'tf'");
+    db.exec("UPDATE trials SET lr = -1 WHERE id = " + std::to_string(ids_[2]));
+  }
+  const std::string before = testutil::HashTree(dir_);
+  auto r = Xwires("fsck " + Q());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("invalid-value"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("model 'tf': test_acc 2.5 is not an accuracy in [0, 1]"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("lr -1 is not a finite number > 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("2 problem(s) found"), std::string::npos) << r.err;
+  EXPECT_EQ(testutil::HashTree(dir_), before);
+}
+
+// A hand-edited dataset cannot smuggle an impossible value into another by
+// merge: the store's gate rejects the call, naming the value, and the target
+// stays byte-identical.
+TEST_F(CliFixture, MergeFromAHandEditedDatasetIsRejected) {
+  const std::string target = tmp_.path() + "/target";
+  ASSERT_TRUE(Dataset::Open(target, OpenMode::kCreate).ok());
+  {
+    SQLite::Database db(dir_ + "/xwires.db", SQLite::OPEN_READWRITE);
+    db.exec("UPDATE trials SET adam_eps = -1e-8 WHERE id = " + std::to_string(ids_[1]));
+  }
+  const std::string before = testutil::HashTree(target);
+  auto r = Xwires("merge " + ShellQuote(target) + " " + Q());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("adam_eps -1e-08 is not a finite number > 0"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(testutil::HashTree(target), before);
 }
 
 // A writer is SIGKILLed at a random moment of adding trials; whatever the

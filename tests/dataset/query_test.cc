@@ -120,10 +120,12 @@ class QueryFixture : public ::testing::Test {
       t.batch_size = 10 + static_cast<int64_t>(990 * u(rng));
       t.epochs = 1 + static_cast<int64_t>(49 * u(rng));
       t.divergence = i % 37 == 0 ? kUnknown : 0.7 * u(rng) * u(rng);
-      for (const char* p : {"torch", "tf"}) {
+      // Accuracies whose difference is the divergence (the store checks it).
+      const double a = u(rng), d = std::isnan(t.divergence) ? u(rng) - a : t.divergence;
+      for (const double acc : {a * (1 - std::fabs(d)), a * (1 - std::fabs(d)) + std::fabs(d)}) {
         ModelRecord m;
-        m.profile = p;
-        m.test_acc = u(rng);
+        m.profile = t.models.empty() ? "torch" : "tf";
+        m.test_acc = acc;
         m.status = i % 50 == 0 ? "diverged" : "ok";
         t.models.push_back(m);
       }

@@ -1,6 +1,8 @@
 // The store: round trips of trials, weights and curves; read-only opens;
 // schema versions; corrupt databases; concurrent writers.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,8 +34,8 @@ TrialRecord MakeTrial(int i, bool with_weights) {
     ModelRecord m;
     m.profile = p;
     m.profile_json = std::string("{\"name\": \"") + p + "\"}";
-    m.test_acc = 0.1 + 0.01 * i + (p[1] == 'f' ? 0.05 : 0.0);
-    m.train_acc = m.test_acc + 0.1;
+    m.test_acc = 0.1 + 0.01 * (i % 80) + (p[1] == 'f' ? 0.05 : 0.0);  // in [0, 1]
+    m.train_acc = std::min(1.0, m.test_acc + 0.1);  // an accuracy: at most 1
     m.test_loss = 2.0 - 0.01 * i;
     m.param_count = 6;
     m.fingerprint_json = "{\"isa\": \"x86-64\", \"compiler\": \"GNU 12\"}";

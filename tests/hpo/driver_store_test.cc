@@ -51,7 +51,7 @@ class DriverStoreTest : public ::testing::Test {
       t.models.push_back(m);
     }
     t.divergence = std::fabs(acc_a - acc_b);
-    t.extra_json = R"({"objectives": {"abs_acc_diff": 0.1}})";
+    t.extra_json = "{\"objectives\": {\"abs_acc_diff\": " + std::to_string(t.divergence) + "}}";
     return t;
   }
 

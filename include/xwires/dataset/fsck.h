@@ -3,7 +3,10 @@
 // Finds: SQLite integrity / foreign-key errors; model rows whose HDF5 bundle is
 // missing, unreadable or lacks the model's group (and, with verify_weights,
 // weights whose sha256 differs); orphan bundles no row points at (a writer
-// killed between rename and commit) and leftover temp files.
+// killed between rename and commit) and leftover temp files; trials whose
+// values break the store's rules (accuracies outside [0, 1], hyperparameters
+// out of their domain, a divergence that is not the accuracies' difference:
+// "invalid-value", reported for every such trial, never repaired).
 //
 // Repair (under the dataset's exclusive lock, so no writer is mid-commit):
 // deletes trials whose models point at missing/damaged data (one
@@ -29,7 +32,7 @@ struct FsckOptions {
 struct FsckIssue {
   // "sqlite-integrity", "foreign-key", "missing-file",
   // "damaged-file", "missing-group", "weights-mismatch", "orphan-file",
-  // "temp-file"
+  // "temp-file", "invalid-value"
   std::string kind;
   std::string path;      // file relative to the dataset ("" for SQL issues)
   int64_t trial_id = 0;  // 0 if not about a trial
