@@ -101,14 +101,6 @@ void FilterTile(const float* pads, const float* dyt, int64_t count, int64_t out_
   }
 }
 
-// Channel vectors per tile: as many as are left, up to kMaxVectors.
-int ChannelVectors(int64_t left) {
-  for (int v : {4, 2}) {
-    if (v <= kMaxVectors && left >= int64_t{v} * kLanes) return v;
-  }
-  return 1;
-}
-
 // Calls f.template operator()<VO, N>() for vo in {4, 2, 1} (up to
 // kMaxVectors) and n in {6, 4, 2, 1}.
 template <typename F>

@@ -105,14 +105,6 @@ void FilterChainTileAny(int vo, int u, const float* pads, const float* dyt, int6
   return taps.template operator()<1>();
 }
 
-// Channel vectors per filter tile: as many as are left, up to kMaxVectors.
-int ChannelVectors(int64_t left) {
-  for (int v : {4, 2}) {
-    if (v <= kMaxVectors && left >= int64_t{v} * kLanes) return v;
-  }
-  return 1;
-}
-
 }  // namespace
 
 void ExactPatchGemmT(const TapSource& src, int64_t images, int64_t out_ch, const float* w,

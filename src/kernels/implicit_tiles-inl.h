@@ -35,6 +35,15 @@ constexpr int kRegisters = 16;
 // accumulators), 2 with 16 (6 x 2).
 constexpr int kMaxVectors = kRegisters >= 32 ? 4 : 2;
 
+// Channel vectors per channel-lane tile: as many as are left, up to
+// kMaxVectors.
+HWY_INLINE int ChannelVectors(int64_t left) {
+  for (int v : {4, 2}) {
+    if (v <= kMaxVectors && left >= int64_t{v} * kLanes) return v;
+  }
+  return 1;
+}
+
 // The L patch entries of a slot at tap offset p, bases b[0], b[1].
 template <bool kHalf>
 HWY_INLINE VF LoadSlot(const float* p, const int64_t* b) {
