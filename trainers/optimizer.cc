@@ -33,10 +33,21 @@ inline float MulAdd(float b, float c, float a) {
 using RangeFn = void (*)(const AdamScalars&, float*, const float*, float*, float*, float*, int64_t,
                          int64_t);
 
+// std::fma is one instruction where the compiler may use FMA, but a libm call
+// per element in a portable (x86-64 baseline) build: the Adam loops get a
+// clone for x86-64-v3 (AVX2 + FMA) CPUs, chosen when the program loads, so
+// they stay vectorized there. fma, sqrt and division are exactly rounded, so
+// every clone gives the same bits.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define XW_FMA_CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
+#else
+#define XW_FMA_CLONES
+#endif
+
 // Elements [begin, end) of one parameter, torch.optim.Adam(W) 1.13
 // _single_tensor_adam.
 template <bool kFma, bool kL2, bool kAms>
-void TorchRange(const AdamScalars& s, float* __restrict p, const float* __restrict grad,
+XW_FMA_CLONES void TorchRange(const AdamScalars& s, float* __restrict p, const float* __restrict grad,
                 float* __restrict m, float* __restrict v, float* __restrict vmax, int64_t begin,
                 int64_t end) {
   for (int64_t i = begin; i < end; ++i) {
@@ -57,7 +68,7 @@ void TorchRange(const AdamScalars& s, float* __restrict p, const float* __restri
 
 // Keras 3 / tf-keras Adam.update_step with _apply_weight_decay before it.
 template <bool kFma, bool kL2, bool kAms>
-void KerasRange(const AdamScalars& s, float* __restrict p, const float* __restrict grad,
+XW_FMA_CLONES void KerasRange(const AdamScalars& s, float* __restrict p, const float* __restrict grad,
                 float* __restrict m, float* __restrict v, float* __restrict vmax, int64_t begin,
                 int64_t end) {
   for (int64_t i = begin; i < end; ++i) {
