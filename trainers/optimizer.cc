@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "src/fma_clones.h"
 #include "xwires/core/parallel.h"
 
 namespace xw {
@@ -33,16 +34,6 @@ inline float MulAdd(float b, float c, float a) {
 using RangeFn = void (*)(const AdamScalars&, float*, const float*, float*, float*, float*, int64_t,
                          int64_t);
 
-// std::fma is one instruction where the compiler may use FMA, but a libm call
-// per element in a portable (x86-64 baseline) build: the Adam loops get a
-// clone for x86-64-v3 (AVX2 + FMA) CPUs, chosen when the program loads, so
-// they stay vectorized there. fma, sqrt and division are exactly rounded, so
-// every clone gives the same bits.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define XW_FMA_CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
-#else
-#define XW_FMA_CLONES
-#endif
 
 // Elements [begin, end) of one parameter, torch.optim.Adam(W) 1.13
 // _single_tensor_adam.
