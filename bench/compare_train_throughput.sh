@@ -9,6 +9,9 @@
 # better PyTorch, then each profile's ratio to the better PyTorch. The xwires
 # kernels run on the CPU's best SIMD target, or on XWIRES_SIMD_TARGET (e.g.
 # AVX2 on an AVX-512 machine, to measure that CPU class's code path).
+# The peer needs Debian's python3-torch, python3-torchvision (resnet) and
+# libopenblas0-pthread (the OpenBLAS column); scripts/setup.sh leaves them out
+# because only this benchmark uses them.
 #   bash bench/compare_train_throughput.sh [BUILD_DIR] [THREADS] [BATCH] [REPEATS]
 set -euo pipefail
 BUILD=${1:-build}
