@@ -8,7 +8,9 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "bundle_manifest.h"
 #include "bundle_sha256.h"
+#include "bundle_trials.h"
 #include "bundle_test_util.h"
 #include "test_util.h"
 #include "xwires/core/build_info.h"
@@ -214,6 +216,25 @@ TEST_F(BundleAttackTest, TrialsThatDoNotMatchTheirHashes) {
   trials[p + 7] = '9';
   Relist("trials.json");
   ExpectRejected(Status::Code::kCorruption, "trial [0]: content_sha256 does not match");
+}
+
+TEST_F(BundleAttackTest, ImpossibleValuesWithConsistentChecksums) {
+  // An accuracy of 2.5 whose content_sha256 and manifest checksum were both
+  // recomputed: every hash agrees, and the store's value gate rejects it.
+  auto manifest = bundle::ParseManifest(Entry("manifest.json"));
+  ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
+  auto trials = bundle::ParseTrialsJson(Entry("trials.json"), *manifest);
+  ASSERT_TRUE(trials.ok()) << trials.status().ToString();
+  bundle::BundleTrial& t = (*trials)[0];
+  t.record.models[1].test_acc = 2.5;
+  t.record.divergence = 2.0;
+  t.content_sha256 = TrialContentSha256(t.record);
+  auto text = bundle::TrialsToJson(*trials);
+  ASSERT_TRUE(text.ok());
+  Entry("trials.json") = *text;
+  Relist("trials.json");
+  ExpectRejected(Status::Code::kInvalidArgument,
+                 "model 'tf': test_acc 2.5 is not an accuracy in [0, 1]");
 }
 
 TEST_F(BundleAttackTest, WeightsAlteredByOneBit) {
