@@ -183,8 +183,8 @@ void Im2colBackwardData(const ConvGeometry& g, const float* w, const float* dy, 
 
 void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw) {
   const TapSource src = ForwardSource(g, x);
-  if (ImplicitApplies(src)) {
-    // Batches of ~2048 output pixels: each register tile ends in a
+  if (ImplicitFilterApplies(src, g.o)) {
+    // Batches of ~2048 output pixels: a pixel-vector tile ends in a
     // horizontal sum per batch, so small planes need more images per batch.
     const int64_t per = std::clamp<int64_t>(2048 / (g.oh * g.ow), 1, g.n);
     return ImplicitBackwardFilter(src, g.n, g.o, dy, per, dw);

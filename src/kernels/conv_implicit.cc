@@ -122,35 +122,36 @@ void ImplicitPatchGemmT(const TapSource& src, int64_t images, int64_t out_ch, co
 void ImplicitBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch,
                              const float* dy, int64_t per, float* dw) {
   const ImplicitLayout l = MakeLayout(src, kLanes);
-  if (ChannelTilesApply(l, out_ch)) {
+  if (ChannelFilterApplies(l, out_ch)) {
     return ChannelBackwardFilter(src, l, images, out_ch, dy, per, dw);
   }
-  const int64_t source_floats = src.channels * src.h * src.w;
-  const int64_t tiles =
-      (out_ch + kFilterRows - 1) / kFilterRows * ((l.taps + kFilterTaps - 1) / kFilterTaps);
+  struct Tile {
+    int64_t o0, t0;
+    int r, u;
+  };
+  std::vector<Tile> tiles;
+  for (int64_t o0 = 0; o0 < out_ch;) {
+    const int r = TileRows(out_ch - o0, kFilterRows);
+    for (int64_t t0 = 0; t0 < l.taps;) {
+      const int u = TileRows(l.taps - t0, kFilterTaps);
+      tiles.push_back({o0, t0, r, u});
+      t0 += u;
+    }
+    o0 += r;
+  }
+  const int64_t groups = std::min<int64_t>((images + per - 1) / per, 4);
+  AlignedFloats pads(groups * per * l.image_floats);
   const auto run = l.half ? FilterTileAny<true> : FilterTileAny<false>;
-  const auto partials = FilterBatches(
-      images, per, out_ch * l.taps,
-      [&](float* acc, int64_t n0, int64_t k, bool first, int64_t next_k) {
-        float* pads = ThreadScratch(kPadSlot, k * l.image_floats);
-        for (int64_t i = 0; i < k; ++i) PadImage(src, l, n0 + i, pads + i * l.image_floats);
-        const float* g = dy + n0 * out_ch * l.plane;
-        // The group's next batch (source and gradient), fetched during these tiles.
-        Prefetcher next_x(next_k ? src.data + (n0 + k) * source_floats : nullptr,
-                          next_k * source_floats, tiles);
-        Prefetcher next_dy(next_k ? g + k * out_ch * l.plane : nullptr,
-                           next_k * out_ch * l.plane, tiles);
-        for (int64_t o0 = 0; o0 < out_ch;) {
-          const int r = TileRows(out_ch - o0, kFilterRows);
-          for (int64_t t0 = 0; t0 < l.taps;) {
-            next_x.Step();
-            next_dy.Step();
-            const int u = TileRows(l.taps - t0, kFilterTaps);
-            run(r, u, pads, g + o0 * l.plane, k, out_ch, l, t0, !first, acc + o0 * l.taps);
-            t0 += u;
-          }
-          o0 += r;
-        }
+  const auto partials = FilterRounds(
+      images, per, out_ch * l.taps, static_cast<int64_t>(tiles.size()),
+      [&](int64_t g, int64_t i, int64_t n) {
+        PadImage(src, l, n, pads.data() + (g * per + i) * l.image_floats);
+      },
+      [&](float* acc, int64_t g, int64_t n0, int64_t k, int64_t ti, bool first) {
+        const Tile& t = tiles[ti];
+        run(t.r, t.u, pads.data() + g * per * l.image_floats,
+            dy + (n0 * out_ch + t.o0) * l.plane, k, out_ch, l, t.t0, !first,
+            acc + t.o0 * l.taps);
       });
   SumPartials(partials, out_ch * l.taps, dw);
 }

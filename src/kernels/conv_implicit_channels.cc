@@ -11,7 +11,6 @@
 
 #include "src/kernels/conv_internal.h"
 #include "src/kernels/implicit_internal.h"
-#include "src/thread_scratch.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/tensor.h"
 
@@ -27,10 +26,6 @@ namespace xw {
 namespace kernels {
 namespace HWY_NAMESPACE {
 namespace {
-
-// ThreadScratch slot of the transposed output gradient (kPadSlot holds the
-// padded images at the same time).
-constexpr int kGradSlot = 1;
 
 // y[(o0 + L*v + i) * plane + j0 + j] = sum over taps t in order of
 // wq[t][o0 + L*v + i] * patch(t, pixel j0 + j) (+ bias): VO channel vectors
@@ -151,28 +146,37 @@ void ChannelPatchGemm(const TapSource& src, const ImplicitLayout& l, int64_t ima
 void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_t images,
                            int64_t out_ch, const float* dy, int64_t per, float* dw) {
   const std::vector<int64_t> pix = PixelOffsets(l, src.ow);
-  // FilterBatches' schedule, as ImplicitBackwardFilter; partials are [taps][out_ch].
-  const auto partials = FilterBatches(
-      images, per, l.taps * out_ch,
-      [&](float* part, int64_t n0, int64_t k, bool first, int64_t) {
-        float* pads = ThreadScratch(kPadSlot, k * l.image_floats);
-        float* dyt = ThreadScratch(kGradSlot, k * l.plane * out_ch);
-        for (int64_t i = 0; i < k; ++i) {
-          PadImage(src, l, n0 + i, pads + i * l.image_floats);
-          PixelMajor(dy + (n0 + i) * out_ch * l.plane, out_ch, l.plane,
-                     dyt + i * l.plane * out_ch);
-        }
-        for (int64_t o0 = 0; o0 < out_ch;) {
-          const int vo = ChannelVectors(out_ch - o0);
-          for (int64_t t0 = 0; t0 < l.taps;) {
-            const int u = TileRows(l.taps - t0, 6);
-            DispatchTile(vo, u, [&]<int VO, int U>() {
-              FilterTile<VO, U>(pads, dyt + o0, k, out_ch, l, pix.data(), t0, !first, part + o0);
-            });
-            t0 += u;
-          }
-          o0 += int64_t{kLanes} * vo;
-        }
+  struct Tile {
+    int64_t o0, t0;
+    int vo, u;
+  };
+  std::vector<Tile> tiles;
+  for (int64_t o0 = 0; o0 < out_ch;) {
+    const int vo = ChannelVectors(out_ch - o0);
+    for (int64_t t0 = 0; t0 < l.taps;) {
+      const int u = TileRows(l.taps - t0, 6);
+      tiles.push_back({o0, t0, vo, u});
+      t0 += u;
+    }
+    o0 += int64_t{kLanes} * vo;
+  }
+  // Per group: its batch padded, and its gradient as [image][pixel][out_ch].
+  const int64_t groups = std::min<int64_t>((images + per - 1) / per, 4);
+  AlignedFloats pads(groups * per * l.image_floats), dyt(groups * per * l.plane * out_ch);
+  const auto partials = FilterRounds(
+      images, per, l.taps * out_ch, static_cast<int64_t>(tiles.size()),
+      [&](int64_t g, int64_t i, int64_t n) {
+        PadImage(src, l, n, pads.data() + (g * per + i) * l.image_floats);
+        PixelMajor(dy + n * out_ch * l.plane, out_ch, l.plane,
+                   dyt.data() + (g * per + i) * l.plane * out_ch);
+      },
+      [&](float* part, int64_t g, int64_t, int64_t k, int64_t ti, bool first) {
+        const Tile& t = tiles[ti];
+        DispatchTile(t.vo, t.u, [&]<int VO, int U>() {
+          FilterTile<VO, U>(pads.data() + g * per * l.image_floats,
+                            dyt.data() + g * per * l.plane * out_ch + t.o0, k, out_ch, l,
+                            pix.data(), t.t0, !first, part + t.o0);
+        });
       });
   for (int64_t o = 0; o < out_ch; ++o) {
     for (int64_t t = 0; t < l.taps; ++t) {

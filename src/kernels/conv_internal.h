@@ -110,6 +110,10 @@ bool ImplicitApplies(const TapSource& s);
 // y[n, o, :] = W [out_ch, T] x patches(src, image n) (+ bias[o]), n < images.
 void ImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
                        const float* bias, float* y);
+// Whether ImplicitBackwardFilter takes src's filter gradient: where
+// ImplicitApplies, and on any grid of at most 16 x 16 output pixels when
+// out_ch is a multiple of the lanes (channel-vector tiles).
+bool ImplicitFilterApplies(const TapSource& s, int64_t out_ch);
 // dw [out_ch, T] = Sum over images of dy(n) [out_ch, P] x patches(src, n)^T,
 // in fixed groups of `per`-image batches.
 void ImplicitBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch,

@@ -94,6 +94,25 @@ void ForEachPaddedImage(const TapSource& src, const ImplicitLayout& l, int64_t i
 // vector lanes and pixels broadcast, for half-slot rows where two-row pixel
 // vectors would need a shuffle per load; out_ch a multiple of the lanes.
 bool ChannelTilesApply(const ImplicitLayout& l, int64_t out_ch);
+// Whether the filter gradient takes the channel-vector tiles: out_ch a
+// multiple of the lanes, and rows narrow enough that pixel vectors would end
+// each batch in too many horizontal sums for too few terms.
+bool ChannelFilterApplies(const ImplicitLayout& l, int64_t out_ch);
+
+// FilterBatches' schedule (conv_internal.h) for register tiles, run in
+// rounds so that the tiles of one batch run in parallel too: a layer whose
+// images fit one batch (VGG's 4x4 planes at batch 128) would otherwise run
+// on one thread. Round r prepares the r-th batch of every group that has
+// one, prepare(slot, i, n) for its i-th image n (slot = the group), then
+// runs tile(partial, slot, n0, k, ti, first) for each such batch of images
+// [n0, n0 + k) and every tile ti < tiles, all in parallel. A tile must write only its own
+// outputs of the group's partial (assign when first, else add), so every
+// output is summed in FilterBatches' order: the same bits on any thread
+// count. Returns the partials, one per group, to be added in group order.
+std::vector<AlignedFloats> FilterRounds(
+    int64_t images, int64_t per, int64_t partial_floats, int64_t tiles,
+    const std::function<void(int64_t, int64_t, int64_t)>& prepare,
+    const std::function<void(float*, int64_t, int64_t, int64_t, int64_t, bool)>& tile);
 
 // gt[j * out_ch + o] = g[o * plane + j]: one image's gradient pixel-major,
 // for the channel-vector filter tiles.

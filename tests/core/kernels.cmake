@@ -4,6 +4,7 @@ xwires_add_test(kernels_tests
     ${CMAKE_CURRENT_LIST_DIR}/matmul_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/conv_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/conv_grad_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/conv_filter_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/dense_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/kernel_golden_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/tap_gather_test.cc

@@ -1,0 +1,94 @@
+// The im2col (tf profile) filter gradient's summation order where it runs on
+// channel-vector tiles: bitwise against its definition, on every SIMD target
+// and thread count.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "conv_test_util.h"
+#include "grad_check.h"
+#include "xwires/core/conv.h"
+#include "xwires/core/parallel.h"
+#include "xwires/core/reduce.h"
+
+namespace xw {
+namespace {
+
+using convtest::Case;
+using convtest::Spec;
+
+// dw[o, t] as conv_internal.h's FilterBatches defines it for output rows
+// that take the channel tiles: images in batches of per = 2048 / plane, each
+// batch one FMA chain over its pixels (n, p, q) in order; the batches split
+// into min(batches, 4) contiguous groups, batch results added in order
+// within a group, then the groups' results added in group order.
+int ChannelFilterMismatches(const ConvGeometry& g, const Tensor& x, const Tensor& dy,
+                            const Tensor& dw) {
+  const int64_t taps = g.c * g.kh * g.kw, plane = g.oh * g.ow;
+  const int64_t per = std::clamp<int64_t>(2048 / plane, 1, g.n);
+  const int64_t batches = (g.n + per - 1) / per, groups = std::min<int64_t>(batches, 4);
+  const ReduceSpec chain = *ParseReduceOrder("sequential", true);
+  std::vector<float> dys, xs;
+  int bad = 0;
+  for (int64_t o = 0; o < g.o; ++o) {
+    for (int64_t t = 0; t < taps; ++t) {
+      const int64_t c = t / (g.kh * g.kw), a = t / g.kw % g.kh, b = t % g.kw;
+      float total = 0.0f;
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        float group = 0.0f;
+        for (int64_t bi = gi * batches / groups; bi < (gi + 1) * batches / groups; ++bi) {
+          dys.clear();
+          xs.clear();
+          for (int64_t n = bi * per; n < std::min(g.n, (bi + 1) * per); ++n) {
+            for (int64_t p = 0; p < g.oh; ++p) {
+              for (int64_t q = 0; q < g.ow; ++q) {
+                const int64_t u = p * g.stride + a - g.pad_top, v = q * g.stride + b - g.pad_left;
+                const bool in = u >= 0 && u < g.h && v >= 0 && v < g.w;
+                xs.push_back(in ? x.at(n, c, u, v) : 0.0f);
+                dys.push_back(dy.at(n, o, p, q));
+              }
+            }
+          }
+          const float s = Dot(dys.data(), xs.data(), dys.size(), chain);
+          group = bi == gi * batches / groups ? s : group + s;
+        }
+        total = gi == 0 ? group : total + group;
+      }
+      const float got = dw[o * taps + t];
+      bad += std::memcmp(&total, &got, 4) != 0;
+    }
+  }
+  return bad;
+}
+
+// Rows of 8 pixels (whole slots of 8 or 4 lanes, half slots of 16) and 16k
+// output channels: the channel tiles on every target. 160 images of 8 x 8
+// are five batches of 32 in four groups, so the last group runs two rounds;
+// 128 images of 4 x 4 are one batch, whose tiles alone run in parallel.
+TEST(ConvFilterTest, Im2colChannelTilesSumBatchChainsInGroups) {
+  const Case cs[] = {{160, 3, 8, 8, 16, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {128, 5, 4, 4, 32, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {40, 4, 16, 16, 16, Spec(3, 2, 0, PadMode::kSame)}};
+  KernelNumerics num;
+  num.conv_algo = ConvAlgo::kIm2colGemm;
+  num.gemm = GemmKind::kEigen;
+  convtest::ForEachTarget([&](const std::string&) {
+    for (const Case& k : cs) {
+      const auto [g, x, w, dy] = convtest::MakeOperands(k, 21, 22, 23);
+      std::vector<Tensor> dws;
+      for (int threads : {1, 2, 4}) {
+        ThreadScope scope(threads);
+        Tensor dw;
+        Conv2dBackward(x, w, dy, k.spec, num, nullptr, &dw, nullptr);
+        EXPECT_EQ(ChannelFilterMismatches(g, x, dy, dw), 0) << k.Name() << " " << threads;
+        dws.push_back(std::move(dw));
+      }
+      EXPECT_TRUE(dws[0].BitwiseEqual(dws[1]) && dws[0].BitwiseEqual(dws[2])) << k.Name();
+    }
+  });
+}
+
+}  // namespace
+}  // namespace xw
