@@ -43,7 +43,7 @@ bool IsPointwise(const ConvGeometry& g) {
 // Images per GEMM: enough columns (~512) to keep Eigen's kernel busy on small
 // planes of `plane` output pixels. A function of the geometry only.
 int64_t ImagesPerGemm(int64_t plane, int64_t images) {
-  return std::clamp<int64_t>(512 / plane, 1, images);
+  return std::clamp<int64_t>(512 / plane, 1, std::max<int64_t>(1, (images + 3) / 4));
 }
 int64_t ImagesPerGemm(const ConvGeometry& g) { return ImagesPerGemm(g.oh * g.ow, g.n); }
 

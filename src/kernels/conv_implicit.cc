@@ -110,8 +110,8 @@ void ImplicitPatchGemmT(const TapSource& src, int64_t images, int64_t out_ch, co
         next.Step();
         const int v = TileRows(l.slots - s0, kMaxVectors);
         // The whole chain over the taps with FMA, as Eigen's GEBP kernel.
-        run(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps, 0, 1, b,
-            yn + o0 * l.plane + kLanes * s0, l.plane);
+        run(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps,
+            TapRange{0, l.taps, 1, false}, b, yn + o0 * l.plane + kLanes * s0, l.plane);
         s0 += v;
       }
       o0 += r;

@@ -107,12 +107,23 @@ void FilterChainTileAny(int vo, int u, const float* pads, const float* dyt, int6
 
 }  // namespace
 
+// Taps per chain in one block of ExactPatchGemmT's lanesK passes.
+constexpr int64_t kChainBlock = 64;
+
 void ExactPatchGemmT(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
                      const float* bias, const ReduceSpec& spec, float* y) {
   const ImplicitLayout l = MakeLayout(src, kLanes);
   const int k = ChainCount(spec);
   const AlignedFloats wp = PackWeightBlocks(w, out_ch, l.taps);
   const int64_t tiles = (out_ch + 5) / 6 * ((l.slots + kMaxVectors - 1) / kMaxVectors);
+  // Chain c takes taps c, c + k, ...: one pass per chain reads every k-th
+  // tap, so with many taps the passes stream the image from L2 k times.
+  // Blocks of kChainBlock taps per chain keep a block's patch entries in L1
+  // for all k passes; the chains' bits are the same. Below two blocks the
+  // extra stores and reloads of the chains cost more than they save
+  // (measured on AVX2: 256-channel 3x3 layers 1.35x faster, 64-channel
+  // ones 1.1x slower when blocked).
+  const int64_t block = k > 1 && l.taps > 2 * k * kChainBlock ? k * kChainBlock : l.taps;
   const auto run = l.half ? (spec.fma ? TapTileAny<true, true> : TapTileAny<true, false>)
                           : (spec.fma ? TapTileAny<false, true> : TapTileAny<false, false>);
   ForEachPaddedImage(src, l, images, tiles, [&](int64_t n, const float* pad, Prefetcher& next) {
@@ -125,9 +136,12 @@ void ExactPatchGemmT(const TapSource& src, int64_t images, int64_t out_ch, const
         next.Step();
         const int v = TileRows(l.slots - s0, kMaxVectors);
         const int64_t n_chain = int64_t{r} * kLanes * v;  // one chain's floats
-        for (int c = 0; c < k; ++c) {
-          run(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps, c, k, nullptr,
-              chains + c * n_chain, kLanes * v);
+        for (int64_t t0 = 0; t0 < l.taps; t0 += block) {
+          const int64_t t1 = std::min(l.taps, t0 + block);
+          for (int c = 0; c < k; ++c) {
+            run(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps,
+                TapRange{t0 + c, t1, k, t0 > 0}, nullptr, chains + c * n_chain, kLanes * v);
+          }
         }
         CombineChains(chains, k, n_chain);
         for (int i = 0; i < r; ++i) {

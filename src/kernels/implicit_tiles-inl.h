@@ -57,22 +57,32 @@ HWY_INLINE VF LoadSlot(const float* p, const int64_t* b) {
   return hn::LoadU(d, p + b[0]);
 }
 
-// out[r*stride + L*v + i] = the chain over taps t = first, first + step, ...
-// of wp[t*R + r] * patch(t, slot s0 + v, lane i) (Accumulate<kFma>), then
-// + bias[r] if bias is not null. R output channels x V slots; base =
-// l.base + 2*s0, wp = the channel block's weights (PackWeightBlocks). The
-// im2col forward is the whole chain (first 0, step 1, FMA); the direct
-// algorithm's lanesK orders run one chain per call.
+// Which taps a TapTile call runs: t = first, first + step, ... < end, as
+// the continuation of the chain stored in out (resume) or a new one.
+struct TapRange {
+  int64_t first, end, step;
+  bool resume;
+};
+
+// out[r*stride + L*v + i] = the chain over the range's taps t of
+// wp[t*R + r] * patch(t, slot s0 + v, lane i) (Accumulate<kFma>), started
+// at zero or at the stored out, then + bias[r] if bias is not null. R output
+// channels x V slots; base = l.base + 2*s0, wp = the channel block's weights
+// (PackWeightBlocks). The im2col forward is the whole chain (0, taps, 1,
+// FMA); the direct algorithm's lanesK orders run each chain on its own, in
+// blocks of taps where the taps are many (ExactPatchGemmT).
 template <int R, int V, bool kHalf, bool kFma>
 void TapTile(const float* img, const ImplicitLayout& l, const int64_t* base, const float* wp,
-             int64_t first, int64_t step, const float* bias, float* out, int64_t stride) {
+             TapRange range, const float* bias, float* out, int64_t stride) {
   const DF d;
   VF acc[R][V];
   for (int r = 0; r < R; ++r) {
-    for (int v = 0; v < V; ++v) acc[r][v] = hn::Zero(d);
+    for (int v = 0; v < V; ++v) {
+      acc[r][v] = range.resume ? hn::LoadU(d, out + r * stride + kLanes * v) : hn::Zero(d);
+    }
   }
   const int64_t* tap = l.tap.data();
-  for (int64_t t = first; t < l.taps; t += step) {
+  for (int64_t t = range.first; t < range.end; t += range.step) {
     const float* p = img + tap[t];
     VF x[V];
     for (int v = 0; v < V; ++v) x[v] = LoadSlot<kHalf>(p, base + 2 * v);
@@ -93,16 +103,13 @@ void TapTile(const float* img, const ImplicitLayout& l, const int64_t* base, con
 // TapTile for r in {6, 4, 2, 1} and v in {4, 2, 1} up to kMaxVectors.
 template <bool kHalf, bool kFma>
 void TapTileAny(int r, int v, const float* img, const ImplicitLayout& l, const int64_t* base,
-                const float* wp, int64_t first, int64_t step, const float* bias, float* out,
-                int64_t stride) {
+                const float* wp, TapRange range, const float* bias, float* out, int64_t stride) {
   auto rows = [&]<int R>() {
     if constexpr (kMaxVectors >= 4) {
-      if (v == 4) return TapTile<R, 4, kHalf, kFma>(img, l, base, wp, first, step, bias, out,
-                                                    stride);
+      if (v == 4) return TapTile<R, 4, kHalf, kFma>(img, l, base, wp, range, bias, out, stride);
     }
-    if (v == 2) return TapTile<R, 2, kHalf, kFma>(img, l, base, wp, first, step, bias, out,
-                                                  stride);
-    return TapTile<R, 1, kHalf, kFma>(img, l, base, wp, first, step, bias, out, stride);
+    if (v == 2) return TapTile<R, 2, kHalf, kFma>(img, l, base, wp, range, bias, out, stride);
+    return TapTile<R, 1, kHalf, kFma>(img, l, base, wp, range, bias, out, stride);
   };
   switch (r) {
     case 6: return rows.template operator()<6>();

@@ -192,7 +192,11 @@ TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
                      {2, 3, 4, 16, 5, Spec(3, 1, 1, PadMode::kExplicit)},
                      {2, 3, 6, 9, 16, Spec(3, 1, 1, PadMode::kExplicit)},
                      {3, 17, 8, 8, 48, Spec(3, 1, 1, PadMode::kExplicit)},
-                     {2, 4, 16, 16, 32, Spec(3, 2, 0, PadMode::kSame)}};
+                     {2, 4, 16, 16, 32, Spec(3, 2, 0, PadMode::kSame)},
+                     // Over 1024 taps (forward) and terms (data gradient):
+                     // lanesK chains run in blocks of taps, same bits.
+                     {1, 120, 8, 8, 16, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {1, 16, 8, 8, 120, Spec(3, 1, 1, PadMode::kExplicit)}};
   convtest::ForEachTarget([&](const std::string&) {
   for (const Case& k : cs) {
     const auto [g, x, w, dy] = convtest::MakeOperands(k, 3, 4, 5);
