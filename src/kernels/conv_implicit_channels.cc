@@ -11,6 +11,7 @@
 
 #include "src/kernels/conv_internal.h"
 #include "src/kernels/implicit_internal.h"
+#include "src/thread_scratch.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/tensor.h"
 
@@ -61,24 +62,28 @@ void ForwardTile(const float* img, const ImplicitLayout& l, const int64_t* pix, 
   }
 }
 
-// part[(t0 + u) * out_ch + o0 + L*v + i] (+)= sum over the batch's images
-// and pixels, in order, of dy(o0 + L*v + i) * patch(t0 + u): VO channel
-// vectors x U taps. dyt is the batch's gradient as [image][pixel][out_ch]
-// at channel o0.
+// chain[u * L*VO + L*v + i] = the FMA chain, started at zero or resumed
+// from chain, over the batch's pixels q in [q0, q1) (q = image * plane +
+// pixel, in order) of dy(o0 + L*v + i) * patch(t0 + u): VO channel vectors x
+// U taps. dyt is the batch's gradient as [image][pixel][out_ch] at channel
+// o0.
 template <int VO, int U>
-void FilterTile(const float* pads, const float* dyt, int64_t count, int64_t out_ch,
-                const ImplicitLayout& l, const int64_t* pix, int64_t t0, bool accumulate,
-                float* part) {
+void FilterTile(const float* pads, const float* dyt, int64_t q0, int64_t q1, int64_t out_ch,
+                const ImplicitLayout& l, const int64_t* pix, int64_t t0, bool resume,
+                float* chain) {
   const DF d;
   VF acc[U][VO];
   for (int u = 0; u < U; ++u) {
-    for (int v = 0; v < VO; ++v) acc[u][v] = hn::Zero(d);
+    for (int v = 0; v < VO; ++v) {
+      acc[u][v] = resume ? hn::LoadU(d, chain + (u * VO + v) * kLanes) : hn::Zero(d);
+    }
   }
   const int64_t* tap = l.tap.data() + t0;
-  for (int64_t i = 0; i < count; ++i) {
+  for (int64_t i = q0 / l.plane; i * l.plane < q1; ++i) {
     const float* img = pads + i * l.image_floats;
     const float* g = dyt + i * l.plane * out_ch;
-    for (int64_t j = 0; j < l.plane; ++j) {
+    const int64_t j1 = std::min(l.plane, q1 - i * l.plane);
+    for (int64_t j = std::max<int64_t>(0, q0 - i * l.plane); j < j1; ++j) {
       VF dv[VO];
       for (int v = 0; v < VO; ++v) dv[v] = hn::LoadU(d, g + j * out_ch + kLanes * v);
       const float* p = img + pix[j];
@@ -89,12 +94,12 @@ void FilterTile(const float* pads, const float* dyt, int64_t count, int64_t out_
     }
   }
   for (int u = 0; u < U; ++u) {
-    for (int v = 0; v < VO; ++v) {
-      float* dst = part + (t0 + u) * out_ch + kLanes * v;
-      hn::StoreU(accumulate ? hn::Add(hn::LoadU(d, dst), acc[u][v]) : acc[u][v], d, dst);
-    }
+    for (int v = 0; v < VO; ++v) hn::StoreU(acc[u][v], d, chain + (u * VO + v) * kLanes);
   }
 }
+
+// Pixels of a filter-gradient batch per sweep over the taps.
+constexpr int64_t kPixelBlock = 256;
 
 // Calls f.template operator()<VO, N>() for vo in {4, 2, 1} (up to
 // kMaxVectors) and n in {6, 4, 2, 1}.
@@ -146,37 +151,50 @@ void ChannelPatchGemm(const TapSource& src, const ImplicitLayout& l, int64_t ima
 void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_t images,
                            int64_t out_ch, const float* dy, int64_t per, float* dw) {
   const std::vector<int64_t> pix = PixelOffsets(l, src.ow);
-  struct Tile {
-    int64_t o0, t0;
-    int vo, u;
-  };
-  std::vector<Tile> tiles;
-  for (int64_t o0 = 0; o0 < out_ch;) {
-    const int vo = ChannelVectors(out_ch - o0);
-    for (int64_t t0 = 0; t0 < l.taps;) {
-      const int u = TileRows(l.taps - t0, 6);
-      tiles.push_back({o0, t0, vo, u});
-      t0 += u;
-    }
-    o0 += int64_t{kLanes} * vo;
+  std::vector<int64_t> blocks{0};  // first output channel of each channel block
+  while (blocks.back() < out_ch) {
+    blocks.push_back(blocks.back() + kLanes * ChannelVectors(out_ch - blocks.back()));
   }
   // Per group: its batch padded, and its gradient as [image][pixel][out_ch].
   const int64_t groups = std::min<int64_t>((images + per - 1) / per, 4);
   AlignedFloats pads(groups * per * l.image_floats), dyt(groups * per * l.plane * out_ch);
   const auto partials = FilterRounds(
-      images, per, l.taps * out_ch, static_cast<int64_t>(tiles.size()),
+      images, per, l.taps * out_ch, static_cast<int64_t>(blocks.size()) - 1,
       [&](int64_t g, int64_t i, int64_t n) {
         PadImage(src, l, n, pads.data() + (g * per + i) * l.image_floats);
         PixelMajor(dy + n * out_ch * l.plane, out_ch, l.plane,
                    dyt.data() + (g * per + i) * l.plane * out_ch);
       },
-      [&](float* part, int64_t g, int64_t, int64_t k, int64_t ti, bool first) {
-        const Tile& t = tiles[ti];
-        DispatchTile(t.vo, t.u, [&]<int VO, int U>() {
-          FilterTile<VO, U>(pads.data() + g * per * l.image_floats,
-                            dyt.data() + g * per * l.plane * out_ch + t.o0, k, out_ch, l,
-                            pix.data(), t.t0, !first, part + t.o0);
-        });
+      [&](float* part, int64_t g, int64_t, int64_t k, int64_t bi, bool first) {
+        // One channel block over all taps: blocks of kPixelBlock pixels
+        // sweep every tap tile, so that their gradient rows stay in L1;
+        // each tile's chain over the batch resumes from `chains`.
+        const int64_t o0 = blocks[bi];
+        const int vo = ChannelVectors(out_ch - o0);
+        const int64_t width = int64_t{kLanes} * vo;
+        float* chains = ThreadScratch(1, l.taps * width);
+        const float* gp = pads.data() + g * per * l.image_floats;
+        const float* gd = dyt.data() + g * per * l.plane * out_ch + o0;
+        for (int64_t q0 = 0; q0 < k * l.plane; q0 += kPixelBlock) {
+          const int64_t q1 = std::min(k * l.plane, q0 + kPixelBlock);
+          for (int64_t t0 = 0; t0 < l.taps;) {
+            const int u = TileRows(l.taps - t0, 6);
+            DispatchTile(vo, u, [&]<int VO, int U>() {
+              FilterTile<VO, U>(gp, gd, q0, q1, out_ch, l, pix.data(), t0, q0 > 0,
+                                chains + t0 * width);
+            });
+            t0 += u;
+          }
+        }
+        // The batch's chains into the group's partial: assign, or add in order.
+        const DF d;
+        for (int64_t t = 0; t < l.taps; ++t) {
+          for (int64_t c = 0; c < width; c += kLanes) {
+            float* dst = part + t * out_ch + o0 + c;
+            const VF x = hn::LoadU(d, chains + t * width + c);
+            hn::StoreU(first ? x : hn::Add(hn::LoadU(d, dst), x), d, dst);
+          }
+        }
       });
   // dw[o][t] = the partials' [t][o] in group order, in 16 x 16 blocks so
   // that the transposed reads stay within a few cache lines.

@@ -55,28 +55,35 @@ void FilterChainTile(const float* pads, const float* dyt, int64_t count, int64_t
                      int k, float* state) {
   const DF d;
   const int64_t* tap = l.tap.data() + t0;
-  for (int c = 0; c < k; ++c) {
-    float* st = state + c * l.taps * out_ch;
-    VF acc[U][VO];
-    for (int u = 0; u < U; ++u) {
-      for (int v = 0; v < VO; ++v) acc[u][v] = hn::LoadU(d, st + u * out_ch + kLanes * v);
-    }
-    for (int64_t i = 0; i < count; ++i) {
-      const float* img = pads + i * l.image_floats;
-      const float* g = dyt + i * l.plane * out_ch;
-      const int64_t j0 = ((c - (first_image + i) * l.plane) % k + k) % k;
-      for (int64_t j = j0; j < l.plane; j += k) {
-        VF dv[VO];
-        for (int v = 0; v < VO; ++v) dv[v] = hn::LoadU(d, g + j * out_ch + kLanes * v);
-        const float* p = img + pix[j];
-        for (int u = 0; u < U; ++u) {
-          const VF x = hn::Set(d, p[tap[u]]);
-          for (int v = 0; v < VO; ++v) acc[u][v] = Accumulate<kFma>(acc[u][v], dv[v], x);
+  // With several chains, blocks of images of about 512 pixels run every
+  // chain in turn, so that the block's gradient and patch entries are read
+  // from L1 by all k passes.
+  const int64_t block = k == 1 ? count : std::max<int64_t>(1, 512 / l.plane);
+  for (int64_t i0 = 0; i0 < count; i0 += block) {
+    const int64_t i1 = std::min(count, i0 + block);
+    for (int c = 0; c < k; ++c) {
+      float* st = state + c * l.taps * out_ch;
+      VF acc[U][VO];
+      for (int u = 0; u < U; ++u) {
+        for (int v = 0; v < VO; ++v) acc[u][v] = hn::LoadU(d, st + u * out_ch + kLanes * v);
+      }
+      for (int64_t i = i0; i < i1; ++i) {
+        const float* img = pads + i * l.image_floats;
+        const float* g = dyt + i * l.plane * out_ch;
+        const int64_t j0 = ((c - (first_image + i) * l.plane) % k + k) % k;
+        for (int64_t j = j0; j < l.plane; j += k) {
+          VF dv[VO];
+          for (int v = 0; v < VO; ++v) dv[v] = hn::LoadU(d, g + j * out_ch + kLanes * v);
+          const float* p = img + pix[j];
+          for (int u = 0; u < U; ++u) {
+            const VF x = hn::Set(d, p[tap[u]]);
+            for (int v = 0; v < VO; ++v) acc[u][v] = Accumulate<kFma>(acc[u][v], dv[v], x);
+          }
         }
       }
-    }
-    for (int u = 0; u < U; ++u) {
-      for (int v = 0; v < VO; ++v) hn::StoreU(acc[u][v], d, st + u * out_ch + kLanes * v);
+      for (int u = 0; u < U; ++u) {
+        for (int v = 0; v < VO; ++v) hn::StoreU(acc[u][v], d, st + u * out_ch + kLanes * v);
+      }
     }
   }
 }
