@@ -196,22 +196,9 @@ void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_
           }
         }
       });
-  // dw[o][t] = the partials' [t][o] in group order, in 16 x 16 blocks so
-  // that the transposed reads stay within a few cache lines.
-  constexpr int64_t kB = 16;
-  ParallelFor((out_ch + kB - 1) / kB, 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t o0 = b0 * kB; o0 < std::min(out_ch, b1 * kB); o0 += kB) {
-      for (int64_t t0 = 0; t0 < l.taps; t0 += kB) {
-        for (int64_t o = o0; o < std::min(out_ch, o0 + kB); ++o) {
-          for (int64_t t = t0; t < std::min(l.taps, t0 + kB); ++t) {
-            float s = partials[0][t * out_ch + o];
-            for (size_t gi = 1; gi < partials.size(); ++gi) s += partials[gi][t * out_ch + o];
-            dw[o * l.taps + t] = s;
-          }
-        }
-      }
-    }
-  });
+  std::vector<const float*> parts;
+  for (const AlignedFloats& p : partials) parts.push_back(p.data());
+  TapsToFilter(parts, l.taps, out_ch, dw);
 }
 
 }  // namespace HWY_NAMESPACE

@@ -45,63 +45,61 @@ void CombineChains(float* chains, int k, int64_t n) {
   }
 }
 
-// dy chains: state[c][t][o] += over the chunk's pixels g (global index
-// n*plane + j) with g mod K = c, in order, dy(o, g) * patch(t, g), for VO
-// channel vectors x U taps. dyt is the chunk as [image][pixel][out_ch] at
-// channel o0, state points at [0][t0][o0].
+// dy chains: state[c][t][o] += over the chunk's pixels q in [q0, q1) (q =
+// image * plane + pixel, global index g = first_image * plane + q) with
+// g mod K = c, in order, dy(o, q) * patch(t, q), for VO channel vectors x U
+// taps. dyt is the chunk as [image][pixel][out_ch] at channel o0, state
+// points at [0][t0][o0].
 template <int VO, int U, bool kFma>
-void FilterChainTile(const float* pads, const float* dyt, int64_t count, int64_t first_image,
-                     int64_t out_ch, const ImplicitLayout& l, const int64_t* pix, int64_t t0,
-                     int k, float* state) {
+void FilterChainTile(const float* pads, const float* dyt, int64_t q0, int64_t q1,
+                     int64_t first_image, int64_t out_ch, const ImplicitLayout& l,
+                     const int64_t* pix, int64_t t0, int k, float* state) {
   const DF d;
   const int64_t* tap = l.tap.data() + t0;
-  // With several chains, blocks of images of about 512 pixels run every
-  // chain in turn, so that the block's gradient and patch entries are read
-  // from L1 by all k passes.
-  const int64_t block = k == 1 ? count : std::max<int64_t>(1, 512 / l.plane);
-  for (int64_t i0 = 0; i0 < count; i0 += block) {
-    const int64_t i1 = std::min(count, i0 + block);
-    for (int c = 0; c < k; ++c) {
-      float* st = state + c * l.taps * out_ch;
-      VF acc[U][VO];
-      for (int u = 0; u < U; ++u) {
-        for (int v = 0; v < VO; ++v) acc[u][v] = hn::LoadU(d, st + u * out_ch + kLanes * v);
-      }
-      for (int64_t i = i0; i < i1; ++i) {
-        const float* img = pads + i * l.image_floats;
-        const float* g = dyt + i * l.plane * out_ch;
-        const int64_t j0 = ((c - (first_image + i) * l.plane) % k + k) % k;
-        for (int64_t j = j0; j < l.plane; j += k) {
-          VF dv[VO];
-          for (int v = 0; v < VO; ++v) dv[v] = hn::LoadU(d, g + j * out_ch + kLanes * v);
-          const float* p = img + pix[j];
-          for (int u = 0; u < U; ++u) {
-            const VF x = hn::Set(d, p[tap[u]]);
-            for (int v = 0; v < VO; ++v) acc[u][v] = Accumulate<kFma>(acc[u][v], dv[v], x);
-          }
+  for (int c = 0; c < k; ++c) {
+    float* st = state + c * l.taps * out_ch;
+    VF acc[U][VO];
+    for (int u = 0; u < U; ++u) {
+      for (int v = 0; v < VO; ++v) acc[u][v] = hn::LoadU(d, st + u * out_ch + kLanes * v);
+    }
+    for (int64_t i = q0 / l.plane; i * l.plane < q1; ++i) {
+      const float* img = pads + i * l.image_floats;
+      const float* g = dyt + i * l.plane * out_ch;
+      const int64_t lo = std::max<int64_t>(0, q0 - i * l.plane);
+      const int64_t hi = std::min(l.plane, q1 - i * l.plane);
+      // The first pixel >= lo of chain c.
+      const int64_t j0 = lo + ((c - (first_image + i) * l.plane - lo) % k + k) % k;
+      for (int64_t j = j0; j < hi; j += k) {
+        VF dv[VO];
+        for (int v = 0; v < VO; ++v) dv[v] = hn::LoadU(d, g + j * out_ch + kLanes * v);
+        const float* p = img + pix[j];
+        for (int u = 0; u < U; ++u) {
+          const VF x = hn::Set(d, p[tap[u]]);
+          for (int v = 0; v < VO; ++v) acc[u][v] = Accumulate<kFma>(acc[u][v], dv[v], x);
         }
       }
-      for (int u = 0; u < U; ++u) {
-        for (int v = 0; v < VO; ++v) hn::StoreU(acc[u][v], d, st + u * out_ch + kLanes * v);
-      }
+    }
+    for (int u = 0; u < U; ++u) {
+      for (int v = 0; v < VO; ++v) hn::StoreU(acc[u][v], d, st + u * out_ch + kLanes * v);
     }
   }
 }
 
 // FilterChainTile for vo in {4, 2, 1} up to kMaxVectors and u in {6, 4, 2, 1}.
 template <bool kFma>
-void FilterChainTileAny(int vo, int u, const float* pads, const float* dyt, int64_t count,
-                        int64_t first_image, int64_t out_ch, const ImplicitLayout& l,
-                        const int64_t* pix, int64_t t0, int k, float* state) {
+void FilterChainTileAny(int vo, int u, const float* pads, const float* dyt, int64_t q0,
+                        int64_t q1, int64_t first_image, int64_t out_ch,
+                        const ImplicitLayout& l, const int64_t* pix, int64_t t0, int k,
+                        float* state) {
   auto taps = [&]<int VO>() {
     switch (u) {
-      case 6: return FilterChainTile<VO, 6, kFma>(pads, dyt, count, first_image, out_ch, l,
+      case 6: return FilterChainTile<VO, 6, kFma>(pads, dyt, q0, q1, first_image, out_ch, l,
                                                   pix, t0, k, state);
-      case 4: return FilterChainTile<VO, 4, kFma>(pads, dyt, count, first_image, out_ch, l,
+      case 4: return FilterChainTile<VO, 4, kFma>(pads, dyt, q0, q1, first_image, out_ch, l,
                                                   pix, t0, k, state);
-      case 2: return FilterChainTile<VO, 2, kFma>(pads, dyt, count, first_image, out_ch, l,
+      case 2: return FilterChainTile<VO, 2, kFma>(pads, dyt, q0, q1, first_image, out_ch, l,
                                                   pix, t0, k, state);
-      default: return FilterChainTile<VO, 1, kFma>(pads, dyt, count, first_image, out_ch, l,
+      default: return FilterChainTile<VO, 1, kFma>(pads, dyt, q0, q1, first_image, out_ch, l,
                                                    pix, t0, k, state);
     }
   };
@@ -113,6 +111,9 @@ void FilterChainTileAny(int vo, int u, const float* pads, const float* dyt, int6
 }
 
 }  // namespace
+
+// Pixels of a filter-gradient chunk per sweep over a task's taps.
+constexpr int64_t kPixelBlock = 512;
 
 // Taps per chain in one block of ExactPatchGemmT's lanesK passes.
 constexpr int64_t kChainBlock = 64;
@@ -176,17 +177,25 @@ void ExactBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch, 
   const int64_t chunk = std::clamp<int64_t>(2048 / l.plane, 1, images);
   AlignedFloats state(int64_t{k} * l.taps * out_ch, 0.0f);  // [chain][tap][out_ch]
   AlignedFloats pads(chunk * l.image_floats), dyt(chunk * l.plane * out_ch);
-  struct Tile {
-    int64_t o0, t0;
-    int vo, u;
+  // A task is a channel block over a range of taps; with few channel blocks
+  // the taps are split too, so that every thread has work.
+  struct Task {
+    int64_t o0, t0, t1;
+    int vo;
   };
-  std::vector<Tile> tiles;
+  std::vector<Task> tasks;
+  int64_t channel_blocks = 0;
+  for (int64_t o0 = 0; o0 < out_ch; ++channel_blocks) {
+    o0 += int64_t{kLanes} * ChannelVectors(out_ch - o0);
+  }
+  const int64_t parts = std::clamp<int64_t>(8 / channel_blocks, 1, (l.taps + 5) / 6);
   for (int64_t o0 = 0; o0 < out_ch;) {
     const int vo = ChannelVectors(out_ch - o0);
-    for (int64_t t0 = 0; t0 < l.taps;) {
-      const int u = TileRows(l.taps - t0, 6);
-      tiles.push_back({o0, t0, vo, u});
-      t0 += u;
+    for (int64_t p = 0; p < parts; ++p) {
+      // Part boundaries on multiples of 6 taps: whole tiles.
+      const int64_t t0 = (l.taps + 5) / 6 * p / parts * 6;
+      const int64_t t1 = std::min(l.taps, (l.taps + 5) / 6 * (p + 1) / parts * 6);
+      tasks.push_back({o0, t0, t1, vo});
     }
     o0 += int64_t{kLanes} * vo;
   }
@@ -200,18 +209,26 @@ void ExactBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch, 
                    dyt.data() + i * l.plane * out_ch);
       }
     });
-    ParallelFor(static_cast<int64_t>(tiles.size()), 1, [&](int64_t a, int64_t b) {
+    ParallelFor(static_cast<int64_t>(tasks.size()), 1, [&](int64_t a, int64_t b) {
       for (int64_t ti = a; ti < b; ++ti) {
-        const Tile& tl = tiles[ti];
-        run(tl.vo, tl.u, pads.data(), dyt.data() + tl.o0, count, n0, out_ch, l, pix.data(),
-            tl.t0, k, state.data() + tl.t0 * out_ch + tl.o0);
+        const Task& tk = tasks[ti];
+        // Blocks of kPixelBlock pixels sweep the task's taps (every chain
+        // in turn), so that their gradient rows and patch entries stay in
+        // L1; the chains resume from the state, the same bits.
+        for (int64_t q0 = 0; q0 < count * l.plane; q0 += kPixelBlock) {
+          const int64_t q1 = std::min(count * l.plane, q0 + kPixelBlock);
+          for (int64_t t0 = tk.t0; t0 < tk.t1;) {
+            const int u = TileRows(tk.t1 - t0, 6);
+            run(tk.vo, u, pads.data(), dyt.data() + tk.o0, q0, q1, n0, out_ch, l, pix.data(),
+                t0, k, state.data() + t0 * out_ch + tk.o0);
+            t0 += u;
+          }
+        }
       }
     });
   }
   CombineChains(state.data(), k, l.taps * out_ch);
-  for (int64_t o = 0; o < out_ch; ++o) {
-    for (int64_t t = 0; t < l.taps; ++t) dw[o * l.taps + t] = state[t * out_ch + o];
-  }
+  TapsToFilter({state.data()}, l.taps, out_ch, dw);
 }
 
 }  // namespace HWY_NAMESPACE

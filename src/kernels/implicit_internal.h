@@ -114,6 +114,13 @@ std::vector<AlignedFloats> FilterRounds(
     const std::function<void(int64_t, int64_t, int64_t)>& prepare,
     const std::function<void(float*, int64_t, int64_t, int64_t, int64_t, bool)>& tile);
 
+// dw[o * taps + t] = parts[0][t * out_ch + o] + parts[1][...] + ..., the
+// parts added in order: tap-major filter-gradient sums back to [out_ch,
+// taps], in blocks (the transposed reads stay within a few cache lines) and
+// in parallel.
+void TapsToFilter(const std::vector<const float*>& parts, int64_t taps, int64_t out_ch,
+                  float* dw);
+
 // gt[j * out_ch + o] = g[o * plane + j]: one image's gradient pixel-major,
 // for the channel-vector filter tiles.
 void PixelMajor(const float* g, int64_t out_ch, int64_t plane, float* gt);

@@ -159,6 +159,24 @@ std::vector<AlignedFloats> FilterRounds(
   return partials;
 }
 
+void TapsToFilter(const std::vector<const float*>& parts, int64_t taps, int64_t out_ch,
+                  float* dw) {
+  constexpr int64_t kB = 16;
+  ParallelFor((out_ch + kB - 1) / kB, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t o0 = b0 * kB; o0 < std::min(out_ch, b1 * kB); o0 += kB) {
+      for (int64_t t0 = 0; t0 < taps; t0 += kB) {
+        for (int64_t o = o0; o < std::min(out_ch, o0 + kB); ++o) {
+          for (int64_t t = t0; t < std::min(taps, t0 + kB); ++t) {
+            float s = parts[0][t * out_ch + o];
+            for (size_t i = 1; i < parts.size(); ++i) s += parts[i][t * out_ch + o];
+            dw[o * taps + t] = s;
+          }
+        }
+      }
+    }
+  });
+}
+
 std::vector<int64_t> PixelOffsets(const ImplicitLayout& l, int64_t ow) {
   std::vector<int64_t> pix(l.plane);
   for (int64_t j = 0; j < l.plane; ++j) pix[j] = (j / ow) * l.pw + j % ow;
