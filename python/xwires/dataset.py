@@ -12,7 +12,7 @@ def open(path, mode="r"):  # noqa: A001 - xwires.open, like io.open
 
     Args:
         path: the dataset directory (str or os.PathLike).
-        mode: "r" (default) reads only: nothing on disk is created or
+        mode: "r" (default) is read-only: nothing on disk is created or
             changed, and a missing dataset raises NotFoundError. "w" opens
             read-write and creates the dataset if missing.
 

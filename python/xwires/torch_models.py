@@ -129,6 +129,7 @@ class CifarResNet(nn.Module):
 
 
 def resnet(name, in_shape, num_classes=10, width=1.0, depth=None):
+    """resnet20 (depth 6n+2, default 20), resnet18 or resnet50 with the CIFAR stem."""
     from torchvision.models.resnet import BasicBlock, Bottleneck
     if name == "resnet20":
         depth = depth or 20
@@ -159,6 +160,11 @@ def densenet121(in_shape, num_classes=10, width=1.0):
 
 
 def build(arch, in_shape=(3, 32, 32), num_classes=10, width=1.0, depth=None, dropout=0.5):
+    """The twin of xwires architecture `arch` (randomly initialised).
+
+    in_shape: (C, H, W) of the images; depth None: the architecture's own
+    (mlp hidden layers, resnet20's 6n+2). ValueError for an unknown arch.
+    """
     if arch == "mlp":
         return MLP(in_shape, num_classes, width, depth or 2)
     if arch == "simple_cnn":

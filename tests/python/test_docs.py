@@ -55,3 +55,23 @@ def test_tutorial_runs(tmp_path):
     assert "0.496" in out and "0.157" in out, out
     assert "error: unknown field 'lrr' at position 1" in out, out
     assert f"error: dataset {ds} is closed" in out, out
+
+
+def test_every_public_name_has_a_docstring():
+    import inspect
+
+    import xwires
+    missing = []
+    for name in xwires.__all__:
+        obj = getattr(xwires, name)
+        if not inspect.getdoc(obj):
+            missing.append(name)
+        if inspect.isclass(obj) and not issubclass(obj, BaseException):
+            for member, value in vars(obj).items():
+                if member.startswith("_"):
+                    continue
+                target = value.fget if isinstance(value, property) else value
+                if callable(target) and not inspect.getdoc(target):
+                    missing.append(f"{name}.{member}")
+    assert missing == []
+    assert "read-only" in xwires.open.__doc__ and "mode" in xwires.open.__doc__

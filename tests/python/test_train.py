@@ -70,3 +70,54 @@ def test_profiles_as_cli_text_and_files(tmp_path):
     t = xwires.train(profiles=f"torch, {path}", quiet=True, **dict(TINY, epochs=1))
     assert t.profiles == ["torch", "ref2"]
     assert sorted(xwires.shipped_profiles()) == ["reference", "tf", "torch"]
+
+
+INTERRUPTED_TRAINING = """
+import sys
+import xwires
+xwires.train(arch="simple_cnn", width=0.25, epochs=50, batch_size=8, train_limit=400,
+             test_limit=50, threads=1, out=sys.argv[1], dataset=sys.argv[2])
+"""
+
+
+def test_ctrl_c_stops_training_and_writes_nothing(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    out, store = str(tmp_path / "out"), str(tmp_path / "ds")
+    proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED_TRAINING, out, store],
+                            stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if line.startswith("torch epoch 1/50:"):
+            break
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    err = "".join(lines) + err
+    assert proc.returncode in (-signal.SIGINT, 1, 130), (proc.returncode, err)
+    assert "KeyboardInterrupt" in err and "torch epoch 2/50" not in err, err
+    # Checked inputs create the directories; no file is written to either.
+    assert os.listdir(out) == []
+    with xwires.open(store) as ds:
+        assert ds.count() == 0
+
+
+def test_training_releases_the_gil():
+    import threading
+    import time
+    done = threading.Event()
+
+    def run():
+        xwires.train(arch="simple_cnn", width=0.25, epochs=2, batch_size=8, train_limit=400,
+                     test_limit=50, threads=1, quiet=True)
+        done.set()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    ticks = 0
+    while not done.is_set():  # runs only while the training thread has no GIL
+        time.sleep(0.005)
+        ticks += 1
+    thread.join()
+    assert ticks >= 20

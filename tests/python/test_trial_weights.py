@@ -30,7 +30,7 @@ def test_trial_is_show_json(ds, trained_dataset):
     assert t.divergence == pytest.approx(abs(t.metrics.loc["torch", "test_acc"] -
                                              t.metrics.loc["tf", "test_acc"]))
     assert list(t.models["profile"]) == ["torch", "tf"]
-    assert t.fingerprint["torch"]["toolkit"].startswith("xwires")
+    assert t.fingerprint["torch"]["toolkit"] == xwires.__version__
 
 
 def test_curves_are_numpy_columns(ds, trained_dataset):
