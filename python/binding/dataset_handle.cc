@@ -164,20 +164,20 @@ py::dict DatasetHandle::Searches() {
   }));
 }
 
-py::tuple DatasetHandle::Trial(int64_t id) {
+py::tuple DatasetHandle::Trial(int64_t id, bool curves) {
   TrialData d = Locked([&](Dataset& ds) -> Result<TrialData> {
     TrialData out;
     XW_ASSIGN_OR_RETURN(TrialRow t, ds.GetTrial(id));
-    for (const ModelRow& m : t.models) {
-      XW_ASSIGN_OR_RETURN(auto curves, ds.LoadCurves(m.id));
-      out.curves.push_back(std::move(curves));
+    for (size_t i = 0; curves && i < t.models.size(); ++i) {
+      XW_ASSIGN_OR_RETURN(auto c, ds.LoadCurves(t.models[i].id));
+      out.curves.push_back(std::move(c));
     }
-    out.json = TrialJson(t, &out.curves);
+    out.json = TrialJson(t, curves ? &out.curves : nullptr);
     return out;
   });
-  py::list curves;
-  for (const auto& c : d.curves) curves.append(CurveArrays(c));
-  return py::make_tuple(d.json, curves);
+  py::list arrays;
+  for (const auto& c : d.curves) arrays.append(CurveArrays(c));
+  return py::make_tuple(d.json, arrays);
 }
 
 py::tuple DatasetHandle::Weights(int64_t trial_id, const std::string& profile) {

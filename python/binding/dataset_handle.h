@@ -48,8 +48,9 @@ class DatasetHandle {
   py::dict Mi(const Filter& f, bool pairs, bool log_scale, bool ksg, int repeats, double jitter,
               int k, uint64_t seed);
   py::dict Searches();
-  // (show --format json --curves text, [curve arrays of each model]).
-  py::tuple Trial(int64_t id);
+  // (`show --format json [--curves]` text, [curve arrays of each model]);
+  // without curves no HDF5 file is read and the list is empty.
+  py::tuple Trial(int64_t id, bool curves);
   // (profile, sha256, [(name, array), ...]) of the trial's model under
   // `profile` ("" = its first model).
   py::tuple Weights(int64_t trial_id, const std::string& profile);

@@ -202,14 +202,20 @@ class Dataset:
         """The dataset's searches: id, created_at, objective, status and configs."""
         return frame(self._h().searches())
 
-    def trial(self, trial_id):
-        """One trial with its models, metrics and curves (``xwires show``).
+    def trial(self, trial_id, curves=True):
+        """One trial with its models, metrics and curves (``xwires show --curves``).
+
+        Args:
+            trial_id: the trial.
+            curves: read the per-epoch curves from the HDF5 bundles; False
+                reads the database only (``xwires show`` without
+                ``--curves``), e.g. for a dataset copied without ``h5/``.
 
         Returns:
             :class:`xwires.Trial`; its weights and torch model load on demand.
         """
         trial_id = _checks.as_int("trial_id", trial_id)
-        record, curves = self._h().trial(trial_id)
+        record, curves = self._h().trial(trial_id, _checks.as_bool("curves", curves))
         return Trial(record, curves, lambda profile: self.weights(trial_id, profile),
                      lambda: self.model_spec(trial_id))
 

@@ -93,7 +93,7 @@ def train(arch="simple_cnn", profiles=("torch", "tf"), *, data="synthetic", epoc
 
     if trial_id >= 0:
         with Dataset(args["dataset"]) as ds:
-            record, curves = ds._h().trial(trial_id)
+            record, curves = ds._h().trial(trial_id, True)
     return Trial(record, curves, weights_of, lambda: dict(spec))
 
 

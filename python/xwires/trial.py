@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from . import _checks
-from .errors import NotFoundError
+from .errors import FailedPreconditionError, NotFoundError
 
 _HYPERPARAMETERS = ("lr", "adam_eps", "beta1", "beta2", "weight_decay",
                     "batch_size", "epochs", "seed")
@@ -67,7 +67,7 @@ class Trial:
             {k: [np.nan if m[k] is None else m[k] for m in models] for k in _METRICS},
             index=pd.Index(self.profiles, name="profile"))
         self.fingerprint = {m["profile"]: m["fingerprint"] for m in models}
-        parts = [self.curve(p) for p in self.profiles]
+        parts = [self.curve(p) for p in self.profiles] if self._curve_arrays else []
         if parts:
             self.curves = pd.concat(
                 [c.assign(profile=p) for p, c in zip(self.profiles, parts)], ignore_index=True)
@@ -95,7 +95,11 @@ class Trial:
         test_loss, test_acc; NaN where unknown. The columns share the arrays
         the C++ layer filled (no per-value Python objects).
         """
-        return pd.DataFrame(self._curve_arrays[self._index(profile)])
+        index = self._index(profile)
+        if not self._curve_arrays:
+            raise FailedPreconditionError(
+                f"trial {self.id} was read without curves (Dataset.trial(..., curves=True))")
+        return pd.DataFrame(self._curve_arrays[index])
 
     def weights(self, profile=None):
         """The model's weights as an OrderedDict of numpy arrays.
@@ -118,7 +122,8 @@ class Trial:
         return torch_models.load(self._spec_of(), self.weights(profile))
 
     def to_dict(self):
-        """The trial as ``xwires show TRIAL --format json --curves`` prints it."""
+        """The trial as ``xwires show TRIAL --format json --curves`` prints it
+        (without ``--curves`` when read with ``curves=False``)."""
         return json.loads(json.dumps(self._record))
 
     def __repr__(self):

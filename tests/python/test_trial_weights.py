@@ -102,3 +102,21 @@ def test_cw_trial_has_curves_but_no_weights(cw_dataset):
         assert t.curve("pytorch")["train_loss_mean"].iloc[46] == 58540646686793925000.0
         with pytest.raises(xwires.FailedPreconditionError, match="has no stored weights"):
             ds.weights(t.id, "pytorch")
+
+
+def test_trial_without_curves_reads_no_bundle(trained_dataset, tmp_path):
+    import json
+    import shutil
+    copy = str(tmp_path / "db-only")
+    shutil.copytree(trained_dataset["path"], copy)
+    shutil.rmtree(os.path.join(copy, "h5"))  # the database alone answers queries
+    want = json.loads(run_cli("show", copy, "1", "--format", "json").stdout)
+    with xwires.open(copy) as ds:
+        t = ds.trial(1, curves=False)
+        assert t.to_dict() == want
+        assert t.curves.empty
+        with pytest.raises(xwires.FailedPreconditionError, match="without curves"):
+            t.curve("torch")
+        with pytest.raises(xwires.Error):
+            ds.trial(1)  # the curves' bundle is gone
+        assert len(ds.query()) == 1
