@@ -34,7 +34,9 @@ struct TrainArgs {
 void RunTrain(const TrainArgs& a) {
   TrainRequest r;
   r.arch = a.arch;
-  for (const std::string& name : SplitList(a.profiles)) r.profiles.push_back(Unwrap(LoadProfile(name)));
+  for (const std::string& name : SplitList(a.profiles)) {
+    r.profiles.push_back(Unwrap(LoadProfile(name)));
+  }
   r.data = a.data;
   r.init_weights = a.init_weights;
   r.out = a.out;

@@ -21,7 +21,8 @@ const char* StatusCodeName(Status::Code code) {
 }
 
 void RaiseStatus(const Status& s) {
-  py::object cls = py::module_::import("xwires.errors").attr("error_class")(StatusCodeName(s.code()));
+  py::object cls =
+      py::module_::import("xwires.errors").attr("error_class")(StatusCodeName(s.code()));
   PyErr_SetString(cls.ptr(), s.message().c_str());
   throw py::error_already_set();
 }

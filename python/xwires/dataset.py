@@ -1,6 +1,4 @@
 """Reading (and importing into) an xwires dataset from Python."""
-import os
-
 from . import _checks, _xwires
 from ._frames import frame
 from .errors import ClosedError, NotSupportedError
