@@ -10,7 +10,9 @@ import hashlib
 import json
 import math
 import os
+import signal
 import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -87,6 +89,25 @@ def tree_digest(path):
             with open(full, "rb") as f:
                 out[os.path.relpath(full, path)] = hashlib.sha256(f.read()).hexdigest()
     return out
+
+
+def interrupt_python(script, args, marker):
+    """Runs `script` with Debian's python3, sends SIGINT once a stderr line
+    starts with `marker`, and checks that it ended by KeyboardInterrupt.
+    Returns its whole stderr."""
+    proc = subprocess.Popen([sys.executable, "-c", script, *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if line.startswith(marker):
+            break
+    proc.send_signal(signal.SIGINT)
+    _, rest = proc.communicate(timeout=120)
+    err = "".join(lines) + rest
+    assert proc.returncode in (-signal.SIGINT, 1, 130), (proc.returncode, err)
+    assert "KeyboardInterrupt" in err, err
+    return err
 
 
 @pytest.fixture(scope="session")

@@ -3,15 +3,13 @@ and interruptible with Ctrl-C (SIGINT) like a killed search: a resume
 finishes it with nothing lost or repeated."""
 import json
 import os
-import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
 import xwires
-from conftest import XWIRES, run_cli
+from conftest import XWIRES, interrupt_python, run_cli
 
 
 def tiny_config(trials_per_subspace, train_limit=200):
@@ -108,18 +106,7 @@ xwires.search(dataset=sys.argv[1], config=json.loads(sys.argv[2]), jobs=1, threa
 def test_ctrl_c_stops_and_a_resume_finishes(tmp_path):
     path = str(tmp_path / "ds")
     config = tiny_config(4, train_limit=1500)
-    proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED_RUN, path, json.dumps(config)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lines = []
-    for line in proc.stderr:
-        lines.append(line)
-        if line.startswith("[1/16] trial"):
-            break
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    err = "".join(lines) + err
-    assert proc.returncode in (-signal.SIGINT, 1, 130), (proc.returncode, err)
-    assert "KeyboardInterrupt" in err, err
+    err = interrupt_python(INTERRUPTED_RUN, [path, json.dumps(config)], "[1/16] trial")
     rows = search_rows(path)
     done_before = list(rows[rows["diff"] >= 0]["id"])
     assert 1 <= len(done_before) < 16, err

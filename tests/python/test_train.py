@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import xwires
-from conftest import TINY, TINY_CLI, run_cli
+from conftest import TINY, TINY_CLI, interrupt_python, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -91,22 +91,9 @@ xwires.train(arch="simple_cnn", width=0.25, epochs=50, batch_size=8, train_limit
 
 
 def test_ctrl_c_stops_training_and_writes_nothing(tmp_path):
-    import signal
-    import subprocess
-    import sys
     out, store = str(tmp_path / "out"), str(tmp_path / "ds")
-    proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED_TRAINING, out, store],
-                            stderr=subprocess.PIPE, text=True)
-    lines = []
-    for line in proc.stderr:
-        lines.append(line)
-        if line.startswith("torch epoch 1/50:"):
-            break
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    err = "".join(lines) + err
-    assert proc.returncode in (-signal.SIGINT, 1, 130), (proc.returncode, err)
-    assert "KeyboardInterrupt" in err and "torch epoch 2/50" not in err, err
+    err = interrupt_python(INTERRUPTED_TRAINING, [out, store], "torch epoch 1/50:")
+    assert "torch epoch 2/50" not in err, err
     # Checked inputs create the directories; no file is written to either.
     assert os.listdir(out) == []
     with xwires.open(store) as ds:
