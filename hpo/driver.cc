@@ -41,6 +41,10 @@ Status HandleResult(JobResult r, std::map<int, SubspaceState>& subs,
                     TrialSink& sink) {
   SubspaceState& st = subs.at(r.job.subspace);
   Erase(st.running, r.job.x);
+  // A trial stopped by an interruption keeps its pending row: a resumed
+  // search re-trains it, as after a crash.
+  if (!r.record.ok() && r.record.status().code() == Status::Code::kCancelled)
+    return Status::OK();
   if (!r.record.ok()) {
     st.failed.push_back(r.job.x);
     return sink.Fail(r.job, r.record.status().ToString(), r.seconds);
@@ -85,10 +89,14 @@ Status RunRank(const TrialContext& ctx,
   }
   ThreadScope scope(threads);  // the optimisers' own ParallelFor work
   WorkerPool pool(ctx, SplitThreads(threads, jobs));
-  bool stop = false;
+  bool stop = false, interrupted = false;
   for (;;) {
+    if (!interrupted && sink.StopRequested()) {
+      interrupted = true;
+      pool.Cancel();
+    }
     int slot;
-    while ((slot = pool.IdleSlot()) >= 0) {
+    while (!interrupted && (slot = pool.IdleSlot()) >= 0) {
       if (!resume.empty()) {
         Job job = std::move(resume.front());
         resume.pop_front();
@@ -124,10 +132,12 @@ Status RunRank(const TrialContext& ctx,
       continue;
     }
     const auto wait = sink.needs_polling() ? std::chrono::milliseconds(20)
+                      : sink.stoppable()   ? std::chrono::milliseconds(100)
                                            : std::chrono::milliseconds(1000);
     if (auto r = pool.Wait(wait))
       XW_RETURN_IF_ERROR(HandleResult(std::move(*r), subs, sink));
   }
+  if (interrupted) return Status::Cancelled("the search was interrupted");
   return Status::OK();
 }
 
@@ -310,7 +320,13 @@ Result<SearchSummary> RunSearch(const DriverConfig& config,
                                threads, coord);
   if (!s.ok()) {
     if (cluster.size() > 1) AbortAll(cluster, s);
-    (void)store->SetStatus("failed");
+    const bool interrupted = s.code() == Status::Code::kCancelled;
+    (void)store->SetStatus(interrupted ? "interrupted" : "failed");
+    if (interrupted) {
+      const std::string id = std::to_string(search_id);
+      return Status::Cancelled("search " + id + " was interrupted (resume search " + id +
+                               " to finish it)");
+    }
     return s;
   }
   summary.finished = coord.finished();

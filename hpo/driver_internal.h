@@ -5,6 +5,7 @@
 #define XWIRES_HPO_DRIVER_INTERNAL_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -65,8 +66,10 @@ double MaxClassGap(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
 // Trains the pair at point x with `threads` threads and measures the
 // objective. The record's divergence is the objective; extra_json has
 // {"objectives": {...}}; weights dropped unless train.store_weights.
+// Cancelled when `should_stop` (TrainOptions::should_stop) stopped it.
 Result<TrialRecord> RunTrial(const TrialContext& ctx,
-                             const std::vector<double>& x, int threads);
+                             const std::vector<double>& x, int threads,
+                             std::function<bool()> should_stop = {});
 
 // ---- history of a search in the dataset (driver_history.cc)
 // ---------------------

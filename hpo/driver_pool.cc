@@ -77,7 +77,8 @@ void WorkerPool::Work(int slot) {
     JobResult r;
     r.job = job;
     try {
-      r.record = RunTrial(ctx_, job.x, slot_threads_[slot]);
+      r.record = RunTrial(ctx_, job.x, slot_threads_[slot],
+                          [this] { return cancel_.load(); });
     } catch (const std::exception& e) {
       r.record = Status::Internal(std::string("trial threw: ") + e.what());
     }

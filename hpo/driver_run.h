@@ -6,6 +6,7 @@
 #ifndef XWIRES_HPO_DRIVER_RUN_H_
 #define XWIRES_HPO_DRIVER_RUN_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -61,6 +62,8 @@ class WorkerPool {
   void Submit(int slot, Job job);
   // A finished job, waiting at most `timeout` for one.
   std::optional<JobResult> Wait(std::chrono::milliseconds timeout);
+  // Running and later trials stop between batches with a Cancelled result.
+  void Cancel() { cancel_ = true; }
 
  private:
   struct Slot;
@@ -76,6 +79,7 @@ class WorkerPool {
   std::deque<JobResult> results_;
   bool shutdown_ = false;
   int outstanding_ = 0;  // scheduler thread only
+  std::atomic<bool> cancel_{false};
   std::vector<std::thread> threads_;
 };
 
@@ -101,6 +105,10 @@ class TrialSink {
   virtual bool OthersDone() const { return true; }
   // Whether Serve must be called regularly (the scheduler then polls).
   virtual bool needs_polling() const { return false; }
+  // Whether the caller can interrupt the search (DriverOptions::should_stop
+  // on a one-rank search), and whether it asks to now.
+  virtual bool stoppable() const { return false; }
+  virtual bool StopRequested() { return false; }
 };
 
 struct Budget {
@@ -127,6 +135,10 @@ class Coordinator final : public TrialSink {
     return ranks_done_ >= cluster_.size() - 1;
   }
   bool needs_polling() const override { return cluster_.size() > 1; }
+  bool stoppable() const override {
+    return cluster_.size() == 1 && static_cast<bool>(options_.should_stop);
+  }
+  bool StopRequested() override { return stoppable() && options_.should_stop(); }
 
   int64_t finished() const { return finished_; }
   int64_t failed() const { return failed_; }
@@ -176,7 +188,8 @@ class RemoteSink final : public TrialSink {
 
 // Runs the subspaces s with s % ranks == rank: replays `history`, re-trains
 // its pending points, then asks for new points until the budget is spent,
-// `jobs` trials at a time with `threads` threads in all.
+// `jobs` trials at a time with `threads` threads in all. Cancelled when the
+// sink asked to stop; the trials it stopped keep their pending rows.
 Status RunRank(const TrialContext& ctx,
                const std::vector<HistoryEntry>& history, const Budget& budget,
                int rank, int ranks, int jobs, int threads, TrialSink& sink);

@@ -134,8 +134,10 @@ Result<Objectives> ComputeObjectives(const TrialContext& ctx,
 }
 
 Result<TrialRecord> RunTrial(const TrialContext& ctx,
-                             const std::vector<double>& x, int threads) {
-  const TrainOptions o = TrialTrainOptions(ctx.config, x, threads);
+                             const std::vector<double>& x, int threads,
+                             std::function<bool()> should_stop) {
+  TrainOptions o = TrialTrainOptions(ctx.config, x, threads);
+  o.should_stop = std::move(should_stop);
   XW_ASSIGN_OR_RETURN(TrialRecord r, TrainTrial(ctx.profiles, ctx.data, o));
   const Objective objective = ctx.config.search.objective;
   XW_ASSIGN_OR_RETURN(Objectives obj,

@@ -12,6 +12,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev
   python3 python3-numpy python3-h5py python3-pandas python3-sklearn
+  pybind11-dev python3-dev python3-pytest  # the Python package (python/) and its tests
+  python3-torch python3-torchvision  # xwires.Dataset.torch_model and its test
   chromium  # headless rendering check of `xwires report` (tests/api/report_test.cc)
 )
 

@@ -17,6 +17,7 @@ const char* CodeName(Status::Code c) {
     case Status::Code::kAlreadyExists: return "already exists";
     case Status::Code::kFailedPrecondition: return "failed precondition";
     case Status::Code::kInternal: return "internal error";
+    case Status::Code::kCancelled: return "cancelled";
   }
   return "unknown";
 }

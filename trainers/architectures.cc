@@ -1,5 +1,5 @@
 // The eight architectures, each a top-to-bottom list of modules named as in
-// its PyTorch twin (tests/fixtures/torch_models/xw_models.py).
+// its PyTorch twin (python/xwires/torch_models.py).
 #include "xwires/trainers/architectures.h"
 
 #include <cmath>

@@ -62,6 +62,8 @@ InputSpec InputOf(const ImageDataset& ds) {
   return in;
 }
 
+Status Stopped() { return Status::Cancelled("training was stopped"); }
+
 Status CheckData(const DataSplits& data) {
   if (data.train.size() == 0 || data.train.images.rank() != 4) {
     return Status::InvalidArgument("the training set is empty");
@@ -185,6 +187,7 @@ Result<TrainResult> TrainProfile(const Profile& profile, const DataSplits& data,
     double loss_sum = 0;
     int64_t correct = 0, seen = 0, done_batches = 0;
     for (int64_t b = 0; b < batches; ++b) {
+      if (options.should_stop && options.should_stop()) return Stopped();
       // data
       const int64_t first = b * bs, count = std::min(bs, n - first);
       GatherBatch(train, order.data() + first, count, &xb, &yb);
@@ -224,6 +227,7 @@ Result<TrainResult> TrainProfile(const Profile& profile, const DataSplits& data,
     }
     em.train_loss_mean = loss_sum / std::max<int64_t>(done_batches, 1);
     em.train_acc = seen ? static_cast<double>(correct) / seen : kUnknown;
+    if (options.should_stop && options.should_stop()) return Stopped();
     // metrics: the whole test set in eval mode
     XW_ASSIGN_OR_RETURN(EvalResult test,
                         Evaluate(*model, profile, data.test, options.eval_batch_size));

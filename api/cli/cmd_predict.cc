@@ -11,7 +11,6 @@
 #include <string>
 
 #include "command.h"
-#include "train_common.h"
 #include "xwires/core/parallel.h"
 #include "xwires/dataset/tensor_file.h"
 #include "xwires/trainers/architectures.h"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "command.h"
+#include "xwires/api/query_tables.h"
 #include "xwires/dataset/dataset.h"
 #include "xwires/dataset/stats.h"
 #include "xwires/dataset/table.h"
@@ -41,13 +42,7 @@ void RunQuery(const QueryArgs& a) {
   Table t;
   if (!a.near.empty()) {
     NearTarget target = Unwrap(ParseNearTarget(a.near));
-    std::vector<NearRow> near = Unwrap(ds->Near(target, q));
-    std::vector<TrialRow> rows;
-    for (auto& n : near) rows.push_back(n.trial);
-    t = TrialsTable(rows);
-    t.columns.insert(t.columns.begin(), "distance");
-    for (size_t i = 0; i < near.size(); ++i)
-      t.rows[i].insert(t.rows[i].begin(), near[i].distance);
+    t = NearTable(Unwrap(ds->Near(target, q)));
   } else {
     t = TrialsTable(Unwrap(ds->Query(q)));
   }

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "command.h"
-#include "train_common.h"
+#include "xwires/api/output_files.h"
 #include "xwires/api/report.h"
 
 namespace xw::cli {

@@ -3,12 +3,9 @@
 // the difference, and optionally writes DIR/<profile>.h5 + DIR/metrics.json
 // and stores the trial in a dataset.
 //
-// Every input is checked before training starts (profiles, data, init
-// weights, architecture, output directory, dataset), and files are written
-// only after every profile has trained, each atomically, so a bad input or a
-// failure leaves existing files untouched.
+// The run itself (checks first, files only after every profile has trained)
+// is xw::RunTraining (include/xwires/api/train_run.h), shared with Python.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -17,10 +14,8 @@
 
 #include "command.h"
 #include "train_common.h"
-#include "xwires/dataset/dataset.h"
-#include "xwires/dataset/tensor_file.h"
-#include "xwires/trainers/metrics.h"
-#include "xwires/trainers/trainer.h"
+#include "xwires/api/progress_text.h"
+#include "xwires/api/train_run.h"
 
 namespace xw::cli {
 namespace {
@@ -36,83 +31,31 @@ struct TrainArgs {
   bool quiet = false;
 };
 
-// What the run needs, loaded and checked before any training.
-struct Prepared {
-  std::vector<Profile> profiles;
-  std::vector<std::string> weights_files;
-  DataSplits data;
-  NamedTensors init;
-  std::unique_ptr<Dataset> store;
-  TrainOptions options;
-};
-
-Prepared Prepare(const TrainArgs& a) {
-  Prepared p;
-  for (const std::string& name : SplitList(a.profiles)) {
-    p.profiles.push_back(Unwrap(LoadProfile(name)));
-    const std::string file = SafeFileName(p.profiles.back().name) + ".h5";
-    for (const std::string& f : p.weights_files) {
-      if (f == file) Check(Status::InvalidArgument("--profiles: two profiles are named '" +
-                                                   p.profiles.back().name + "'"));
-    }
-    p.weights_files.push_back(file);
-  }
-  if (p.profiles.empty()) Check(Status::InvalidArgument("--profiles: no profile given"));
-
-  TrainOptions& o = p.options;
-  o.arch = a.arch;
-  o.arch_options = a.arch_options;
-  o.epochs = a.epochs;
-  o.batch_size = a.batch_size;
-  o.adam = AdamOptions{a.lr, a.beta1, a.beta2, a.eps, a.weight_decay};
-  o.seed = a.seed;
-  o.threads = a.threads;
-  o.eval_batch_size = a.eval_batch;
-  o.data_spec = a.data;
-  o.train_limit = a.train_limit;
-  o.test_limit = a.test_limit;
-  Check(ValidateTrainOptions(o));
-
-  if (!a.init_weights.empty()) {
-    p.init = Unwrap(ReadTensorFile(a.init_weights));
-    o.init_weights = &p.init;
-    o.init_weights_source = a.init_weights;
-  }
-  DataOptions data_options;
-  data_options.train_limit = a.train_limit;
-  data_options.test_limit = a.test_limit;
-  data_options.seed = a.seed;
-  p.data = Unwrap(LoadDataSpec(a.data, data_options));
-  // The architecture must fit the data and the init weights the architecture.
-  auto model = Unwrap(BuildModel(a.arch, InputOfData(p.data), a.arch_options));
-  if (o.init_weights != nullptr) Check(model->LoadState(p.init, a.init_weights));
-  // Directories are created last, once every other input has been accepted.
-  if (!a.out.empty()) Check(PrepareOutputDir(a.out));
-  if (!a.dataset.empty()) p.store = Unwrap(Dataset::Open(a.dataset, OpenMode::kCreate));
-  return p;
-}
-
 void RunTrain(const TrainArgs& a) {
-  const auto start = std::chrono::steady_clock::now();
-  Prepared p = Prepare(a);
-  ProgressPrinter progress(StderrIsTerminal(), a.quiet);
-  p.options.on_progress = [&](const TrainProgress& tp) { progress.Update(tp); };
-  TrialRecord trial = Unwrap(TrainTrial(p.profiles, p.data, p.options));
-  progress.Finish();
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
-  if (!a.out.empty()) {
-    for (size_t i = 0; i < trial.models.size(); ++i) {
-      Check(WriteTensorFile(a.out + "/" + p.weights_files[i], trial.models[i].weights,
-                            WeightsAttrs(a.arch, a.arch_options, p.data, trial.models[i])));
-    }
-    const int threads = trial.models.front().threads;
-    Check(WriteFileAtomic(a.out + "/metrics.json",
-                          MetricsJson(trial, p.data, p.weights_files, wall, threads) + "\n"));
+  TrainRequest r;
+  r.arch = a.arch;
+  for (const std::string& name : SplitList(a.profiles)) {
+    r.profiles.push_back(Unwrap(LoadProfile(name)));
   }
-  int64_t trial_id = -1;
-  if (p.store) trial_id = Unwrap(p.store->AddTrial(trial));
+  r.data = a.data;
+  r.init_weights = a.init_weights;
+  r.out = a.out;
+  r.dataset = a.dataset;
+  r.epochs = a.epochs;
+  r.batch_size = a.batch_size;
+  r.eval_batch_size = a.eval_batch;
+  r.train_limit = a.train_limit;
+  r.test_limit = a.test_limit;
+  r.adam = AdamOptions{a.lr, a.beta1, a.beta2, a.eps, a.weight_decay};
+  r.arch_options = a.arch_options;
+  r.seed = a.seed;
+  r.threads = a.threads;
+  TrainProgressText progress(StderrIsTerminal(), a.quiet);
+  r.on_progress = [&](const TrainProgress& tp) { progress.Update(tp); };
+  auto run = RunTraining(r);
+  progress.Finish();
+  const TrainOutcome o = Unwrap(std::move(run));
+  const TrialRecord& trial = o.trial;
 
   size_t width = 0;
   for (const auto& m : trial.models) width = std::max(width, m.profile.size());
@@ -127,7 +70,10 @@ void RunTrain(const TrainArgs& a) {
     std::printf("largest pairwise |difference| %.4f\n", trial.divergence);
   }
   if (!a.out.empty()) std::printf("wrote %s/metrics.json\n", a.out.c_str());
-  if (trial_id >= 0) std::printf("stored trial %lld in %s\n", static_cast<long long>(trial_id), a.dataset.c_str());
+  if (o.trial_id >= 0) {
+    std::printf("stored trial %lld in %s\n", static_cast<long long>(o.trial_id),
+                a.dataset.c_str());
+  }
 }
 
 void RegisterTrain(CLI::App& app) {

@@ -8,4 +8,4 @@ target_sources(xwires PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cmd_show.cc
   ${CMAKE_CURRENT_LIST_DIR}/cmd_fsck.cc
 )
-target_link_libraries(xwires PRIVATE xwires_dataset)
+target_link_libraries(xwires PRIVATE xwires_api xwires_dataset)

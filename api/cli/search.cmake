@@ -2,4 +2,4 @@
 target_sources(xwires PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cmd_search.cc
 )
-target_link_libraries(xwires PRIVATE xwires_search xwires_dataset nlohmann_json::nlohmann_json)
+target_link_libraries(xwires PRIVATE xwires_api xwires_search xwires_dataset)

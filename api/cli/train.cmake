@@ -4,4 +4,4 @@ target_sources(xwires PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cmd_predict.cc
   ${CMAKE_CURRENT_LIST_DIR}/train_common.cc
 )
-target_link_libraries(xwires PRIVATE xwires_trainers xwires_dataset)
+target_link_libraries(xwires PRIVATE xwires_api xwires_trainers xwires_dataset)

@@ -232,7 +232,10 @@ TEST(KilledWriter, NeverLeavesRowsPointingAtMissingFiles) {
   testutil::TempDir tmp;
   std::string dir = tmp.path() + "/ds";
   Dataset::Open(dir, OpenMode::kCreate).value();
-  for (int round = 0; round < 4; ++round) {
+  auto stored = [&] { return Dataset::Open(dir).value()->Count({}).value(); };
+  // Four rounds; more (each waiting longer) while none has committed a trial
+  // yet, as on a loaded machine whose fsyncs take tens of milliseconds.
+  for (int round = 0; round < 4 || (round < 16 && stored() == 0); ++round) {
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {

@@ -150,6 +150,25 @@ TEST(TrainTest, NonFiniteLossStopsTheRunAndMarksItDiverged) {
   EXPECT_LE(r->record.test_acc, 1.0);
 }
 
+TEST(TrainTest, ShouldStopEndsTheRunBetweenBatchesAsCancelled) {
+  const DataSplits data = SmallData(48, 10);
+  TrainOptions o = Tiny("mlp");
+  o.epochs = 2;
+  int polls = 0, batches = 0;
+  o.should_stop = [&] { return ++polls == 4; };
+  o.on_progress = [&](const TrainProgress& p) { batches += !p.epoch_end; };
+  auto r = TrainProfile(Load("torch"), data, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kCancelled) << r.status().ToString();
+  // Polled before each of the 3 batches of epoch 1 and before its test pass.
+  EXPECT_EQ(batches, 3);
+  EXPECT_EQ(polls, 4);
+  // Later polls never return true again: a trial then trains both profiles.
+  auto trial = TrainTrial({Load("torch"), Load("tf")}, data, o);
+  ASSERT_TRUE(trial.ok()) << trial.status().ToString();
+  EXPECT_EQ(trial->models.size(), 2u);
+}
+
 TEST(TrainTest, InitWeightsStartEveryProfileFromTheSameParameters) {
   const DataSplits data = SmallData(16, 10);
   auto model = BuildModel("simple_cnn", InputSpec{}, ArchOptions{0.125});

@@ -25,6 +25,7 @@ class Status {
     kAlreadyExists,
     kFailedPrecondition,
     kInternal,
+    kCancelled,  // the caller asked the operation to stop (e.g. Ctrl-C)
   };
 
   Status() = default;  // OK
@@ -55,6 +56,9 @@ class Status {
   }
   static Status Internal(std::string m) {
     return Status(Code::kInternal, std::move(m));
+  }
+  static Status Cancelled(std::string m) {
+    return Status(Code::kCancelled, std::move(m));
   }
 
   bool ok() const { return code_ == Code::kOk; }

@@ -147,6 +147,13 @@ struct DriverOptions {
       0;  // threads per process; 0 = hardware threads / ranks on the node
   std::function<void(const SearchProgress&)> on_progress;  // rank 0 only
   std::function<void(const std::string&)> on_message;  // rank 0: start-up facts
+  // Polled by a one-process search (ignored under MPI with several ranks)
+  // about ten times a second. When it returns true no trial starts any more,
+  // running trials stop between batches and keep their pending rows, the
+  // search's status becomes "interrupted" and RunSearch returns Cancelled:
+  // resuming re-trains those points, exactly as after a crash (Ctrl-C from
+  // Python uses it).
+  std::function<bool()> should_stop;
 };
 
 struct SearchSummary {
@@ -161,7 +168,8 @@ struct SearchSummary {
 // Runs (or resumes) a search on every rank of `cluster`; see the header
 // comment. With resume_id the config comes from the dataset and `config` is
 // ignored. Errors: bad config or options (InvalidArgument), no such search
-// (NotFound), dataset and data errors as their modules report them.
+// (NotFound), dataset and data errors as their modules report them, and
+// Cancelled when options.should_stop stopped it.
 Result<SearchSummary> RunSearch(const DriverConfig& config,
                                 const DriverOptions& options, Cluster& cluster);
 

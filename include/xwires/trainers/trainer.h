@@ -63,6 +63,11 @@ struct TrainOptions {
   std::string data_spec = "synthetic";  // recorded only
   int64_t train_limit = -1, test_limit = -1;  // recorded only
   std::function<void(const TrainProgress&)> on_progress;
+  // Polled on the training thread before every batch and before each
+  // epoch's test pass; when it returns true the run stops there and
+  // TrainProfile returns Cancelled (nothing is produced). Lets a caller stop
+  // a run cleanly (Ctrl-C in Python, a search being interrupted).
+  std::function<bool()> should_stop;
 };
 
 // InvalidArgument naming the offending option (epochs, batch_size, adam.*,
@@ -81,7 +86,7 @@ struct TrainResult {
 
 // Trains one model. Errors: bad options, data whose image shape does not fit
 // the architecture, an empty training or test set, init weights that do not
-// match the architecture.
+// match the architecture; Cancelled when options.should_stop asked to stop.
 Result<TrainResult> TrainProfile(const Profile& profile, const DataSplits& data,
                                  const TrainOptions& options);
 

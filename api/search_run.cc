@@ -1,0 +1,91 @@
+#include "xwires/api/search_run.h"
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "xwires/dataset/dataset.h"
+
+namespace xw {
+
+Result<hpo::DriverConfig> SearchConfigOf(const SearchRequest& r) {
+  hpo::DriverConfig config = hpo::DefaultDriverConfig();
+  if (r.resume > 0) {
+    if (!r.config_file.empty() || !r.config_json.empty() || r.seed || r.no_subspaces ||
+        !r.objective.empty()) {
+      return Status::InvalidArgument(
+          "--resume continues a stored search: --config, --seed, "
+          "--no-subspaces and --objective "
+          "cannot change it (budget options can)");
+    }
+    return config;
+  }
+  if (!r.config_file.empty()) {
+    XW_ASSIGN_OR_RETURN(config, hpo::LoadDriverConfig(r.config_file));
+  } else if (!r.config_json.empty()) {
+    XW_ASSIGN_OR_RETURN(config, hpo::ParseDriverConfigJson(r.config_json));
+  }
+  if (r.seed) config.search.optimizer.seed = static_cast<uint64_t>(*r.seed);
+  if (r.no_subspaces) config.search.no_subspaces = true;
+  if (!r.objective.empty()) {
+    XW_ASSIGN_OR_RETURN(config.search.objective, hpo::ParseObjective(r.objective));
+  }
+  return config;
+}
+
+Result<hpo::DriverOptions> SearchOptionsOf(const SearchRequest& r) {
+  hpo::DriverOptions o;
+  o.dataset_dir = r.dataset;
+  if (r.resume != 0) o.resume_id = r.resume;
+  o.trials_per_subspace = r.trials_per_subspace;
+  o.max_trials = r.max_trials;
+  o.max_seconds = r.max_seconds;
+  o.jobs = r.jobs;
+  o.threads = r.threads;
+  if (r.trials_per_subspace < 0) {
+    return Status::InvalidArgument("--trials-per-subspace must be >= 1");
+  }
+  return o;
+}
+
+Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top) {
+  XW_ASSIGN_OR_RETURN(auto ds, Dataset::Open(dir, OpenMode::kReadOnly));
+  XW_ASSIGN_OR_RETURN(std::vector<SearchRow> searches, ds->Searches());
+  hpo::DriverConfig config;
+  for (const SearchRow& s : searches) {
+    if (s.id == search_id) {
+      XW_ASSIGN_OR_RETURN(config, hpo::ParseDriverConfigJson(s.record.config_json));
+    }
+  }
+  TrialQuery q;
+  q.where = "search_id = " + std::to_string(search_id) + " and diff >= 0";
+  q.order_by = {"-diff", "id"};
+  q.limit = top;
+  XW_ASSIGN_OR_RETURN(std::vector<TrialRow> rows, ds->Query(q));
+  Table t;
+  t.columns = {"trial"};
+  for (const hpo::Dimension& d : config.search.space.dims()) t.columns.push_back(d.name);
+  for (const std::string& p : config.search.profiles) t.columns.push_back("acc_" + p);
+  t.columns.push_back(hpo::ObjectiveName(config.search.objective));
+  for (const TrialRow& r : rows) {
+    std::vector<Cell> row = {r.id};
+    auto h = nlohmann::json::parse(r.hparams_json, nullptr, false);
+    for (const hpo::Dimension& d : config.search.space.dims()) {
+      if (!h.is_object() || !h.contains(d.name) || !h[d.name].is_number()) {
+        row.push_back(std::monostate{});
+      } else if (d.type == hpo::DimType::kInteger) {
+        row.push_back(h[d.name].get<int64_t>());
+      } else {
+        row.push_back(h[d.name].get<double>());
+      }
+    }
+    for (const std::string& p : config.search.profiles) {
+      const ModelRow* m = r.Model(p);
+      row.push_back(m != nullptr ? Cell(m->test_acc) : Cell(std::monostate{}));
+    }
+    row.push_back(r.divergence);
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+}  // namespace xw

@@ -1,0 +1,19 @@
+// Tables of query results beyond those of dataset/stats.h, shared by
+// `xwires query` and the Python package so both print the same rows.
+#ifndef XWIRES_API_QUERY_TABLES_H_
+#define XWIRES_API_QUERY_TABLES_H_
+
+#include <vector>
+
+#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/table.h"
+
+namespace xw {
+
+// The rows of Dataset::Near (nearest first): a "distance" column followed by
+// TrialsTable's columns.
+Table NearTable(const std::vector<NearRow>& near);
+
+}  // namespace xw
+
+#endif  // XWIRES_API_QUERY_TABLES_H_

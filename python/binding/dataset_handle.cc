@@ -1,0 +1,244 @@
+#include "dataset_handle.h"
+
+#include <optional>
+#include <utility>
+
+#include "convert.h"
+#include "status_bridge.h"
+#include "xwires/api/mi_analysis.h"
+#include "xwires/api/query_tables.h"
+#include "xwires/api/train_run.h"
+#include "xwires/api/trial_setup.h"
+#include "xwires/dataset/crossedwires.h"
+#include "xwires/dataset/export.h"
+#include "xwires/dataset/stats.h"
+
+namespace xw::python {
+namespace {
+
+TrialQuery QueryOf(const Filter& f) {
+  TrialQuery q;
+  q.where = f.where;
+  q.archs = f.archs;
+  q.profiles = f.profiles;
+  q.statuses = f.statuses;
+  return q;
+}
+
+// What Python needs to show one trial: show's JSON and each model's curves.
+struct TrialData {
+  std::string json;
+  std::vector<std::vector<EpochMetrics>> curves;
+};
+
+struct WeightsData {
+  std::string profile, sha256;
+  NamedTensors tensors;
+};
+
+}  // namespace
+
+DatasetHandle::DatasetHandle(const std::string& path, const std::string& mode) : path_(path) {
+  if (mode != "r" && mode != "w") {
+    RaiseStatus(Status::InvalidArgument("mode must be 'r' (read-only) or 'w' (read-write), got '" +
+                                        mode + "'"));
+  }
+  read_only_ = mode == "r";
+  Result<std::unique_ptr<Dataset>> ds = Status::Internal("not opened");
+  {
+    py::gil_scoped_release nogil;
+    ds = Dataset::Open(path, read_only_ ? OpenMode::kReadOnly : OpenMode::kCreate);
+  }
+  ds_ = Unwrap(std::move(ds));
+}
+
+void DatasetHandle::Close() {
+  std::unique_ptr<Dataset> gone;
+  {
+    py::gil_scoped_release nogil;
+    std::lock_guard<std::mutex> lock(mu_);
+    gone = std::move(ds_);
+    gone.reset();
+  }
+}
+
+bool DatasetHandle::closed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ds_ == nullptr;
+}
+
+template <typename Fn>
+auto DatasetHandle::Locked(Fn fn) {
+  using R = decltype(fn(*ds_));
+  std::optional<R> r;
+  {
+    py::gil_scoped_release nogil;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ds_) r.emplace(fn(*ds_));
+  }
+  if (!r) {
+    py::object cls = py::module_::import("xwires.errors").attr("ClosedError");
+    PyErr_SetString(cls.ptr(), ("dataset " + path_ + " is closed").c_str());
+    throw py::error_already_set();
+  }
+  return Unwrap(std::move(*r));
+}
+
+py::dict DatasetHandle::Query(const Filter& f, const std::vector<std::string>& sort,
+                              int64_t limit, int64_t offset) {
+  TrialQuery q = QueryOf(f);
+  q.order_by = sort;
+  q.limit = limit;
+  q.offset = offset;
+  return TableColumns(Locked([&](Dataset& ds) -> Result<Table> {
+    XW_ASSIGN_OR_RETURN(auto rows, ds.Query(q));
+    return TrialsTable(rows);
+  }));
+}
+
+int64_t DatasetHandle::Count(const Filter& f) {
+  const TrialQuery q = QueryOf(f);
+  return Locked([&](Dataset& ds) { return ds.Count(q); });
+}
+
+py::dict DatasetHandle::Near(const std::string& target, const Filter& f, int64_t k) {
+  TrialQuery q = QueryOf(f);
+  q.limit = k;
+  return TableColumns(Locked([&](Dataset& ds) -> Result<Table> {
+    XW_ASSIGN_OR_RETURN(NearTarget t, ParseNearTarget(target));
+    XW_ASSIGN_OR_RETURN(auto near, ds.Near(t, q));
+    return NearTable(near);
+  }));
+}
+
+py::dict DatasetHandle::Stats(const std::string& by, double threshold, const Filter& f) {
+  StatsOptions opt;
+  opt.by = by;
+  opt.threshold = threshold;
+  opt.filter = QueryOf(f);
+  return TableColumns(Locked([&](Dataset& ds) -> Result<Table> {
+    XW_ASSIGN_OR_RETURN(auto stats, ComputeStats(ds, opt));
+    return StatsTable(stats, opt);
+  }));
+}
+
+py::dict DatasetHandle::Top(int k, bool bottom, const Filter& f) {
+  TopOptions opt;
+  opt.k = k;
+  opt.bottom = bottom;
+  opt.filter = QueryOf(f);
+  return TableColumns(Locked([&](Dataset& ds) -> Result<Table> {
+    XW_ASSIGN_OR_RETURN(auto top, TopTrials(ds, opt));
+    return TopTable(top);
+  }));
+}
+
+py::dict DatasetHandle::Mi(const Filter& f, bool pairs, bool log_scale, bool ksg, int repeats,
+                           double jitter, int k, uint64_t seed) {
+  MiAnalysisOptions opt;
+  opt.archs = f.archs;
+  opt.where = f.where;
+  opt.pairs = pairs;
+  opt.log_scale = log_scale;
+  opt.mi.estimator = ksg ? MiEstimator::kKsg : MiEstimator::kBinned;
+  opt.mi.repeats = repeats;
+  opt.mi.jitter = jitter;
+  opt.mi.ksg_k = k;
+  opt.mi.seed = seed;
+  return TableColumns(Locked([&](Dataset& ds) -> Result<Table> {
+    XW_ASSIGN_OR_RETURN(auto rows, ComputeDatasetMi(ds, opt));
+    return MiTable(rows);
+  }));
+}
+
+py::dict DatasetHandle::Searches() {
+  return TableColumns(Locked([&](Dataset& ds) -> Result<Table> {
+    XW_ASSIGN_OR_RETURN(auto searches, ds.Searches());
+    Table t;
+    t.columns = {"id", "created_at", "objective", "status", "config_json", "space_json"};
+    for (const SearchRow& s : searches) {
+      t.rows.push_back({s.id, s.created_at, s.record.objective, s.record.status,
+                        s.record.config_json, s.record.space_json});
+    }
+    return t;
+  }));
+}
+
+py::tuple DatasetHandle::Trial(int64_t id, bool curves) {
+  TrialData d = Locked([&](Dataset& ds) -> Result<TrialData> {
+    TrialData out;
+    XW_ASSIGN_OR_RETURN(TrialRow t, ds.GetTrial(id));
+    for (size_t i = 0; curves && i < t.models.size(); ++i) {
+      XW_ASSIGN_OR_RETURN(auto c, ds.LoadCurves(t.models[i].id));
+      out.curves.push_back(std::move(c));
+    }
+    out.json = TrialJson(t, curves ? &out.curves : nullptr);
+    return out;
+  });
+  py::list arrays;
+  for (const auto& c : d.curves) arrays.append(CurveArrays(c));
+  return py::make_tuple(d.json, arrays);
+}
+
+py::tuple DatasetHandle::Weights(int64_t trial_id, const std::string& profile) {
+  WeightsData w = Locked([&](Dataset& ds) -> Result<WeightsData> {
+    XW_ASSIGN_OR_RETURN(TrialRow t, ds.GetTrial(trial_id));
+    XW_ASSIGN_OR_RETURN(size_t i, PickModel(t, profile, 0));
+    const ModelRow& m = t.models[i];
+    if (!m.has_weights) {
+      return Status::FailedPrecondition("trial " + std::to_string(t.id) + ": model '" +
+                                        m.profile + "' has no stored weights");
+    }
+    WeightsData out{m.profile, m.weights_sha256, {}};
+    XW_ASSIGN_OR_RETURN(out.tensors, ds.LoadWeights(m.id));
+    return out;
+  });
+  return py::make_tuple(w.profile, w.sha256, NamedArrays(std::move(w.tensors)));
+}
+
+py::dict DatasetHandle::ModelSpec(int64_t trial_id) {
+  struct Spec {
+    TrainOptions options;
+    InputSpec input;
+  };
+  Spec s = Locked([&](Dataset& ds) -> Result<Spec> {
+    XW_ASSIGN_OR_RETURN(TrialRow t, ds.GetTrial(trial_id));
+    Spec out;
+    XW_ASSIGN_OR_RETURN(out.options, OptionsFromTrial(t));
+    // One image of each split is enough for the shape and class count.
+    DataOptions d;
+    d.train_limit = 1;
+    d.test_limit = 1;
+    d.seed = out.options.seed;
+    auto data = LoadDataSpec(out.options.data_spec, d);
+    if (!data.ok()) {
+      return data.status().WithContext("trial " + std::to_string(t.id) + ": data '" +
+                                       out.options.data_spec + "'");
+    }
+    out.input = InputOfData(*data);
+    return out;
+  });
+  py::dict d;
+  d["arch"] = s.options.arch;
+  d["width"] = s.options.arch_options.width;
+  d["depth"] = s.options.arch_options.depth;
+  d["dropout"] = s.options.arch_options.dropout;
+  d["input_shape"] = py::make_tuple(s.input.channels, s.input.height, s.input.width);
+  d["num_classes"] = s.input.num_classes;
+  return d;
+}
+
+py::dict DatasetHandle::ImportCrossedWires(const std::string& csv, const std::string& arch) {
+  ImportReport r = Locked([&](Dataset& ds) { return xw::ImportCrossedWires(ds, csv, arch); });
+  py::dict d;
+  d["rows"] = r.rows;
+  d["imported"] = r.imported;
+  d["skipped_existing"] = r.skipped_existing;
+  d["rows_without_curves"] = r.rows_without_curves;
+  py::dict states;
+  for (const auto& [state, n] : r.by_state) states[py::str(state)] = n;
+  d["by_state"] = states;
+  return d;
+}
+
+}  // namespace xw::python
