@@ -2,9 +2,12 @@
 # Side-by-side training throughput: xwires profiles vs PyTorch (Debian's
 # python3-torch, system BLAS and OpenBLAS), same model, batch and threads.
 # Each measurement is the best of REPEATS runs (other load on the machine
-# only ever slows a run down). PyTorch runs both with its default OpenMP
-# wait policy and with OMP_WAIT_POLICY=PASSIVE, and keeps the better: its
-# spinning OpenMP workers collapse when other processes share the cores.
+# only ever slows a run down), and the runs are interleaved: every round
+# runs each xwires profile and each PyTorch variant once, so that a machine
+# whose speed drifts (shared hosts, clock boost) slows both sides alike.
+# PyTorch runs both with its default OpenMP wait policy and with
+# OMP_WAIT_POLICY=PASSIVE, and keeps the better: its spinning OpenMP
+# workers collapse when other processes share the cores.
 # Prints one table row per arch: images/s of each xwires profile and of the
 # better PyTorch, then each profile's ratio to the better PyTorch. The xwires
 # kernels run on the CPU's best SIMD target, or on XWIRES_SIMD_TARGET (e.g.
@@ -21,14 +24,10 @@ REPEATS=${4:-3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ARCHS=${ARCHS:-"resnet20 vgg11 simple_cnn mlp"}
 
-best() {  # best images_per_s of REPEATS runs of "$@"
-  local b=0 v
-  for _ in $(seq "$REPEATS"); do
-    v=$("$@" | sed -n 's/.*images_per_s=\([0-9.]*\).*/\1/p')
-    b=$(awk -v a="$b" -v c="$v" 'BEGIN{print (c>a)?c:a}')
-  done
-  echo "$b"
+rate() {  # images_per_s of one run of "$@"
+  "$@" | sed -n 's/.*images_per_s=\([0-9.]*\).*/\1/p'
 }
+max() { awk -v a="$1" -v b="$2" 'BEGIN{print (b>a)?b:a}'; }
 
 steps() { case "$1" in vgg11) echo "3 1" ;; mlp|simple_cnn) echo "20 3" ;; *) echo "6 2" ;; esac; }
 
@@ -39,24 +38,25 @@ printf "%-10s %9s %9s %9s %9s %9s  %s\n" arch torch tf reference pytorch pytorch
   "torch/pt  tf/pt  ref/pt (pt = better PyTorch)"
 for arch in $ARCHS; do
   read -r s w <<<"$(steps "$arch")"
-  declare -A r=()
-  for p in torch tf reference; do
-    r[$p]=$(best "$BUILD/bench/train_throughput" --arch "$arch" --profile "$p" --threads "$THREADS" \
-            --batch "$BATCH" --steps "$s" --warmup "$w")
-  done
-  peer() {  # best over both OpenMP wait policies
-    local a c
-    a=$(best /usr/bin/python3 "$HERE/peer_torch_throughput.py" --arch "$arch" --threads "$THREADS" \
-        --batch "$BATCH" --steps "$s" --warmup "$w" "$@")
-    c=$(OMP_WAIT_POLICY=PASSIVE best /usr/bin/python3 "$HERE/peer_torch_throughput.py" --arch "$arch" \
-        --threads "$THREADS" --batch "$BATCH" --steps "$s" --warmup "$w" "$@")
-    awk -v a="$a" -v c="$c" 'BEGIN{print (c>a)?c:a}'
+  declare -A r=([torch]=0 [tf]=0 [reference]=0 [pt]=0 [ob]=0)
+  peer() {
+    /usr/bin/python3 "$HERE/peer_torch_throughput.py" --arch "$arch" --threads "$THREADS" \
+      --batch "$BATCH" --steps "$s" --warmup "$w" "$@"
   }
-  pt=$(peer)
-  ob=$(peer --blas openblas)
-  better=$(awk -v a="$pt" -v b="$ob" 'BEGIN{print (b>a)?b:a}')
+  for _ in $(seq "$REPEATS"); do
+    for p in torch tf reference; do
+      r[$p]=$(max "${r[$p]}" "$(rate "$BUILD/bench/train_throughput" --arch "$arch" --profile "$p" \
+              --threads "$THREADS" --batch "$BATCH" --steps "$s" --warmup "$w")")
+    done
+    # PyTorch: best over both OpenMP wait policies, system BLAS and OpenBLAS.
+    r[pt]=$(max "${r[pt]}" "$(rate peer)")
+    r[pt]=$(max "${r[pt]}" "$(OMP_WAIT_POLICY=PASSIVE rate peer)")
+    r[ob]=$(max "${r[ob]}" "$(rate peer --blas openblas)")
+    r[ob]=$(max "${r[ob]}" "$(OMP_WAIT_POLICY=PASSIVE rate peer --blas openblas)")
+  done
+  better=$(max "${r[pt]}" "${r[ob]}")
   ratio() { awk -v a="$1" -v b="$better" 'BEGIN{printf "%.2f", a/b}'; }
   printf "%-10s %9.1f %9.1f %9.1f %9.1f %9.1f  %5s %6s %6s\n" "$arch" "${r[torch]}" "${r[tf]}" \
-    "${r[reference]}" "$pt" "$ob" "$(ratio "${r[torch]}")" "$(ratio "${r[tf]}")" \
+    "${r[reference]}" "${r[pt]}" "${r[ob]}" "$(ratio "${r[torch]}")" "$(ratio "${r[tf]}")" \
     "$(ratio "${r[reference]}")"
 done
