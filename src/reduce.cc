@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "src/kernels/reduce_block.h"
@@ -91,7 +92,38 @@ float Block(const SegTerm& t, int64_t begin) {
   return Block(a, t.a.shift, b, t.b.shift, t.fma);
 }
 
+// SegTerm's terms [first, ...) of one segment as plain arrays: the same
+// terms and arithmetic, without a division per term.
+struct ShiftedTerm {
+  const float* a;
+  const float* b;
+  float sa, sb;
+  bool dot, fma;
+  float At(int64_t i) const { return a[i] - sa; }
+  float operator()(int64_t i) const { return dot ? At(i) * (b[i] - sb) : At(i); }
+  float Acc(float acc, int64_t i) const {
+    if (!dot) return acc + At(i);
+    return fma ? std::fma(At(i), b[i] - sb, acc) : acc + At(i) * (b[i] - sb);
+  }
+};
+float Block(const ShiftedTerm& t, int64_t begin) {
+  return Block(t.a + begin, t.sa, t.dot ? t.b + begin : nullptr, t.sb, t.fma);
+}
+
+// Whether terms [begin, end) of t lie in one segment of each operand, and
+// then those terms as a ShiftedTerm indexed from begin.
+bool OneSegment(const SegTerm& t, int64_t begin, int64_t end, ShiftedTerm* out) {
+  const auto inside = [&](const Segmented& s) { return begin / s.seg == (end - 1) / s.seg; };
+  if (!inside(t.a) || (t.dot && !inside(t.b))) return false;
+  const auto at = [&](const Segmented& s) {
+    return s.data + (begin / s.seg) * s.pitch + begin % s.seg;
+  };
+  *out = {at(t.a), t.dot ? at(t.b) : nullptr, t.a.shift, t.b.shift, t.dot, t.fma};
+  return true;
+}
+
 bool Contiguous(const SegTerm&) { return true; }
+bool Contiguous(const ShiftedTerm&) { return true; }
 bool Contiguous(const SumTerm& t) { return t.s == 1; }
 bool Contiguous(const DotTerm& t) { return t.sa == 1 && t.sb == 1; }
 
@@ -100,6 +132,12 @@ float Pairwise(const T& t, int64_t begin, int64_t end) {
   const int64_t n = end - begin;
   if (n <= 8) return Sequential(t, begin, end);
   if (n == kBlock && Contiguous(t)) return Block(t, begin);
+  if constexpr (std::is_same_v<T, SegTerm>) {
+    // A subtree inside one segment (an image's plane of a channel) walks
+    // plain arrays: same tree, same terms.
+    ShiftedTerm flat;
+    if (OneSegment(t, begin, end, &flat)) return Pairwise(flat, 0, n);
+  }
   const int64_t mid = begin + n / 2;
   return Pairwise(t, begin, mid) + Pairwise(t, mid, end);
 }
@@ -274,17 +312,28 @@ namespace {
 
 // Pairwise SegmentedSum(b) and SegmentedDot(a, b) on one tree walk, each 256-
 // term block of b loaded and transposed once for both.
-std::pair<float, float> PairwiseSumDot(const SegTerm& sum, const SegTerm& dot, int64_t begin,
-                                       int64_t end) {
+template <typename T>
+std::pair<float, float> PairwiseSumDot(const T& sum, const T& dot, int64_t begin, int64_t end) {
   const int64_t n = end - begin;
   if (n <= 8) return {Sequential(sum, begin, end), Sequential(dot, begin, end)};
   if (n == kBlock) {
-    alignas(64) float la[kBlock], lb[kBlock];
-    const float* a = SegmentedBlock(dot.a, begin, la);
-    const float* b = SegmentedBlock(dot.b, begin, lb);
     float sum_b, dot_ab;
-    kernels::PairwiseBlockSumDot(a, dot.a.shift, b, dot.b.shift, dot.fma, &sum_b, &dot_ab);
+    if constexpr (std::is_same_v<T, SegTerm>) {
+      alignas(64) float la[kBlock], lb[kBlock];
+      const float* a = SegmentedBlock(dot.a, begin, la);
+      const float* b = SegmentedBlock(dot.b, begin, lb);
+      kernels::PairwiseBlockSumDot(a, dot.a.shift, b, dot.b.shift, dot.fma, &sum_b, &dot_ab);
+    } else {
+      kernels::PairwiseBlockSumDot(dot.a + begin, dot.sa, dot.b + begin, dot.sb, dot.fma,
+                                   &sum_b, &dot_ab);
+    }
     return {sum_b, dot_ab};
+  }
+  if constexpr (std::is_same_v<T, SegTerm>) {
+    ShiftedTerm s, d;
+    if (OneSegment(sum, begin, end, &s) && OneSegment(dot, begin, end, &d)) {
+      return PairwiseSumDot(s, d, 0, n);
+    }
   }
   const int64_t mid = begin + n / 2;
   const auto lo = PairwiseSumDot(sum, dot, begin, mid), hi = PairwiseSumDot(sum, dot, mid, end);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "layer_util.h"
+#include "src/kernels/pool_tiles.h"
 #include "xwires/core/parallel.h"
 
 namespace xw {
@@ -112,11 +113,17 @@ Status MaxPool2dForward(const Tensor& x, const Pool2dSpec& spec, Tensor* y,
   XW_ASSIGN_OR_RETURN(const Geometry g, GeometryOf(kOp, x.shape(), spec));
   y->Resize({x.dim(0), x.dim(1), g.oh, g.ow});
   argmax->resize(y->size());
+  const bool two_by_two = spec.kernel_h == 2 && spec.kernel_w == 2 && spec.stride_h == 2 &&
+                          spec.stride_w == 2 && spec.pad_top == 0 && spec.pad_left == 0;
   ParallelFor(g.planes, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       const float* in = x.data() + p * g.h * g.w;
       float* out = y->data() + p * g.oh * g.ow;
       int32_t* idx = argmax->data() + p * g.oh * g.ow;
+      if (two_by_two) {
+        kernels::MaxPool2x2Plane(in, g.w, g.oh, g.ow, out, idx);
+        continue;
+      }
       for (int64_t oh = 0; oh < g.oh; ++oh) {
         for (int64_t ow = 0; ow < g.ow; ++ow) {
           const Window win = WindowAt(g, spec, oh, ow);

@@ -6,6 +6,7 @@
 #include "grad_check.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/pooling.h"
+#include "xwires/core/simd_target.h"
 
 namespace xw {
 namespace {
@@ -73,6 +74,48 @@ TEST(PoolingLayerTest, MaxPoolNanPropagates) {
   ASSERT_TRUE(MaxPool2dForward(x, Pool2dSpec::Square(2, 2), &y, &idx).ok());
   EXPECT_TRUE(std::isnan(y[0]));
   EXPECT_EQ(idx[0], 1);
+}
+
+// 2x2 windows of stride 2 (the common case, vectors of outputs on the
+// dispatched SIMD target) against a naive first-maximum scan, on every
+// target, with rows of whole vectors and a tail, many ties and some NaNs.
+TEST(PoolingLayerTest, MaxPoolTwoByTwoMatchesNaiveScanOnEveryTarget) {
+  const int64_t n = 2, c = 2, h = 7, w = 41, oh = 3, ow = 20;
+  Tensor x({n, c, h, w});
+  for (int64_t i = 0; i < x.size(); ++i) {
+    x[i] = (i % 23 == 5) ? NAN : static_cast<float>((i * 7919) % 5) - 2.0f;
+  }
+  for (const std::string& target : KernelTargets()) {
+    ASSERT_TRUE(SetKernelTarget(target).ok());
+    Tensor y;
+    std::vector<int32_t> idx;
+    ASSERT_TRUE(MaxPool2dForward(x, Pool2dSpec::Square(2, 2), &y, &idx).ok());
+    ASSERT_EQ(y.shape(), (Shape{n, c, oh, ow}));
+    for (int64_t p = 0; p < n * c; ++p) {
+      const float* in = x.data() + p * h * w;
+      for (int64_t r = 0; r < oh; ++r) {
+        for (int64_t q = 0; q < ow; ++q) {
+          int64_t best = -1;
+          for (int64_t a = 0; a < 2; ++a) {
+            for (int64_t b = 0; b < 2; ++b) {
+              const int64_t at = (2 * r + a) * w + 2 * q + b;
+              if (best < 0 ||
+                  (!std::isnan(in[best]) && (std::isnan(in[at]) || in[at] > in[best]))) {
+                best = at;
+              }
+            }
+          }
+          const int64_t o = (p * oh + r) * ow + q;
+          EXPECT_EQ(idx[o], best) << target << " " << o;
+          EXPECT_EQ(std::isnan(y[o]), std::isnan(in[best])) << target << " " << o;
+          if (!std::isnan(in[best])) {
+            EXPECT_EQ(y[o], in[best]) << target << " " << o;
+          }
+        }
+      }
+    }
+  }
+  ASSERT_TRUE(SetKernelTarget("").ok());
 }
 
 TEST(PoolingLayerTest, AvgPoolCountIncludePadBothWays) {
