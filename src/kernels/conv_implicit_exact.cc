@@ -33,16 +33,40 @@ namespace kernels {
 namespace HWY_NAMESPACE {
 namespace {
 
-// chains[0] (+)= the lanesK tree over chains[0..k) of n floats each, as
-// xw::Sum's lanes order combines its lanes: lane l += lane l + w for w = k/2 .. 1.
-void CombineChains(float* chains, int k, int64_t n) {
-  for (int w = k / 2; w >= 1; w /= 2) {
-    for (int l = 0; l < w; ++l) {
-      float* HWY_RESTRICT a = chains + l * n;
-      const float* HWY_RESTRICT b = chains + (l + w) * n;
-      for (int64_t i = 0; i < n; ++i) a[i] += b[i];
-    }
+// The lanesK tree over the K chains' floats [i, i + L) (chains[l] at
+// l * n), as xw::Sum's lanes order combines its lanes: lane l += lane l + w
+// for w = K/2 .. 1; in registers, one pass over the chains.
+template <int K>
+HWY_INLINE VF ChainTree(const float* chains, int64_t n, int64_t i) {
+  const DF d;
+  VF v[K];
+  for (int l = 0; l < K; ++l) v[l] = hn::LoadU(d, chains + l * n + i);
+  for (int w = K / 2; w >= 1; w /= 2) {
+    for (int l = 0; l < w; ++l) v[l] = hn::Add(v[l], v[l + w]);
   }
+  return v[0];
+}
+
+// f(i, tree) for i = 0, L, ... < n (n a multiple of L): the tree over
+// chains[0..k) of n floats each, k in {1, 4, 8, 16} (ChainCount's orders).
+template <typename F>
+HWY_INLINE void ForEachChainTree(const float* chains, int k, int64_t n, F&& f) {
+  auto run = [&]<int K>() {
+    for (int64_t i = 0; i < n; i += kLanes) f(i, ChainTree<K>(chains, n, i));
+  };
+  switch (k) {
+    case 4: return run.template operator()<4>();
+    case 8: return run.template operator()<8>();
+    case 16: return run.template operator()<16>();
+    default: return run.template operator()<1>();
+  }
+}
+
+// chains[0] = the lanesK tree over chains[0..k) of n floats each (n a
+// multiple of L).
+void CombineChains(float* chains, int k, int64_t n) {
+  if (k == 1) return;
+  ForEachChainTree(chains, k, n, [&](int64_t i, VF v) { hn::StoreU(v, DF(), chains + i); });
 }
 
 // dy chains: state[c][t][o] += over the chunk's pixels q in [q0, q1) (q =
@@ -151,16 +175,12 @@ void ExactPatchGemmT(const TapSource& src, int64_t images, int64_t out_ch, const
                 TapRange{t0 + c, t1, k, t0 > 0}, nullptr, chains + c * n_chain, kLanes * v);
           }
         }
-        CombineChains(chains, k, n_chain);
-        for (int i = 0; i < r; ++i) {
-          float* out = yn + (o0 + i) * l.plane + kLanes * s0;
-          const float* got = chains + i * kLanes * v;
-          const VF b = hn::Set(d, bias ? bias[o0 + i] : 0.0f);
-          for (int64_t j = 0; j < kLanes * v; j += kLanes) {
-            const VF yv = hn::LoadU(d, got + j);
-            hn::StoreU(bias ? hn::Add(yv, b) : yv, d, out + j);
-          }
-        }
+        // Output row i's vectors are floats [i L v, (i + 1) L v) of a chain.
+        ForEachChainTree(chains, k, n_chain, [&](int64_t at, VF yv) {
+          const int64_t i = at / (kLanes * v), j = at % (kLanes * v);
+          if (bias) yv = hn::Add(yv, hn::Set(d, bias[o0 + i]));
+          hn::StoreU(yv, d, yn + (o0 + i) * l.plane + kLanes * s0 + j);
+        });
         s0 += v;
       }
       o0 += r;
