@@ -184,16 +184,9 @@ std::vector<int64_t> PixelOffsets(const ImplicitLayout& l, int64_t ow) {
 }
 
 void PixelMajor(const float* g, int64_t out_ch, int64_t plane, float* gt) {
-  // 16 x 16 blocks, so that reads and writes both stay within a few lines.
-  constexpr int64_t kB = 16;
-  for (int64_t o0 = 0; o0 < out_ch; o0 += kB) {
-    for (int64_t j0 = 0; j0 < plane; j0 += kB) {
-      const int64_t o1 = std::min(out_ch, o0 + kB), j1 = std::min(plane, j0 + kB);
-      for (int64_t j = j0; j < j1; ++j) {
-        for (int64_t o = o0; o < o1; ++o) gt[j * out_ch + o] = g[o * plane + j];
-      }
-    }
-  }
+  // Channels are the panel's rows, pixels its columns: the dispatched
+  // transpose, four channels per interleaved store.
+  TransposeToPanel(g, plane, plane, out_ch, gt);
 }
 
 bool ChannelTilesApply(const ImplicitLayout& l, int64_t out_ch) {
