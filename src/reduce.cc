@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "src/kernels/reduce_block.h"
+#include "src/kernels/reduce_lanes.h"
 
 namespace xw {
 
@@ -165,10 +166,32 @@ float Kahan(const T& t, int64_t n) {
   return k.Result();
 }
 
+// Unit-stride terms as (a, b) for kernels::LanesStrips (b null: a sum).
+bool Strided(const SumTerm& t, const float** a, const float** b) {
+  *a = t.x;
+  *b = nullptr;
+  return t.s == 1;
+}
+bool Strided(const DotTerm& t, const float** a, const float** b) {
+  *a = t.a;
+  *b = t.b;
+  return t.sa == 1 && t.sb == 1;
+}
+bool Fma(const SumTerm&) { return false; }
+bool Fma(const DotTerm& t) { return t.fma; }
+
 template <int K, typename T>
 float LanesFixed(const T& t, int64_t n) {
   float lane[K] = {};
   int64_t i = 0;
+  const float *a, *b;
+  if constexpr (!std::is_same_v<T, SegTerm>) {
+    if (Strided(t, &a, &b)) {
+      // Whole strips on the dispatched SIMD target: K chains per step.
+      i = n / K * K;
+      kernels::LanesStrips(a, 0.0f, b, 0.0f, Fma(t), K, i, lane);
+    }
+  }
   for (; i + K <= n; i += K) {
     for (int l = 0; l < K; ++l) lane[l] = t.Acc(lane[l], i + l);
   }
@@ -217,20 +240,8 @@ float LanesFixed(const SegTerm& t, int64_t n) {
   const bool walked = ForEachSegment(t, n, [&](const float* a, const float* b, int64_t s0,
                                                int64_t len) {
     const int64_t strips = len / K * K;
-    // One loop per term kind, so that each is a plain K-wide vector loop.
-    if (!t.dot) {
-      for (int64_t k = 0; k < strips; k += K) {
-        for (int l = 0; l < K; ++l) lane[l] = lane[l] + (a[k + l] - sa);
-      }
-    } else if (t.fma) {
-      for (int64_t k = 0; k < strips; k += K) {
-        for (int l = 0; l < K; ++l) lane[l] = std::fma(a[k + l] - sa, b[k + l] - sb, lane[l]);
-      }
-    } else {
-      for (int64_t k = 0; k < strips; k += K) {
-        for (int l = 0; l < K; ++l) lane[l] = lane[l] + (a[k + l] - sa) * (b[k + l] - sb);
-      }
-    }
+    // The strips on the dispatched SIMD target: K chains per step.
+    kernels::LanesStrips(a, sa, t.dot ? b : nullptr, sb, t.fma, K, strips, lane);
     int64_t k = strips;
     for (int l = 0; k < len; ++k, ++l) lane[l] = t.Acc(lane[l], s0 + k);
   });

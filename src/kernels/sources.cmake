@@ -20,6 +20,7 @@ add_library(xwires_simd OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/simd_target.cc
   ${CMAKE_CURRENT_LIST_DIR}/ordered_gemm.cc
   ${CMAKE_CURRENT_LIST_DIR}/reduce_block.cc
+  ${CMAKE_CURRENT_LIST_DIR}/reduce_lanes.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_implicit.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_implicit_exact.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_implicit_channels.cc
