@@ -47,18 +47,14 @@ HWY_INLINE VF ChainTree(const float* chains, int64_t n, int64_t i) {
   return v[0];
 }
 
-// f(i, tree) for i = 0, L, ... < n (n a multiple of L): the tree over
-// chains[0..k) of n floats each, k in {1, 4, 8, 16} (ChainCount's orders).
+// f.template operator()<K>() for k in {1, 4, 8, 16} (ChainCount's orders).
 template <typename F>
-HWY_INLINE void ForEachChainTree(const float* chains, int k, int64_t n, F&& f) {
-  auto run = [&]<int K>() {
-    for (int64_t i = 0; i < n; i += kLanes) f(i, ChainTree<K>(chains, n, i));
-  };
+HWY_INLINE void DispatchChains(int k, F&& f) {
   switch (k) {
-    case 4: return run.template operator()<4>();
-    case 8: return run.template operator()<8>();
-    case 16: return run.template operator()<16>();
-    default: return run.template operator()<1>();
+    case 4: return f.template operator()<4>();
+    case 8: return f.template operator()<8>();
+    case 16: return f.template operator()<16>();
+    default: return f.template operator()<1>();
   }
 }
 
@@ -66,7 +62,62 @@ HWY_INLINE void ForEachChainTree(const float* chains, int k, int64_t n, F&& f) {
 // multiple of L).
 void CombineChains(float* chains, int k, int64_t n) {
   if (k == 1) return;
-  ForEachChainTree(chains, k, n, [&](int64_t i, VF v) { hn::StoreU(v, DF(), chains + i); });
+  DispatchChains(k, [&]<int K>() {
+    for (int64_t i = 0; i < n; i += kLanes) {
+      hn::StoreU(ChainTree<K>(chains, n, i), DF(), chains + i);
+    }
+  });
+}
+
+// One output tile of ExactPatchGemmT, R output channels x V slots: every
+// chain of the K-lane order over the taps (in blocks of `block` taps, see
+// there), then the chains' tree, plus bias, into y (channel o0's plane,
+// from slot s0 on). `chains` holds K x R x V vectors.
+template <int K, int R, int V, bool kHalf, bool kFma>
+void ChainTile(const float* pad, const ImplicitLayout& l, const int64_t* base, const float* wp,
+               int64_t block, const float* bias, float* chains, float* y) {
+  const int64_t n_chain = R * V * kLanes;  // one chain's floats
+  for (int64_t t0 = 0; t0 < l.taps; t0 += block) {
+    const int64_t t1 = std::min(l.taps, t0 + block);
+    for (int c = 0; c < K; ++c) {
+      TapTile<R, V, kHalf, kFma>(pad, l, base, wp, TapRange{t0 + c, t1, K, t0 > 0}, nullptr,
+                                 chains + c * n_chain, kLanes * V);
+    }
+  }
+  const DF d;
+  for (int i = 0; i < R; ++i) {
+    const VF b = hn::Set(d, bias ? bias[i] : 0.0f);
+    for (int j = 0; j < V; ++j) {
+      VF yv = ChainTree<K>(chains, n_chain, (i * V + j) * kLanes);
+      if (bias) yv = hn::Add(yv, b);
+      hn::StoreU(yv, d, y + i * l.plane + j * kLanes);
+    }
+  }
+}
+
+// ChainTile for k in {1, 4, 8, 16}, r in {6, 4, 2, 1}, v in {4, 2, 1} up to
+// kMaxVectors.
+template <bool kHalf, bool kFma>
+void ChainTileAny(int k, int r, int v, const float* pad, const ImplicitLayout& l,
+                  const int64_t* base, const float* wp, int64_t block, const float* bias,
+                  float* chains, float* y) {
+  DispatchChains(k, [&]<int K>() {
+    auto rows = [&]<int R>() {
+      if constexpr (kMaxVectors >= 4) {
+        if (v == 4) {
+          return ChainTile<K, R, 4, kHalf, kFma>(pad, l, base, wp, block, bias, chains, y);
+        }
+      }
+      if (v == 2) return ChainTile<K, R, 2, kHalf, kFma>(pad, l, base, wp, block, bias, chains, y);
+      return ChainTile<K, R, 1, kHalf, kFma>(pad, l, base, wp, block, bias, chains, y);
+    };
+    switch (r) {
+      case 6: return rows.template operator()<6>();
+      case 4: return rows.template operator()<4>();
+      case 2: return rows.template operator()<2>();
+      default: return rows.template operator()<1>();
+    }
+  });
 }
 
 // dy chains: state[c][t][o] += over the chunk's pixels q in [q0, q1) (q =
@@ -156,31 +207,18 @@ void ExactPatchGemmT(const TapSource& src, int64_t images, int64_t out_ch, const
   // (measured on AVX2: 256-channel 3x3 layers 1.35x faster, 64-channel
   // ones 1.1x slower when blocked).
   const int64_t block = k > 1 && l.taps > 2 * k * kChainBlock ? k * kChainBlock : l.taps;
-  const auto run = l.half ? (spec.fma ? TapTileAny<true, true> : TapTileAny<true, false>)
-                          : (spec.fma ? TapTileAny<false, true> : TapTileAny<false, false>);
+  const auto run = l.half ? (spec.fma ? ChainTileAny<true, true> : ChainTileAny<true, false>)
+                          : (spec.fma ? ChainTileAny<false, true> : ChainTileAny<false, false>);
   ForEachPaddedImage(src, l, images, tiles, [&](int64_t n, const float* pad, Prefetcher& next) {
     float* chains = ThreadScratch(1, int64_t{k} * 6 * kMaxVectors * kLanes);
     float* yn = y + n * out_ch * l.plane;
-    const DF d;
     for (int64_t o0 = 0; o0 < out_ch;) {
       const int r = TileRows(out_ch - o0, 6);
       for (int64_t s0 = 0; s0 < l.slots;) {
         next.Step();
         const int v = TileRows(l.slots - s0, kMaxVectors);
-        const int64_t n_chain = int64_t{r} * kLanes * v;  // one chain's floats
-        for (int64_t t0 = 0; t0 < l.taps; t0 += block) {
-          const int64_t t1 = std::min(l.taps, t0 + block);
-          for (int c = 0; c < k; ++c) {
-            run(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps,
-                TapRange{t0 + c, t1, k, t0 > 0}, nullptr, chains + c * n_chain, kLanes * v);
-          }
-        }
-        // Output row i's vectors are floats [i L v, (i + 1) L v) of a chain.
-        ForEachChainTree(chains, k, n_chain, [&](int64_t at, VF yv) {
-          const int64_t i = at / (kLanes * v), j = at % (kLanes * v);
-          if (bias) yv = hn::Add(yv, hn::Set(d, bias[o0 + i]));
-          hn::StoreU(yv, d, yn + (o0 + i) * l.plane + kLanes * s0 + j);
-        });
+        run(k, r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps, block,
+            bias ? bias + o0 : nullptr, chains, yn + o0 * l.plane + kLanes * s0);
         s0 += v;
       }
       o0 += r;
