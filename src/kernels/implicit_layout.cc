@@ -199,24 +199,26 @@ bool ChannelTilesApply(const ImplicitLayout& l, int64_t out_ch) {
 namespace {
 
 // Pixel vectors end every batch in one horizontal sum per output; on planes
-// of up to 16 x 16 pixels that costs more than channel vectors' transposed
-// gradient (measured on AVX2: VGG's 8x8 and 4x4 layers 1.4-2x faster with
-// channels, 32x32 planes with few taps 1.5x slower). Channel vectors read
+// of up to 16 x 16 pixels, or with 128 taps or more, that costs more than
+// channel vectors' transposed gradient (measured on AVX2: VGG's 8x8 and 4x4
+// layers 1.4-2x faster with channels, ResNet's 16-channel 32x32 layers
+// 1.15x; 32x32 planes with 27 taps 1.5x slower). Channel vectors read
 // pixels one by one, so they take any output grid.
-bool ChannelFilterShape(int64_t plane, int64_t out_ch, int64_t lanes) {
-  return out_ch % lanes == 0 && plane <= 256;
+bool ChannelFilterShape(int64_t plane, int64_t out_ch, int64_t lanes, int64_t taps) {
+  return out_ch % lanes == 0 && (plane <= 256 || taps >= 128);
 }
 
 }  // namespace
 
 bool ChannelFilterApplies(const ImplicitLayout& l, int64_t out_ch) {
-  return ChannelFilterShape(l.plane, out_ch, l.lanes);
+  return ChannelFilterShape(l.plane, out_ch, l.lanes, l.taps);
 }
 
 bool ImplicitApplies(const TapSource& s) { return SlotsApply(s, KernelFloatLanes()); }
 
 bool ImplicitFilterApplies(const TapSource& s, int64_t out_ch) {
-  return ImplicitApplies(s) || ChannelFilterShape(s.oh * s.ow, out_ch, KernelFloatLanes());
+  return ImplicitApplies(s) ||
+         ChannelFilterShape(s.oh * s.ow, out_ch, KernelFloatLanes(), s.channels * s.kh * s.kw);
 }
 
 int ChainCount(const ReduceSpec& spec) {

@@ -63,14 +63,17 @@ int ChannelFilterMismatches(const ConvGeometry& g, const Tensor& x, const Tensor
   return bad;
 }
 
-// Rows of 8 pixels (whole slots of 8 or 4 lanes, half slots of 16) and 16k
-// output channels: the channel tiles on every target. 160 images of 8 x 8
+// Rows of 8 pixels (whole slots of 8 or 4 lanes, half slots of 16), or
+// 128 taps or more, and 16k output channels: the channel tiles on every
+// target. 160 images of 8 x 8
 // are five batches of 32 in four groups, so the last group runs two rounds;
 // 128 images of 4 x 4 are one batch, whose tiles alone run in parallel.
 TEST(ConvFilterTest, Im2colChannelTilesSumBatchChainsInGroups) {
   const Case cs[] = {{160, 3, 8, 8, 16, Spec(3, 1, 1, PadMode::kExplicit)},
                      {128, 5, 4, 4, 32, Spec(3, 1, 1, PadMode::kExplicit)},
-                     {40, 4, 16, 16, 16, Spec(3, 2, 0, PadMode::kSame)}};
+                     {40, 4, 16, 16, 16, Spec(3, 2, 0, PadMode::kSame)},
+                     // 32 x 32 planes with 144 taps: channel tiles too.
+                     {4, 16, 32, 32, 16, Spec(3, 1, 1, PadMode::kExplicit)}};
   KernelNumerics num;
   num.conv_algo = ConvAlgo::kIm2colGemm;
   num.gemm = GemmKind::kEigen;
