@@ -56,6 +56,10 @@ ImplicitLayout MakeLayout(const TapSource& s, int64_t lanes) {
 
 // pad[phase (pa, pb)][c][i][j] = source (n, c, i*s + pa - pad_top,
 // j*s + pb - pad_left), zero outside the source.
+// GCC would turn the short border loops back into memset calls.
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#endif
 void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad) {
   const int st = s.stride;
   for (int pb = 0; pb < st; ++pb) {
@@ -75,13 +79,15 @@ void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad
             continue;
           }
           const float* row = src + u * s.w + first;
-          std::fill(dst, dst + lo, 0.0f);
+          // Plain loops: rows are a few dozen floats, and library calls for
+          // a one-float border cost more than the copy.
+          for (int64_t j = 0; j < lo; ++j) dst[j] = 0.0f;
           if (st == 1) {
-            std::copy(row + lo, row + hi, dst + lo);
+            for (int64_t j = lo; j < hi; ++j) dst[j] = row[j];
           } else {
             for (int64_t j = lo; j < hi; ++j) dst[j] = row[j * st];
           }
-          std::fill(dst + hi, dst + l.pw, 0.0f);
+          for (int64_t j = hi; j < l.pw; ++j) dst[j] = 0.0f;
         }
       }
     }
