@@ -11,6 +11,7 @@
 #include "model_file.h"
 #include "sqlite_adapter.h"
 #include "trial_rules.h"
+#include "xwires/dataset/analysis.h"
 
 namespace xw {
 
@@ -125,10 +126,11 @@ void FindOrphans(const Dataset::Impl& impl,
   }
 }
 
-// The store's value rules (trial_rules.h) on every stored trial, as the add
-// path checks them on the way in: finds rows edited by hand or stored by an
-// older xwires. Curves are read only with verify_weights (they live in the
-// HDF5 bundles).
+// The store's value rules (trial_rules.h) on every stored trial, and the
+// analysis rules (CheckAnalysis) on every stored result, as the add paths
+// check them on the way in: finds rows edited by hand or stored by an older
+// xwires. Curves are read only with verify_weights (they live in the HDF5
+// bundles).
 Status CheckValues(const Dataset& ds, const FsckOptions& opt, FsckReport& r) {
   XW_ASSIGN_OR_RETURN(auto profiles, bundle::ModelProfiles(ds));
   XW_ASSIGN_OR_RETURN(std::vector<TrialRow> rows, ds.Query(TrialQuery{}));
@@ -137,6 +139,13 @@ Status CheckValues(const Dataset& ds, const FsckOptions& opt, FsckReport& r) {
     if (!t.ok()) continue;  // unreadable curves are CheckFiles' finding
     Status s = CheckTrialValues(*t, "trial " + std::to_string(row.id));
     if (!s.ok()) r.issues.push_back({"invalid-value", "xwires.db", row.id, s.message()});
+  }
+  XW_ASSIGN_OR_RETURN(std::vector<AnalysisRecord> analyses, LoadAnalyses(ds));
+  for (const AnalysisRecord& a : analyses) {
+    Status s = CheckAnalysis(a, "analysis " + std::to_string(a.id));
+    if (s.ok()) continue;
+    r.issues.push_back({"invalid-analysis", "xwires.db",
+                        a.trial_ids.empty() ? 0 : a.trial_ids[0], s.message()});
   }
   return Status::OK();
 }

@@ -191,7 +191,9 @@ Status CheckReadable(int version, const std::string& what) {
   if (version < kDatasetSchemaVersion) {
     return Status::FailedPrecondition(
         what + ": dataset schema version " + std::to_string(version) +
-        " needs migrating; open it read-write once");
+        " needs migrating to " + std::to_string(kDatasetSchemaVersion) +
+        "; run `xwires migrate` on the dataset (or any command that writes "
+        "to it)");
   }
   return Status::OK();
 }

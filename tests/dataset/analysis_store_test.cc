@@ -192,6 +192,27 @@ TEST_F(AnalysisStoreTest, ResultsGoWithTheirTrials) {
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM trials_near").getInt(), 1);
 }
 
+TEST_F(AnalysisStoreTest, FsckReportsStoredResultsThatBreakTheRules) {
+  const int64_t id = *StoreAnalysis(*ds_, Attribution(trial_));
+  ds_.reset();
+  {
+    SQLite::Database db(dir_ + "/xwires.db", SQLite::OPEN_READWRITE);
+    db.exec("UPDATE analysis_runs SET test_acc = 2.0 WHERE direction = "
+            "'baseline'");
+  }
+  const std::string before = testutil::HashTree(dir_);
+  auto r = Fsck(dir_, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->Clean());
+  ASSERT_EQ(r->issues.size(), 1u);
+  EXPECT_EQ(r->issues[0].kind, "invalid-analysis");
+  EXPECT_EQ(r->issues[0].trial_id, trial_);
+  EXPECT_EQ(r->issues[0].detail,
+            "analysis " + std::to_string(id) +
+                ": run 0: test_acc 2 is not an accuracy in [0, 1]");
+  EXPECT_EQ(testutil::HashTree(dir_), before);
+}
+
 std::string ReadText(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
@@ -214,9 +235,21 @@ TEST(AnalysisMigration, SchemaOneDatasetIsUpgradedInPlace) {
     while (st.executeStep()) legacy.push_back(st.getColumn(0).getString());
   }
   ASSERT_EQ(legacy.size(), 2u);
-  auto ro = Dataset::Open(dir, OpenMode::kReadOnly);
-  ASSERT_FALSE(ro.ok());
-  EXPECT_NE(ro.status().message().find("needs migrating"), std::string::npos);
+  const std::string before = testutil::HashTree(dir);
+  auto q = testutil::Xwires("query " + testutil::ShellQuote(dir));
+  EXPECT_EQ(q.exit_code, 2);
+  EXPECT_NE(q.err.find("schema version 1 needs migrating to 2; run `xwires "
+                       "migrate`"),
+            std::string::npos)
+      << q.err;
+  EXPECT_EQ(testutil::HashTree(dir), before);  // reading changed nothing
+  auto m = testutil::Xwires("migrate " + testutil::ShellQuote(dir));
+  EXPECT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.out.find("migrated to schema version 2"), std::string::npos)
+      << m.out;
+  m = testutil::Xwires("migrate " + testutil::ShellQuote(dir));
+  EXPECT_NE(m.out.find("schema version 2, current"), std::string::npos)
+      << m.out;
 
   auto ds = Dataset::Open(dir, OpenMode::kReadWrite);
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
