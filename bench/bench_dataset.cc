@@ -124,16 +124,18 @@ xw::TrialQuery RandomRangeQuery(std::mt19937_64& rng) {
       .Build();
 }
 
-template <typename Fn>
-void TimedQueries(benchmark::State& state, Fn&& fn) {
+// Per iteration: draws a query with `make(rng)` (not timed), times
+// `run(ds, query)` (which returns the rows it found); reports p50/p90 in ms.
+template <typename Make, typename Run>
+void Timed(benchmark::State& state, Make&& make, Run&& run) {
   auto ds = OpenBench();
   std::mt19937_64 rng(7);
   std::vector<double> ms;
   int64_t rows = 0;
   for (auto _ : state) {
-    xw::TrialQuery q = RandomRangeQuery(rng);
+    auto query = make(rng);
     auto t0 = std::chrono::steady_clock::now();
-    rows += fn(*ds, q);
+    rows += run(*ds, query);
     double dt =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
             .count();
@@ -144,6 +146,11 @@ void TimedQueries(benchmark::State& state, Fn&& fn) {
   state.counters["p50_ms"] = ms[ms.size() / 2];
   state.counters["p90_ms"] = ms[ms.size() * 9 / 10];
   state.counters["rows_per_query"] = static_cast<double>(rows) / ms.size();
+}
+
+template <typename Fn>
+void TimedQueries(benchmark::State& state, Fn&& fn) {
+  Timed(state, RandomRangeQuery, fn);
 }
 
 void BM_QueryTop10(benchmark::State& state) {
@@ -178,34 +185,25 @@ BENCHMARK(BM_QueryAllRows)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
-// Random targets drawn from the bench's own hyperparameter distribution.
-void NearQueries(benchmark::State& state, xw::NearMethod method) {
-  auto ds = OpenBench();
-  std::mt19937_64 rng(11);
+// A target drawn from the bench's own hyperparameter distribution.
+xw::NearTarget RandomNearTarget(std::mt19937_64& rng) {
   std::uniform_real_distribution<double> u(0, 1);
-  std::vector<double> ms;
-  int64_t rows = 0;
-  for (auto _ : state) {
-    xw::NearTarget target;
-    target.values = {{"lr", std::pow(10.0, -5 + 4 * u(rng))},
-                     {"adam_eps", std::pow(10.0, -8 + 8 * u(rng))},
-                     {"batch_size", std::round(10 + 990 * u(rng))},
-                     {"epochs", std::round(1 + 49 * u(rng))}};
-    target.method = method;
-    xw::TrialQuery q;
-    q.limit = 10;
-    auto t0 = std::chrono::steady_clock::now();
-    rows += static_cast<int64_t>(ds->Near(target, q).value().size());
-    double dt =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-            .count();
-    state.SetIterationTime(dt);
-    ms.push_back(1e3 * dt);
-  }
-  std::sort(ms.begin(), ms.end());
-  state.counters["p50_ms"] = ms[ms.size() / 2];
-  state.counters["p90_ms"] = ms[ms.size() * 9 / 10];
-  state.counters["rows_per_query"] = static_cast<double>(rows) / ms.size();
+  xw::NearTarget target;
+  target.values = {{"lr", std::pow(10.0, -5 + 4 * u(rng))},
+                   {"adam_eps", std::pow(10.0, -8 + 8 * u(rng))},
+                   {"batch_size", std::round(10 + 990 * u(rng))},
+                   {"epochs", std::round(1 + 49 * u(rng))}};
+  return target;
+}
+
+void NearQueries(benchmark::State& state, xw::NearMethod method) {
+  Timed(state, RandomNearTarget,
+        [method](xw::Dataset& ds, xw::NearTarget target) {
+          target.method = method;
+          xw::TrialQuery q;
+          q.limit = 10;
+          return static_cast<int64_t>(ds.Near(target, q).value().size());
+        });
 }
 
 void BM_Near(benchmark::State& state) {

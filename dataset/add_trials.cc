@@ -15,6 +15,7 @@
 #include "dataset_internal.h"
 #include "dir_lock.h"
 #include "model_file.h"
+#include "near_schema.h"
 #include "sqlite_adapter.h"
 #include "trial_rules.h"
 #include "xwires/core/build_info.h"
@@ -320,6 +321,9 @@ Result<BatchResult> AddBatch(Dataset& ds,
       result.searches_added += added ? 1 : 0;
     }
     Inserter in(*impl.db);
+    // The near index is built set-based after the rows (near_schema.h).
+    if (!trials.empty())
+      impl.db->exec("INSERT INTO trials_near_deferred VALUES (1)");
     for (size_t k = 0; k < trials.size(); ++k) {
       const TrialRecord& t = trials[k];
       std::optional<int64_t> search = t.search_id;
@@ -327,6 +331,15 @@ Result<BatchResult> AddBatch(Dataset& ds,
         search = search_ids[*extras.trial_search[k]];
       InsertTrial(in, t, t.provenance.empty() ? default_prov : t.provenance,
                   search, file, k, result.trial_ids);
+    }
+    if (!trials.empty()) {
+      for (const std::string& stmt : near::DeferredIndexStatements()) {
+        SQLite::Statement st(*impl.db, stmt);
+        st.bind(1, result.trial_ids.front());
+        st.bind(2, result.trial_ids.back());
+        st.exec();
+      }
+      impl.db->exec("DELETE FROM trials_near_deferred");
     }
     for (size_t i = 0; i < analyses.size(); ++i) {
       AnalysisRecord& a = analyses[i];

@@ -74,8 +74,16 @@ internal::BatchAnalysis ToBatch(AnalysisRecord record,
   return b;
 }
 
-BundleImportReport Finish(BundleImportReport report,
-                          const internal::BatchResult& r, size_t incoming) {
+// Adds `batch` and `extras` (unless there is nothing new) and completes
+// `report` for `incoming` trials.
+Result<BundleImportReport> Add(Dataset& ds, BundleImportReport report,
+                               const std::vector<TrialRecord>& batch,
+                               const internal::BatchExtras& extras,
+                               size_t incoming) {
+  report.skipped = static_cast<int64_t>(incoming);
+  if (batch.empty() && extras.analyses.empty()) return report;
+  XW_ASSIGN_OR_RETURN(internal::BatchResult r,
+                      internal::AddBatch(ds, batch, extras));
   report.trial_ids = r.trial_ids;
   report.added = static_cast<int64_t>(r.trial_ids.size());
   report.skipped = static_cast<int64_t>(incoming) - report.added;
@@ -125,13 +133,7 @@ Result<BundleImportReport> ImportBundle(Dataset& ds, const std::string& bundle,
   for (bundle::BundleAnalysis& a : b.analyses) {
     extras.analyses.push_back(ToBatch(std::move(a.record), a.trials, placed));
   }
-  if (batch.empty() && extras.analyses.empty()) {
-    report.skipped = static_cast<int64_t>(records.size());
-    return report;
-  }
-  XW_ASSIGN_OR_RETURN(internal::BatchResult r,
-                      internal::AddBatch(ds, batch, extras));
-  return Finish(std::move(report), r, records.size());
+  return Add(ds, std::move(report), batch, extras, records.size());
 }
 
 Result<BundleImportReport> MergeDatasets(Dataset& ds, const Dataset& other) {
@@ -191,13 +193,7 @@ Result<BundleImportReport> MergeDatasets(Dataset& ds, const Dataset& other) {
     for (int64_t id : a.trial_ids) trials.push_back(index.at(id));
     extras.analyses.push_back(ToBatch(std::move(a), trials, placed));
   }
-  if (batch.empty() && extras.analyses.empty()) {
-    report.skipped = static_cast<int64_t>(records.size());
-    return report;
-  }
-  XW_ASSIGN_OR_RETURN(internal::BatchResult r,
-                      internal::AddBatch(ds, batch, extras));
-  return Finish(std::move(report), r, records.size());
+  return Add(ds, std::move(report), batch, extras, records.size());
 }
 
 }  // namespace xw

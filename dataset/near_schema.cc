@@ -90,7 +90,41 @@ std::string RemoveBounds() {
          ");";
 }
 
+std::string FillBounds(const std::string& where, bool merge) {
+  std::string s = "INSERT INTO trials_near_bounds SELECT " + Mask("t") +
+                  ", count(*)";
+  std::string update = "n = n + excluded.n";
+  for (int d = 0; d < kNumNearDims; ++d) {
+    const std::string n = std::to_string(d);
+    s += ", min(" + Value("t", d) + "), max(" + Value("t", d) + ")";
+    update += ", lo" + n + " = min(lo" + n + ", excluded.lo" + n + "), hi" +
+              n + " = max(hi" + n + ", excluded.hi" + n + ")";
+  }
+  s += " FROM trials t WHERE " + where + " GROUP BY 1";
+  // "ORDER BY 1" keeps SQLite from reading the ON of the upsert as a join.
+  if (merge) s += " ORDER BY 1 ON CONFLICT (mask) DO UPDATE SET " + update;
+  return s;
+}
+
 }  // namespace
+
+std::vector<std::string> DeferredIndexStatements() {
+  return {"INSERT INTO trials_near SELECT t.id" + Box("t") +
+              " FROM trials t WHERE t.id BETWEEN ?1 AND ?2",
+          FillBounds("t.id BETWEEN ?1 AND ?2", true)};
+}
+
+std::string ExpectedBoundsQuery() {
+  const std::string fill = FillBounds("1", false);
+  return fill.substr(fill.find("SELECT"));
+}
+
+std::vector<std::string> RebuildStatements() {
+  return {"DELETE FROM trials_near_deferred", "DELETE FROM trials_near",
+          "DELETE FROM trials_near_bounds",
+          "INSERT INTO trials_near SELECT t.id" + Box("t") + " FROM trials t",
+          FillBounds("1", false)};
+}
 
 std::vector<std::string> NearIndexStatements() {
   std::string columns = "id";
@@ -103,21 +137,18 @@ std::vector<std::string> NearIndexStatements() {
     const std::string n = std::to_string(d);
     bounds += ", lo" + n + " REAL, hi" + n + " REAL";
   }
-  std::string fill_bounds = "INSERT INTO trials_near_bounds SELECT " +
-                            Mask("t") + ", count(*)";
-  for (int d = 0; d < kNumNearDims; ++d) {
-    fill_bounds += ", min(" + Value("t", d) + "), max(" + Value("t", d) + ")";
-  }
-  fill_bounds += " FROM trials t GROUP BY 1";
   std::string watched = "id";
   for (const NearDim& d : kNearDims) watched += std::string(", ") + d.column;
   return {
       "CREATE VIRTUAL TABLE trials_near USING rtree(" + columns + ")",
       "CREATE TABLE trials_near_bounds (mask INTEGER PRIMARY KEY, n INTEGER "
       "NOT NULL" + bounds + ")",
+      "CREATE TABLE trials_near_deferred (one INTEGER PRIMARY KEY CHECK "
+      "(one = 1))",
       "INSERT INTO trials_near SELECT t.id" + Box("t") + " FROM trials t",
-      fill_bounds,
-      "CREATE TRIGGER trials_near_insert AFTER INSERT ON trials BEGIN " +
+      FillBounds("1", false),
+      "CREATE TRIGGER trials_near_insert AFTER INSERT ON trials WHEN NOT "
+      "EXISTS (SELECT 1 FROM trials_near_deferred) BEGIN " +
           AddBox("new") + " " + AddBounds("new") + " END",
       "CREATE TRIGGER trials_near_delete AFTER DELETE ON trials BEGIN "
       "DELETE FROM trials_near WHERE id = old.id; " + RemoveBounds() + " END",

@@ -160,6 +160,34 @@ TEST_F(NearTest, IndexFollowsEveryWrite) {
             *ds_->Count({}));
 }
 
+TEST_F(NearTest, FsckFindsAndRebuildsADamagedIndex) {
+  std::mt19937_64 rng(7);
+  ASSERT_TRUE(ds_->AddTrials(RandomTrials(rng, 400)).ok());
+  ds_.reset();
+  EXPECT_TRUE(Fsck(dir_, {})->Clean());
+  {
+    // What a writer that bypassed the triggers would leave.
+    SQLite::Database db(dir_ + "/xwires.db", SQLite::OPEN_READWRITE);
+    db.exec("DELETE FROM trials_near WHERE id % 3 = 0");
+    db.exec("UPDATE trials_near_bounds SET lo0 = lo0 / 2");
+  }
+  auto r = Fsck(dir_, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->issues.size(), 1u);
+  EXPECT_EQ(r->issues[0].kind, "near-index");
+  EXPECT_NE(r->issues[0].detail.find("133 trial(s) without a box"),
+            std::string::npos)
+      << r->issues[0].detail;
+  FsckOptions repair;
+  repair.repair = true;
+  r = Fsck(dir_, repair);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->Clean());
+  EXPECT_TRUE(Fsck(dir_, {})->Clean());
+  ds_ = Dataset::Open(dir_, OpenMode::kReadOnly).value();
+  Check(rng, 20);
+}
+
 TEST_F(NearTest, FiltersAndUnindexedFieldsUseTheScan) {
   std::mt19937_64 rng(6);
   ASSERT_TRUE(ds_->AddTrials(RandomTrials(rng, 300)).ok());
