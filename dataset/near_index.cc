@@ -24,44 +24,82 @@ constexpr char kCallback[] = "xw_near";
 // the connection closes); the walk updates `bound` between steps.
 struct WalkState {
   NearSpace space;
-  double bound = INFINITY;  // k-th best exact distance so far
-  std::vector<double> scratch;
+  size_t k = 0;
+  // Nodes and entries whose lower bound exceeds `bound` are pruned. It is
+  // the smaller of the k-th best exact distance read so far and the k-th
+  // smallest upper bound of the entries scored so far (each a distinct
+  // qualifying trial, so k of them lie at or below it).
+  double bound = INFINITY;
+  std::priority_queue<double> upper;  // the k smallest upper bounds
+  std::vector<double> x;              // scratch: a point
 };
 
+// Widens a log10 outwards by far more than its error, so that bounds hold
+// even if log10 were not monotone within an ulp.
+double Down(double l) { return l - 1e-12 * (1 + std::fabs(l)); }
+double Up(double l) { return l + 1e-12 * (1 + std::fabs(l)); }
+
 // A lower bound of the distance of every qualifying trial whose box lies in
-// `coord` (lo, hi per near dim), computed with NearSpace::Distance on the
-// box point nearest the target; +inf when no trial in it can qualify.
-// `entry`: the box of one trial rather than of a tree node.
-double BoxBound(const NearSpace& s, const double* coord, bool entry,
-                double* x) {
+// `coord` (lo, hi per near dim): NearSpace::Distance of the box point
+// nearest the target; +inf when no trial inside can qualify. `entry`: the
+// box of one trial rather than of a tree node.
+double LowerBound(const NearSpace& s, const double* coord, bool entry,
+                  double* x) {
   for (size_t k = 0; k < s.size(); ++k) {
     const int d = s.dim[k];
-    double lo = coord[2 * d], hi = coord[2 * d + 1];
+    const double lo = coord[2 * d], hi = coord[2 * d + 1];
     if (entry && lo == kUnknownLo && hi == kUnknownHi) return INFINITY;
-    if (s.log_scale[k]) {
-      if (hi <= 0) return INFINITY;  // no positive value inside
-      // Widened by far more than log10's error, so that the bound stays
-      // below every distance even if log10 were not monotone within an ulp.
-      lo = lo > 0 ? std::log10(lo) : -INFINITY;
-      hi = std::log10(hi);
-      lo -= 1e-12 * (1 + std::fabs(lo));
-      hi += 1e-12 * (1 + std::fabs(hi));
+    const double t = s.target[k];
+    if (!s.log_scale[k]) {
+      x[k] = std::min(std::max(t, lo), hi);
+      continue;
     }
-    x[k] = std::min(std::max(s.target[k], lo), hi);
+    if (hi <= 0) return INFINITY;  // no positive value inside
+    // log10 only of the edge the target lies beyond, if any.
+    const double raw = s.raw_target[k];
+    x[k] = raw < lo   ? std::max(t, Down(std::log10(lo)))
+           : raw > hi ? std::min(t, Up(std::log10(hi)))
+                      : t;
+  }
+  return s.Distance(x);
+}
+
+// An upper bound of the distance of the qualifying trial whose box is
+// `coord`: Distance of the box point farthest from the target (+inf when a
+// log-scale edge is not positive).
+double UpperBound(const NearSpace& s, const double* coord, double* x) {
+  for (size_t k = 0; k < s.size(); ++k) {
+    const int d = s.dim[k];
+    const double lo = coord[2 * d], hi = coord[2 * d + 1];
+    const double t = s.target[k];
+    if (!s.log_scale[k]) {
+      x[k] = t - lo > hi - t ? lo : hi;
+      continue;
+    }
+    if (lo <= 0) return INFINITY;
+    const double l = Down(std::log10(lo)), h = Up(std::log10(hi));
+    x[k] = t - l > h - t ? l : h;
   }
   return s.Distance(x);
 }
 
 int Score(sqlite3_rtree_query_info* info) {
   auto* st = static_cast<WalkState*>(info->pContext);
-  const double b = BoxBound(st->space, info->aCoord, info->iLevel == 0,
-                            st->scratch.data());
+  const bool entry = info->iLevel == 0;
+  const double b = LowerBound(st->space, info->aCoord, entry, st->x.data());
   if (b > st->bound) {
     info->eWithin = NOT_WITHIN;
-  } else {
-    info->eWithin = PARTLY_WITHIN;
-    info->rScore = b;
+    return SQLITE_OK;
   }
+  info->eWithin = PARTLY_WITHIN;
+  info->rScore = b;
+  if (!entry) return SQLITE_OK;
+  const double upper = UpperBound(st->space, info->aCoord, st->x.data());
+  if (upper == INFINITY) return SQLITE_OK;
+  st->upper.push(upper);
+  if (st->upper.size() > st->k) st->upper.pop();
+  if (st->upper.size() == st->k)
+    st->bound = std::min(st->bound, st->upper.top());
   return SQLITE_OK;
 }
 
@@ -114,8 +152,8 @@ Result<std::optional<std::vector<Scored>>> IndexNear(const Dataset::Impl& impl,
   XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
     SQLite::Database& db = *impl.db;
     if (k == 0 || !ReadRanges(db, space)) return Status::OK();
-    auto* state = new WalkState{space, INFINITY, {}};
-    state->scratch.resize(space.size());
+    auto* state = new WalkState{space, k, INFINITY, {}, {}};
+    state->x.resize(space.size());
     const int rc = sqlite3_rtree_query_callback(
         db.getHandle(), kCallback, &Score, state,
         [](void* p) { delete static_cast<WalkState*>(p); });
@@ -141,7 +179,7 @@ Result<std::optional<std::vector<Scored>>> IndexNear(const Dataset::Impl& impl,
     while (walk.executeStep()) {
       for (int c = 0; c < 2 * kNumNearDims; ++c)
         coord[c] = walk.getColumn(c + 1).getDouble();
-      const double b = BoxBound(space, coord.data(), true, x.data());
+      const double b = LowerBound(space, coord.data(), true, x.data());
       // Entries arrive in non-decreasing bound order (the walk is
       // best-first and a child's bound is never below its parent's); if
       // that ever failed, stopping early could miss a trial.
@@ -172,7 +210,8 @@ Result<std::optional<std::vector<Scored>>> IndexNear(const Dataset::Impl& impl,
         best.pop();
         best.push(s);
       }
-      if (best.size() == k) state->bound = best.top().first;
+      if (best.size() == k)
+        state->bound = std::min(state->bound, best.top().first);
     }
     out->resize(best.size());
     for (size_t i = best.size(); i-- > 0; best.pop()) (*out)[i] = best.top();

@@ -7,8 +7,11 @@
 // come out in non-decreasing bound order; each is then scored exactly from
 // its trials row, and the walk stops once the next bound exceeds the k-th
 // best exact distance (equal bounds are still read: a tie with a smaller id
-// wins). Boxes whose bound exceeds the current k-th distance are pruned in
-// the callback. The answer is therefore the scan's, ties included.
+// wins). The callback prunes every box whose bound exceeds the smaller of
+// the k-th best exact distance and the k-th smallest upper bound of the
+// trial boxes scored so far (k distinct qualifying trials lie at or below
+// it), so few entries reach SQLite's queue. The answer is therefore the
+// scan's, ties included.
 #ifndef XWIRES_DATASET_NEAR_INDEX_H_
 #define XWIRES_DATASET_NEAR_INDEX_H_
 

@@ -56,6 +56,7 @@ Result<NearSpace> ResolveTarget(const NearTarget& target) {
     s.columns.push_back(f.sql);
     s.log_scale.push_back(f.sql == "t.lr" || f.sql == "t.adam_eps");
     s.dim.push_back(dim);
+    s.raw_target.push_back(value);
     s.target.push_back(s.Transform(s.size() - 1, value));
     if (!std::isfinite(s.target.back())) {
       return Status::InvalidArgument(

@@ -26,7 +26,8 @@ struct NearSpace {
   std::vector<std::string> columns;  // SQL over `trials t`, one per field
   std::vector<bool> log_scale;
   std::vector<int> dim;        // index in kNearDims (near_schema.h), or -1
-  std::vector<double> target;  // normalised
+  std::vector<double> target;      // normalised
+  std::vector<double> raw_target;  // as given
   std::vector<double> span;    // set by SetRange
 
   size_t size() const { return columns.size(); }
