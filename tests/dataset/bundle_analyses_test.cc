@@ -36,7 +36,7 @@ TrialRecord Trial(int i) {
   for (const char* p : {"torch", "tf"}) {
     ModelRecord m;
     m.profile = p;
-    m.profile_json = std::string("{\"name\": \"") + p + "\"}";
+    m.external = true;  // no definition for the CLI's profile checker
     m.test_acc = 0.5 + 0.01 * i + (p[1] == 'f' ? 0.1 : 0.0);
     Tensor w({3}, 0.5f * static_cast<float>(i + 1));
     m.weights.push_back({"fc.weight", w});
@@ -265,6 +265,62 @@ TEST_F(BundleAnalysesTest, CreateRefusesAStoredResultThatBreaksTheRules) {
         << mr.status().ToString();
   }
   EXPECT_EQ(testutil::HashTree((root_ / "M").string()), before);
+  // A good dataset next to it still merges.
+  auto rw = Dataset::Open((root_ / "M").string(), OpenMode::kReadWrite);
+  auto good = Open("G");
+  ASSERT_TRUE(good->AddTrial(Trial(21)).ok());
+  ASSERT_TRUE(StoreAnalysis(*good, Result("compare", {1})).ok());
+  auto ok = MergeDatasets(**rw, *good);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->analyses_added, 1);
+}
+
+TEST_F(BundleAnalysesTest, CliRefusesABadAnalysisAndImportsTheGoodBundle) {
+  // A --trials bundle (the CLI checks a search's space with the search
+  // module), and a copy whose attribution's baseline accuracy is
+  // impossible, every checksum recomputed.
+  const std::string good = (root_ / "trials.tar.zst").string();
+  ASSERT_TRUE(CreateBundle(*a_, std::nullopt, ids_, good).ok());
+  auto entries = testutil::ReadArchiveEntries(good);
+  ASSERT_EQ(entries[2].first, "analyses.json");
+  json analyses = json::parse(entries[2].second);
+  for (json& a : analyses) {
+    if (a["kind"] == "attribute") a["runs"][0]["test_acc"] = 1.5;
+  }
+  entries[2].second = analyses.dump();
+  json m = json::parse(entries[0].second);
+  for (json& f : m["files"]) {
+    if (f["path"] != "analyses.json") continue;
+    f["bytes"] = entries[2].second.size();
+    f["sha256"] = bundle::Sha256Hex(entries[2].second);
+  }
+  entries[0].second = m.dump(1);
+  std::vector<testutil::RawEntry> raw;
+  for (const auto& [name, bytes] : entries)
+    raw.push_back(testutil::File(name, bytes));
+  const std::string evil = (root_ / "evil.tar.zst").string();
+  testutil::WriteRawArchive(evil, raw);
+  const std::string b = (root_ / "B").string();
+  Open("B")->AddTrial(Trial(20)).value();
+  const std::string before = testutil::HashTree(b);
+  auto r = testutil::Xwires("bundle import " + b + " " + evil);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("analyses.json: analysis [1] (attribute): run 0: "
+                       "test_acc 1.5 is not an accuracy in [0, 1]"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(testutil::HashTree(b), before);
+  r = testutil::Xwires("bundle import " + b + " " + good);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("added 3 trials, skipped 0 already present\n"
+                       "analyses: added 3, skipped 0 already present"),
+            std::string::npos)
+      << r.out;
+  r = testutil::Xwires("merge " + (root_ / "M").string() + " " +
+                       (root_ / "A").string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("analyses: added 4, skipped 0"), std::string::npos)
+      << r.out;
 }
 
 TEST(BundleFormat1, BundleOfThePreviousReleaseStillImports) {
