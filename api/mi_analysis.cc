@@ -1,7 +1,10 @@
 #include "xwires/api/mi_analysis.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "xwires/core/rng.h"
@@ -108,7 +111,8 @@ Status AddGroup(const std::string& group,
 }  // namespace
 
 Result<std::vector<MiRow>> ComputeDatasetMi(const Dataset& ds,
-                                            const MiAnalysisOptions& opt) {
+                                            const MiAnalysisOptions& opt,
+                                            std::vector<int64_t>* trial_ids) {
   if (opt.mi.repeats < 1)
     return Status::InvalidArgument("--repeats must be >= 1");
   if (!(opt.mi.jitter >= 0))
@@ -129,11 +133,61 @@ Result<std::vector<MiRow>> ComputeDatasetMi(const Dataset& ds,
     return Status::NotFound(ds.dir() +
                             ": no trial with a known divergence matches");
   }
+  if (trial_ids != nullptr) {
+    trial_ids->clear();
+    for (const TrialRow* t : all) trial_ids->push_back(t->id);
+    std::sort(trial_ids->begin(), trial_ids->end());
+  }
   std::vector<MiRow> out;
   for (const auto& [arch, trials] : by_arch)
     XW_RETURN_IF_ERROR(AddGroup(arch, trials, opt, &out));
   if (by_arch.size() > 1) XW_RETURN_IF_ERROR(AddGroup("all", all, opt, &out));
   return out;
+}
+
+std::string MiResultJson(const std::vector<MiRow>& rows,
+                         const MiAnalysisOptions& opt) {
+  nlohmann::json j = {
+      {"estimator", opt.mi.estimator == MiEstimator::kKsg ? "ksg" : "binned"},
+      {"repeats", opt.mi.repeats},
+      {"jitter", opt.mi.jitter},
+      {"k", opt.mi.ksg_k},
+      {"seed", opt.mi.seed},
+      {"log_scale", opt.log_scale},
+      {"pairs", opt.pairs},
+      {"archs", opt.archs},
+      {"where", opt.where},
+      {"rows", nlohmann::json::array()}};
+  for (const MiRow& r : rows) {
+    j["rows"].push_back({{"group", r.group},
+                         {"variable", r.variable},
+                         {"mi_mean", r.estimate.mean},
+                         {"mi_std", r.estimate.std},
+                         {"n", r.estimate.n}});
+  }
+  return j.dump();
+}
+
+std::string MiSummary(const std::vector<MiRow>& rows,
+                      const MiAnalysisOptions& opt) {
+  std::map<std::string, const MiRow*> best;  // per group, single variables
+  std::vector<std::string> order;
+  for (const MiRow& r : rows) {
+    if (r.variable.find('+') != std::string::npos) continue;
+    auto [it, added] = best.emplace(r.group, &r);
+    if (added) order.push_back(r.group);
+    if (r.estimate.mean > it->second->estimate.mean) it->second = &r;
+  }
+  std::string s = std::string(opt.mi.estimator == MiEstimator::kKsg
+                                  ? "ksg"
+                                  : "binned") +
+                  " MI, " + std::to_string(opt.mi.repeats) + " repeats";
+  for (const std::string& g : order) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", best[g]->estimate.mean);
+    s += "; " + g + ": " + best[g]->variable + " " + buf;
+  }
+  return s;
 }
 
 Table MiTable(const std::vector<MiRow>& rows) {

@@ -6,8 +6,8 @@
 #include <set>
 
 #include "report_internal.h"
-#include "xwires/api/analysis_store.h"
 #include "xwires/api/svg_plot.h"
+#include "xwires/dataset/analysis.h"
 
 namespace xw::report {
 namespace {
@@ -43,7 +43,7 @@ std::string JStr(const Json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-void CompareResult(Context& c, const AnalysisResultRow& r, const Json& j) {
+void CompareResult(Context& c, const AnalysisRecord& r, const Json& j) {
   Table t;
   t.columns = {"tier", "verdict", "detail"};
   for (const char* tier : {"tier1", "tier2", "tier3"}) {
@@ -65,13 +65,13 @@ void CompareResult(Context& c, const AnalysisResultRow& r, const Json& j) {
   }
   const std::string id = PlotId({"compare", std::to_string(r.id), "layers"});
   c.AddPlot(id, LinePlotSvg(id,
-                            "trial " + std::to_string(r.trial_id) +
+                            "trial " + std::to_string(r.trial_ids.at(0)) +
                                 ": activation differences by module",
                             {"module (forward order)"}, {"difference", true},
                             {rel, cos}));
 }
 
-void AttributeResult(Context& c, const AnalysisResultRow& r, const Json& j) {
+void AttributeResult(Context& c, const AnalysisRecord& r, const Json& j) {
   Table t;
   t.columns = {
       "knob", "A value", "B value", "alone from A", "remains (only k differs)",
@@ -90,7 +90,7 @@ void AttributeResult(Context& c, const AnalysisResultRow& r, const Json& j) {
   const std::string id = PlotId({"attribute", std::to_string(r.id), "shares"});
   c.AddPlot(id,
             BarPlotSvg(id,
-                       "trial " + std::to_string(r.trial_id) +
+                       "trial " + std::to_string(r.trial_ids.at(0)) +
                            ": share of the divergence per knob",
                        labels, shares, {}, "share of divergence (1 = all)"));
 }
@@ -153,19 +153,20 @@ Status CurvesSection(Context& c) {
 
 Status AnalysesSection(Context& c) {
   c.Heading("analyses", "Stored compare and attribute results");
-  XW_ASSIGN_OR_RETURN(std::vector<AnalysisResultRow> results,
-                      LoadAnalysisResults(c.ds, -1));
+  XW_ASSIGN_OR_RETURN(std::vector<AnalysisRecord> results,
+                      LoadAnalyses(c.ds));
   std::set<int64_t> ids;
   for (const TrialRow& t : c.trials) ids.insert(t.id);
   int shown = 0;
-  for (const AnalysisResultRow& r : results) {
-    if (!ids.count(r.trial_id)) continue;
+  for (const AnalysisRecord& r : results) {
+    // mi results describe many trials; the report computes its own MI.
+    if (r.kind == "mi" || !ids.count(r.trial_ids.at(0))) continue;
     const Json j =
         Json::parse(r.result_json, nullptr, /*allow_exceptions=*/false);
     if (!j.is_object()) continue;
     ++shown;
     c.html += "<h3>" + XmlEscape(r.kind) + " of trial " +
-              std::to_string(r.trial_id) + " (" +
+              std::to_string(r.trial_ids.at(0)) + " (" +
               XmlEscape(j.value("profiles", Json::array()).dump()) + ", " +
               XmlEscape(r.created_at) + ")</h3>\n";
     c.Para(r.summary);

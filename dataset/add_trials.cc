@@ -1,6 +1,7 @@
 // Dataset::AddTrial(s): validation, the HDF5 bundle, then one SQL transaction.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -9,9 +10,12 @@
 #include <set>
 #include <tuple>
 
+#include "analysis_rows.h"
 #include "dataset_impl.h"
+#include "dataset_internal.h"
 #include "dir_lock.h"
 #include "model_file.h"
+#include "near_schema.h"
 #include "sqlite_adapter.h"
 #include "trial_rules.h"
 #include "xwires/core/build_info.h"
@@ -22,59 +26,6 @@ namespace xw {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool ValidProfileName(const std::string& p) {
-  if (p.empty() || p.size() > 64) return false;
-  for (char c : p) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' &&
-        c != '.')
-      return false;
-  }
-  return true;
-}
-
-Status CheckJson(const std::string& text, const std::string& what,
-                 bool must_be_object) {
-  if (text.empty()) return Status::OK();
-  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return Status::InvalidArgument(what + " is not valid JSON");
-  if (must_be_object && !j.is_object())
-    return Status::InvalidArgument(what + " is not a JSON object");
-  return Status::OK();
-}
-
-Status ValidateTrial(const TrialRecord& t, const std::string& what) {
-  if (t.arch.empty()) return Status::InvalidArgument(what + ": empty arch");
-  if (t.models.empty()) return Status::InvalidArgument(what + ": no models");
-  XW_RETURN_IF_ERROR(CheckJson(t.hparams_json, what + ": hparams_json", true));
-  XW_RETURN_IF_ERROR(CheckJson(t.extra_json, what + ": extra_json", true));
-  std::set<std::string> seen;
-  static const std::set<std::string> kStatuses = {"ok", "diverged", "failed",
-                                                  "incomplete"};
-  for (const ModelRecord& m : t.models) {
-    std::string mw = what + ": model '" + m.profile + "'";
-    if (!ValidProfileName(m.profile)) {
-      return Status::InvalidArgument(
-          mw + ": profile name must be 1-64 of [A-Za-z0-9_.-]");
-    }
-    if (!seen.insert(m.profile).second)
-      return Status::InvalidArgument(mw + ": duplicate profile");
-    if (!kStatuses.count(m.status)) {
-      return Status::InvalidArgument(mw + ": unknown status '" + m.status +
-                                     "' (ok, diverged, failed, incomplete)");
-    }
-    XW_RETURN_IF_ERROR(CheckJson(m.profile_json, mw + ": profile_json", false));
-    XW_RETURN_IF_ERROR(
-        CheckJson(m.fingerprint_json, mw + ": fingerprint_json", true));
-    if (!m.weights_sha256.empty() && !m.weights.empty() &&
-        m.weights_sha256 != WeightsSha256(m.weights)) {
-      return Status::InvalidArgument(
-          mw + ": weights_sha256 does not match the weights");
-    }
-  }
-  return CheckTrialValues(t, what);
-}
 
 // Worst model status: failed > diverged > incomplete > ok.
 std::string TrialStatus(const TrialRecord& t) {
@@ -188,7 +139,8 @@ void BindText(SQLite::Statement& st, int index, const std::string& s) {
 }
 
 void InsertTrial(Inserter& in, const TrialRecord& t,
-                 const std::string& provenance, const std::string& file,
+                 const std::string& provenance,
+                 std::optional<int64_t> search_id, const std::string& file,
                  size_t k, std::vector<int64_t>& ids) {
   static const std::string kEmptyObject = "{}", kEmpty;
   const std::string status = TrialStatus(t);
@@ -212,7 +164,7 @@ void InsertTrial(Inserter& in, const TrialRecord& t,
   sql::BindReal(st, 13, t.divergence);
   BindText(st, 14, t.hparams_json.empty() ? kEmptyObject : t.hparams_json);
   BindText(st, 15, t.extra_json.empty() ? kEmptyObject : t.extra_json);
-  sql::BindOptInt(st, 16, t.search_id);
+  sql::BindOptInt(st, 16, search_id);
   st.bind(17, in.ProvenanceId(provenance));
   BindText(st, 18, t.external_id);
   st.exec();
@@ -272,12 +224,63 @@ Result<int64_t> Dataset::AddTrial(const TrialRecord& trial) {
 
 Result<std::vector<int64_t>> Dataset::AddTrials(
     const std::vector<TrialRecord>& trials) {
-  if (impl_->read_only)
-    return Status::FailedPrecondition(impl_->dir + ": opened read-only");
+  XW_ASSIGN_OR_RETURN(internal::BatchResult r,
+                      internal::AddBatch(*this, trials, {}));
+  return std::move(r.trial_ids);
+}
+
+namespace internal {
+namespace {
+
+// Checks the extras against the batch and brings their analyses to stored
+// form (trial_ids are set in the transaction, once the trials have ids).
+Result<std::vector<AnalysisRecord>> CheckExtras(const BatchExtras& x,
+                                                size_t n_trials) {
+  if (!x.trial_search.empty() && x.trial_search.size() != n_trials) {
+    return Status::Internal("trial_search has " +
+                            std::to_string(x.trial_search.size()) +
+                            " entries for " + std::to_string(n_trials) +
+                            " trials");
+  }
+  for (const auto& s : x.trial_search) {
+    if (s && *s >= x.searches.size())
+      return Status::Internal("trial_search names no search");
+  }
+  std::vector<AnalysisRecord> out;
+  for (size_t i = 0; i < x.analyses.size(); ++i) {
+    const BatchAnalysis& b = x.analyses[i];
+    AnalysisRecord a = b.record;
+    a.trial_ids = b.stored_trials;
+    // Placeholders that keep the rules' count and distinctness checks
+    // meaningful; replaced by the new ids in the transaction.
+    for (size_t k : b.batch_trials) {
+      if (k >= n_trials) {
+        return Status::InvalidArgument("analysis " + std::to_string(i) +
+                                       ": describes trial " +
+                                       std::to_string(k) + " of " +
+                                       std::to_string(n_trials));
+      }
+      a.trial_ids.push_back(-1 - static_cast<int64_t>(k));
+    }
+    XW_ASSIGN_OR_RETURN(out.emplace_back(),
+                        StoredForm(a, "analysis " + std::to_string(i) + " (" +
+                                          a.kind + ")"));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<BatchResult> AddBatch(Dataset& ds,
+                             const std::vector<TrialRecord>& trials,
+                             const BatchExtras& extras) {
+  Dataset::Impl& impl = ds.impl();
+  if (impl.read_only)
+    return Status::FailedPrecondition(impl.dir + ": opened read-only");
   std::vector<BundleModel> bundle;
   for (size_t k = 0; k < trials.size(); ++k) {
     const TrialRecord& t = trials[k];
-    XW_RETURN_IF_ERROR(ValidateTrial(
+    XW_RETURN_IF_ERROR(CheckTrialRecord(
         t, "trial " + std::to_string(k) +
                (t.external_id.empty() ? "" : " (" + t.external_id + ")")));
     for (size_t j = 0; j < t.models.size(); ++j) {
@@ -290,39 +293,79 @@ Result<std::vector<int64_t>> Dataset::AddTrials(
            {{"profile", m.profile}, {"arch", t.arch}, {"status", m.status}}});
     }
   }
+  XW_ASSIGN_OR_RETURN(std::vector<AnalysisRecord> analyses,
+                      CheckExtras(extras, trials.size()));
   // Shared lock from the bundle's creation to the commit: fsck --repair (which
   // takes it exclusively) never sees our bundle as an orphan.
   XW_ASSIGN_OR_RETURN(DirLock lock,
-                      DirLock::Acquire(impl_->dir, DirLock::Kind::kShared));
+                      DirLock::Acquire(impl.dir, DirLock::Kind::kShared));
   std::string file;
   if (!bundle.empty()) {
     file = NewBundleName();
     std::error_code ec;
-    fs::create_directories(fs::path(impl_->Abs(file)).parent_path(), ec);
+    fs::create_directories(fs::path(impl.Abs(file)).parent_path(), ec);
     if (ec)
-      return Status::IOError(impl_->Abs(file) +
+      return Status::IOError(impl.Abs(file) +
                              ": cannot create directory: " + ec.message());
-    XW_RETURN_IF_ERROR(WriteBundle(impl_->Abs(file), bundle));
+    XW_RETURN_IF_ERROR(WriteBundle(impl.Abs(file), bundle));
   }
-  std::vector<int64_t> ids;
-  ids.reserve(trials.size());
+  BatchResult result;
+  result.trial_ids.reserve(trials.size());
   const std::string default_prov = DefaultProvenance();
-  Status s = sql::Guarded(impl_->DbPath(), [&]() -> Status {
-    SQLite::Transaction tx(*impl_->db, SQLite::TransactionBehavior::IMMEDIATE);
-    Inserter in(*impl_->db);
+  Status s = sql::Guarded(impl.DbPath(), [&]() -> Status {
+    SQLite::Transaction tx(*impl.db, SQLite::TransactionBehavior::IMMEDIATE);
+    std::vector<int64_t> search_ids;
+    for (const SearchRecord& search : extras.searches) {
+      bool added = false;
+      search_ids.push_back(FindOrInsertSearch(*impl.db, search, &added));
+      result.searches_added += added ? 1 : 0;
+    }
+    Inserter in(*impl.db);
+    // The near index is built set-based after the rows (near_schema.h).
+    if (!trials.empty())
+      impl.db->exec("INSERT INTO trials_near_deferred VALUES (1)");
     for (size_t k = 0; k < trials.size(); ++k) {
       const TrialRecord& t = trials[k];
+      std::optional<int64_t> search = t.search_id;
+      if (!extras.trial_search.empty() && extras.trial_search[k])
+        search = search_ids[*extras.trial_search[k]];
       InsertTrial(in, t, t.provenance.empty() ? default_prov : t.provenance,
-                  file, k, ids);
+                  search, file, k, result.trial_ids);
+    }
+    if (!trials.empty()) {
+      for (const std::string& stmt : near::DeferredIndexStatements()) {
+        SQLite::Statement st(*impl.db, stmt);
+        st.bind(1, result.trial_ids.front());
+        st.bind(2, result.trial_ids.back());
+        st.exec();
+      }
+      impl.db->exec("DELETE FROM trials_near_deferred");
+    }
+    for (size_t i = 0; i < analyses.size(); ++i) {
+      AnalysisRecord& a = analyses[i];
+      for (int64_t& id : a.trial_ids) {
+        if (id < 0) id = result.trial_ids[static_cast<size_t>(-1 - id)];
+      }
+      std::sort(a.trial_ids.begin(), a.trial_ids.end());
+      if (extras.analyses[i].batch_trials.empty() && HasAnalysis(*impl.db, a)) {
+        ++result.analyses_skipped;
+        continue;
+      }
+      XW_RETURN_IF_ERROR(InsertAnalysis(*impl.db, a,
+                                        "analysis " + std::to_string(i) + " (" +
+                                            a.kind + ")")
+                             .status());
+      ++result.analyses_added;
     }
     tx.commit();
     return Status::OK();
   });
   if (!s.ok()) {
-    if (!file.empty()) std::filesystem::remove(impl_->Abs(file));
+    if (!file.empty()) std::filesystem::remove(impl.Abs(file));
     return s;
   }
-  return ids;
+  return result;
 }
 
+}  // namespace internal
 }  // namespace xw

@@ -9,6 +9,7 @@ target_sources(xwires_dataset PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/bundle_manifest.cc
   ${CMAKE_CURRENT_LIST_DIR}/bundle_trials.cc
   ${CMAKE_CURRENT_LIST_DIR}/bundle_trials_parse.cc
+  ${CMAKE_CURRENT_LIST_DIR}/bundle_analyses.cc
   ${CMAKE_CURRENT_LIST_DIR}/bundle_store.cc
   ${CMAKE_CURRENT_LIST_DIR}/bundle_open.cc
   ${CMAKE_CURRENT_LIST_DIR}/bundle_create.cc

@@ -1,15 +1,18 @@
 // CreateBundle: selected trials of a dataset -> a .tar.zst bundle.
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "archive_io.h"
+#include "bundle_analyses.h"
 #include "bundle_manifest.h"
 #include "bundle_sha256.h"
 #include "bundle_store.h"
 #include "bundle_trials.h"
 #include "xwires/core/build_info.h"
 #include "xwires/core/clock.h"
+#include "xwires/dataset/analysis.h"
 #include "xwires/dataset/bundle.h"
 #include "xwires/dataset/tensor_file.h"
 
@@ -83,6 +86,31 @@ Status ListFile(const fs::path& staging, const std::string& name,
   return Status::OK();
 }
 
+// The stored analyses all of whose trials are among `rows`, with the trials
+// as indices into `rows`. A stored result that breaks the store's rules (a
+// dataset written by hand) fails the bundle rather than travelling.
+Result<std::vector<bundle::BundleAnalysis>> SelectAnalyses(
+    const Dataset& ds, const std::vector<TrialRow>& rows) {
+  std::map<int64_t, size_t> index;
+  for (size_t k = 0; k < rows.size(); ++k) index[rows[k].id] = k;
+  XW_ASSIGN_OR_RETURN(std::vector<AnalysisRecord> stored, LoadAnalyses(ds));
+  std::vector<bundle::BundleAnalysis> out;
+  for (AnalysisRecord& a : stored) {
+    bundle::BundleAnalysis b;
+    for (int64_t id : a.trial_ids) {
+      auto it = index.find(id);
+      if (it == index.end()) break;
+      b.trials.push_back(it->second);
+    }
+    if (b.trials.size() != a.trial_ids.size()) continue;
+    XW_RETURN_IF_ERROR(CheckAnalysis(
+        a, ds.dir() + ": stored analysis " + std::to_string(a.id)));
+    b.record = std::move(a);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<BundleCreateResult> CreateBundle(const Dataset& ds,
@@ -138,12 +166,17 @@ Result<BundleCreateResult> CreateBundle(const Dataset& ds,
   XW_ASSIGN_OR_RETURN(std::string trials_json, bundle::TrialsToJson(trials));
   XW_RETURN_IF_ERROR(
       bundle::WriteFileBytes(staging.path() / kBundleTrialsName, trials_json));
+  XW_ASSIGN_OR_RETURN(std::vector<bundle::BundleAnalysis> analyses,
+                      SelectAnalyses(ds, rows));
+  XW_RETURN_IF_ERROR(bundle::WriteFileBytes(
+      staging.path() / kBundleAnalysesName, bundle::AnalysesToJson(analyses)));
   m.toolkit_version = GetBuildInfo().toolkit_version;
   m.created = UtcNow();
   m.contributor = options.contributor;
   m.machine_json = MachineFingerprintJson(options.threads);
   m.trial_count = trials.size();
   XW_RETURN_IF_ERROR(ListFile(staging.path(), kBundleTrialsName, &m));
+  XW_RETURN_IF_ERROR(ListFile(staging.path(), kBundleAnalysesName, &m));
   for (const std::string& name : weight_names) {
     XW_RETURN_IF_ERROR(ListFile(staging.path(), name, &m));
   }

@@ -192,4 +192,14 @@ Status JsonFields::Finish() const {
   return Status::OK();
 }
 
+json RealJson(double v) {
+  if (std::isnan(v)) return nullptr;
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+std::string DumpLenient(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 }  // namespace xw::bundle

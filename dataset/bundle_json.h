@@ -65,6 +65,14 @@ class JsonFields {
   std::set<std::string> used_;
 };
 
+// A real as bundle files write it: a number, null (unknown) or "inf" /
+// "-inf" (a diverged loss); JsonFields::Real reads it back.
+nlohmann::json RealJson(double v);
+
+// Compact JSON text; invalid UTF-8 in stored text (e.g. imported CSV names)
+// is replaced rather than thrown on.
+std::string DumpLenient(const nlohmann::json& j);
+
 }  // namespace xw::bundle
 
 #endif  // XWIRES_DATASET_BUNDLE_JSON_H_

@@ -2,6 +2,7 @@
 #include "bundle_open.h"
 
 #include <filesystem>
+#include <map>
 
 #include "bundle_manifest.h"
 #include "bundle_sha256.h"
@@ -72,6 +73,7 @@ class Opener {
          " trials match their schema and content_sha256; profiles and data "
          "specs match the "
          "manifest");
+    XW_RETURN_IF_ERROR(ReadAnalyses());
     XW_RETURN_IF_ERROR(CheckWeights());
     XW_RETURN_IF_ERROR(CheckProfiles());
     return CheckSearch();
@@ -81,6 +83,32 @@ class Opener {
   void Done(const std::string& line) {
     out_->checks.push_back(line);
     if (options_.log) options_.log(line);
+  }
+
+  // Format 2 carries the analyses of its trials; format 1 has none.
+  Status ReadAnalyses() {
+    if (out_->manifest.format_version < 2) return Status::OK();
+    const ExtractedFile* af = out_->archive.Find(kBundleAnalysesName);
+    if (af == nullptr) {
+      return Status::InvalidArgument(
+          "the bundle (format " +
+          std::to_string(out_->manifest.format_version) +
+          ") has no analyses.json");
+    }
+    XW_ASSIGN_OR_RETURN(std::string text,
+                        ReadSmallFile(*af, uint64_t{256} << 20));
+    XW_ASSIGN_OR_RETURN(out_->analyses,
+                        ParseAnalysesJson(text, out_->trials.size()));
+    std::map<std::string, int> kinds;
+    for (const BundleAnalysis& a : out_->analyses) ++kinds[a.record.kind];
+    std::string list;
+    for (const auto& [kind, n] : kinds)
+      list += (list.empty() ? " (" : ", ") + std::to_string(n) + " " + kind;
+    Done("analyses: " + std::to_string(out_->analyses.size()) + " results" +
+         (list.empty() ? "" : list + ")") +
+         " match their schema and the store's rules and describe trials of "
+         "the bundle");
+    return Status::OK();
   }
 
   Status CheckWeights() {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "archive_io.h"
+#include "bundle_analyses.h"
 #include "bundle_trials.h"
 #include "xwires/core/status.h"
 #include "xwires/dataset/bundle.h"
@@ -18,6 +19,7 @@ struct OpenedBundle {
   ExtractedArchive archive;  // owns the private extraction directory
   BundleManifest manifest;
   std::vector<BundleTrial> trials;
+  std::vector<BundleAnalysis> analyses;  // format 2; none in format 1
   std::string sha256;               // of the archive file
   std::vector<std::string> checks;  // what was verified, in order
 };

@@ -1,6 +1,6 @@
 #include "bundle_store.h"
 
-#include <nlohmann/json.hpp>
+#include <set>
 
 #include "bundle_trials.h"
 #include "dataset_internal.h"
@@ -59,52 +59,22 @@ Result<TrialRecord> RecordFromRow(
   return t;
 }
 
-Result<std::set<std::string>> StoredContentHashes(
+Result<std::map<std::string, int64_t>> StoredContentHashes(
     const Dataset& ds, const std::vector<TrialRecord>& candidates) {
   std::set<std::string> keys;
   for (const TrialRecord& t : candidates) keys.insert(TrialKeySha256(t));
   XW_ASSIGN_OR_RETURN(auto profiles, ModelProfiles(ds));
   XW_ASSIGN_OR_RETURN(std::vector<TrialRow> rows, ds.Query(TrialQuery{}));
-  std::set<std::string> out;
+  std::map<std::string, int64_t> out;
   for (const TrialRow& row : rows) {
     XW_ASSIGN_OR_RETURN(TrialRecord cheap,
                         RecordFromRow(ds, row, profiles, false, false));
     if (!keys.count(TrialKeySha256(cheap))) continue;
     XW_ASSIGN_OR_RETURN(TrialRecord full,
                         RecordFromRow(ds, row, profiles, true, false));
-    out.insert(TrialContentSha256(full));
+    out.emplace(TrialContentSha256(full), row.id);  // rows are in id order
   }
   return out;
-}
-
-namespace {
-// Equal as JSON values (key order and spacing aside), or as text.
-bool SameJson(const std::string& a, const std::string& b) {
-  if (a == b) return true;
-  auto ja = nlohmann::json::parse(a, nullptr, false);
-  auto jb = nlohmann::json::parse(b, nullptr, false);
-  return !ja.is_discarded() && !jb.is_discarded() && ja == jb;
-}
-}  // namespace
-
-Result<int64_t> FindOrAddSearch(Dataset& ds, const SearchRecord& search,
-                                bool* added) {
-  *added = false;
-  XW_ASSIGN_OR_RETURN(std::vector<SearchRow> rows, ds.Searches());
-  for (const SearchRow& r : rows) {
-    if (SameJson(r.record.config_json, search.config_json) &&
-        SameJson(r.record.space_json, search.space_json) &&
-        r.record.objective == search.objective) {
-      return r.id;
-    }
-  }
-  XW_ASSIGN_OR_RETURN(int64_t id, ds.AddSearch(search));
-  *added = true;
-  return id;
-}
-
-void RemoveUnusedSearch(Dataset& ds, int64_t search_id) {
-  (void)internal::DeleteSearchIfUnused(ds, search_id);  // best effort
 }
 
 }  // namespace xw::bundle

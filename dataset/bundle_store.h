@@ -1,6 +1,6 @@
 // What bundles need from a Dataset beyond its public API, built on that API
 // plus the module-internal interface of dataset_internal.h (profile
-// definitions, which ModelRow does not carry; removing an unused search).
+// definitions, which ModelRow does not carry).
 // Never reaches into Dataset::Impl. Same thread-safety as Dataset: one thread
 // per Dataset object.
 #ifndef XWIRES_DATASET_BUNDLE_STORE_H_
@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -29,20 +28,12 @@ Result<TrialRecord> RecordFromRow(
     const Dataset& ds, const TrialRow& row,
     const std::map<int64_t, std::string>& profiles, bool curves, bool weights);
 
-// Content hashes (TrialContentSha256) of the stored trials that could equal
-// one of `candidates` (records without weights are fine). Curves are loaded
-// only for stored trials whose cheap key (TrialKeySha256) matches one.
-Result<std::set<std::string>> StoredContentHashes(
+// Content hash (TrialContentSha256) -> id of the stored trials that could
+// equal one of `candidates` (records without weights are fine): curves are
+// loaded only for stored trials whose cheap key (TrialKeySha256) matches
+// one. The lowest id when two stored trials have the same content.
+Result<std::map<std::string, int64_t>> StoredContentHashes(
     const Dataset& ds, const std::vector<TrialRecord>& candidates);
-
-// The id of a stored search with the same config, space and objective as
-// `search`, or a new one added for it; `added` tells which.
-Result<int64_t> FindOrAddSearch(Dataset& ds, const SearchRecord& search,
-                                bool* added);
-
-// Removes a search this import added when its trials could not be added
-// (best effort: only if no trial refers to it).
-void RemoveUnusedSearch(Dataset& ds, int64_t search_id);
 
 }  // namespace xw::bundle
 

@@ -16,17 +16,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// Invalid UTF-8 in stored text (e.g. imported CSV names) must not throw.
-std::string Dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-json Real(double v) {
-  if (std::isnan(v)) return nullptr;
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
-}
-
 json Parsed(const std::string& text, json fallback) {
   if (text.empty()) return fallback;
   json j = json::parse(text, nullptr, false);
@@ -37,11 +26,11 @@ json CurvesJson(const std::vector<EpochMetrics>& curves) {
   json out = json::array();
   for (const EpochMetrics& e : curves) {
     out.push_back({{"epoch", e.epoch},
-                   {"train_loss_mean", Real(e.train_loss_mean)},
-                   {"train_loss_last", Real(e.train_loss_last)},
-                   {"train_acc", Real(e.train_acc)},
-                   {"test_loss", Real(e.test_loss)},
-                   {"test_acc", Real(e.test_acc)}});
+                   {"train_loss_mean", RealJson(e.train_loss_mean)},
+                   {"train_loss_last", RealJson(e.train_loss_last)},
+                   {"train_acc", RealJson(e.train_acc)},
+                   {"test_loss", RealJson(e.test_loss)},
+                   {"test_acc", RealJson(e.test_acc)}});
   }
   return out;
 }
@@ -59,11 +48,11 @@ json CoreJson(const TrialRecord& t, bool with_curves) {
     json jm = {{"profile", m.profile},
                {"external", m.external},
                {"status", m.status},
-               {"train_acc", Real(m.train_acc)},
-               {"test_acc", Real(m.test_acc)},
-               {"train_loss", Real(m.train_loss)},
-               {"test_loss", Real(m.test_loss)},
-               {"wall_time_s", Real(m.wall_time_s)},
+               {"train_acc", RealJson(m.train_acc)},
+               {"test_acc", RealJson(m.test_acc)},
+               {"train_loss", RealJson(m.train_loss)},
+               {"test_loss", RealJson(m.test_loss)},
+               {"wall_time_s", RealJson(m.wall_time_s)},
                {"param_count", m.param_count},
                {"threads", m.threads},
                {"fingerprint", Parsed(m.fingerprint_json, json::object())},
@@ -76,15 +65,15 @@ json CoreJson(const TrialRecord& t, bool with_curves) {
           {"data_spec", t.data_spec},
           {"hparams", Parsed(t.hparams_json, json::object())},
           {"extra", Parsed(t.extra_json, json::object())},
-          {"lr", Real(t.lr)},
-          {"adam_eps", Real(t.adam_eps)},
-          {"beta1", Real(t.beta1)},
-          {"beta2", Real(t.beta2)},
-          {"weight_decay", Real(t.weight_decay)},
+          {"lr", RealJson(t.lr)},
+          {"adam_eps", RealJson(t.adam_eps)},
+          {"beta1", RealJson(t.beta1)},
+          {"beta2", RealJson(t.beta2)},
+          {"weight_decay", RealJson(t.weight_decay)},
           {"batch_size", opt(t.batch_size)},
           {"epochs", opt(t.epochs)},
           {"seed", t.seed ? json(*t.seed) : json(nullptr)},
-          {"divergence", Real(t.divergence)},
+          {"divergence", RealJson(t.divergence)},
           {"external_id", t.external_id},
           {"models", std::move(models)}};
 }
@@ -102,7 +91,7 @@ json ContentJson(const TrialRecord& t, bool with_curves) {
 }  // namespace
 
 std::string TrialKeySha256(const TrialRecord& trial) {
-  return Sha256Hex(Dump(ContentJson(trial, /*with_curves=*/false)));
+  return Sha256Hex(DumpLenient(ContentJson(trial, /*with_curves=*/false)));
 }
 
 Result<std::string> TrialsToJson(const std::vector<BundleTrial>& trials) {
@@ -121,7 +110,7 @@ Result<std::string> TrialsToJson(const std::vector<BundleTrial>& trials) {
       j["models"][i]["weights_file"] =
           b.weights_files[i].empty() ? json(nullptr) : json(b.weights_files[i]);
     }
-    out += (k == 0 ? "\n" : ",\n") + Dump(j);
+    out += (k == 0 ? "\n" : ",\n") + DumpLenient(j);
   }
   return out + "\n]\n";
 }
@@ -130,7 +119,7 @@ Result<std::string> TrialsToJson(const std::vector<BundleTrial>& trials) {
 
 std::string TrialContentSha256(const TrialRecord& trial) {
   return bundle::Sha256Hex(
-      bundle::Dump(bundle::ContentJson(trial, /*with_curves=*/true)));
+      bundle::DumpLenient(bundle::ContentJson(trial, /*with_curves=*/true)));
 }
 
 }  // namespace xw

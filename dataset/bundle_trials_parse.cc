@@ -239,7 +239,10 @@ Result<std::vector<BundleTrial>> ParseTrialsJson(
   }
   Context ctx{manifest, {}, {}, {}, {}};
   for (const BundleFile& f : manifest.files) {
-    if (f.path != kBundleTrialsName) ctx.listed_files.insert(f.path);
+    const bool analyses =
+        manifest.format_version >= 2 && f.path == kBundleAnalysesName;
+    if (f.path != kBundleTrialsName && !analyses)
+      ctx.listed_files.insert(f.path);
   }
   std::vector<BundleTrial> out(j.size());
   for (size_t k = 0; k < j.size(); ++k)

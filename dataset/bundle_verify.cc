@@ -121,6 +121,7 @@ Result<BundleReport> VerifyBundle(const std::string& path,
   report.manifest = b.manifest;
   report.bundle_sha256 = b.sha256;
   report.trials = static_cast<int64_t>(b.trials.size());
+  report.analyses = static_cast<int64_t>(b.analyses.size());
   for (const auto& t : b.trials) {
     for (const auto& f : t.weights_files)
       report.models_with_weights += f.empty() ? 0 : 1;

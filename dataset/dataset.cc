@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "dataset_impl.h"
 #include "dir_lock.h"
@@ -129,22 +130,52 @@ Result<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir_in,
   return std::unique_ptr<Dataset>(new Dataset(std::move(impl)));
 }
 
+int64_t InsertSearch(SQLite::Database& db, const SearchRecord& s) {
+  SQLite::Statement st(db,
+                       "INSERT INTO searches (created_at, config_json, "
+                       "space_json, objective, status) VALUES (?, ?, ?, ?, ?)");
+  st.bind(1, UtcNow());
+  st.bind(2, s.config_json);
+  st.bind(3, s.space_json);
+  st.bind(4, s.objective);
+  st.bind(5, s.status);
+  st.exec();
+  return db.getLastInsertRowid();
+}
+
+namespace {
+// Equal as JSON values (key order and spacing aside), or as text.
+bool SameJson(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  auto ja = nlohmann::json::parse(a, nullptr, false);
+  auto jb = nlohmann::json::parse(b, nullptr, false);
+  return !ja.is_discarded() && !jb.is_discarded() && ja == jb;
+}
+}  // namespace
+
+int64_t FindOrInsertSearch(SQLite::Database& db, const SearchRecord& s,
+                           bool* added) {
+  SQLite::Statement st(db,
+                       "SELECT id, config_json, space_json FROM searches "
+                       "WHERE objective = ? ORDER BY id");
+  st.bind(1, s.objective);
+  while (st.executeStep()) {
+    if (SameJson(sql::GetText(st.getColumn(1)), s.config_json) &&
+        SameJson(sql::GetText(st.getColumn(2)), s.space_json)) {
+      *added = false;
+      return st.getColumn(0).getInt64();
+    }
+  }
+  *added = true;
+  return InsertSearch(db, s);
+}
+
 Result<int64_t> Dataset::AddSearch(const SearchRecord& s) {
   if (impl_->read_only)
     return Status::FailedPrecondition(impl_->dir + ": opened read-only");
   int64_t id = 0;
   XW_RETURN_IF_ERROR(sql::Guarded(impl_->DbPath(), [&]() -> Status {
-    SQLite::Statement st(
-        *impl_->db,
-        "INSERT INTO searches (created_at, config_json, space_json, objective, "
-        "status) VALUES (?, ?, ?, ?, ?)");
-    st.bind(1, UtcNow());
-    st.bind(2, s.config_json);
-    st.bind(3, s.space_json);
-    st.bind(4, s.objective);
-    st.bind(5, s.status);
-    st.exec();
-    id = impl_->db->getLastInsertRowid();
+    id = InsertSearch(*impl_->db, s);
     return Status::OK();
   }));
   return id;

@@ -50,6 +50,14 @@ struct CompiledQuery {
 };
 Result<CompiledQuery> CompileQuery(const TrialQuery& q);
 
+// Inserts a search row; returns its id. Throws SQLite::Exception.
+int64_t InsertSearch(SQLite::Database& db, const SearchRecord& s);
+// The id of a stored search with the same objective and the same config and
+// space (as JSON values), or of a new row for `s`; `added` tells which.
+// Throws SQLite::Exception.
+int64_t FindOrInsertSearch(SQLite::Database& db, const SearchRecord& s,
+                           bool* added);
+
 }  // namespace xw
 
 #endif  // XWIRES_DATASET_DATASET_IMPL_H_

@@ -24,19 +24,4 @@ Result<std::map<int64_t, std::string>> ModelProfileDefinitions(
   return out;
 }
 
-Status DeleteSearchIfUnused(Dataset& ds, int64_t search_id) {
-  Dataset::Impl& impl = ds.impl();
-  if (impl.read_only)
-    return Status::FailedPrecondition(impl.dir + ": opened read-only");
-  return sql::Guarded(impl.DbPath(), [&]() -> Status {
-    SQLite::Statement st(*impl.db,
-                         "DELETE FROM searches WHERE id = ? AND NOT EXISTS "
-                         "(SELECT 1 FROM trials WHERE search_id = ?)");
-    st.bind(1, search_id);
-    st.bind(2, search_id);
-    st.exec();
-    return Status::OK();
-  });
-}
-
 }  // namespace xw::internal

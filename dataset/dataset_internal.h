@@ -11,9 +11,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "xwires/core/status.h"
+#include "xwires/dataset/analysis.h"
 #include "xwires/dataset/dataset.h"
 
 namespace xw::internal {
@@ -24,10 +27,37 @@ namespace xw::internal {
 Result<std::map<int64_t, std::string>> ModelProfileDefinitions(
     const Dataset& ds);
 
-// Deletes search `search_id` if no trial refers to it; a search still in use
-// (or an unknown id) is left alone and is not an error. FailedPrecondition on
-// a read-only dataset; SQLite errors name xwires.db.
-Status DeleteSearchIfUnused(Dataset& ds, int64_t search_id);
+// What an import or a merge adds besides its trials, in the same
+// transaction (AddBatch).
+struct BatchAnalysis {
+  AnalysisRecord record;              // its trial_ids are ignored
+  std::vector<int64_t> stored_trials;  // described trials already stored
+  std::vector<size_t> batch_trials;    // described trials of this batch
+};
+struct BatchExtras {
+  // Searches the batch's trials belong to. Each is looked up (same config,
+  // space and objective as a stored one: that one) or added inside the
+  // transaction. trial_search[k], when set, makes trial k's search
+  // searches[*trial_search[k]] (its record's search_id is then ignored);
+  // empty, or one entry per trial.
+  std::vector<SearchRecord> searches;
+  std::vector<std::optional<size_t>> trial_search;
+  // Analyses of the batch's (and stored) trials. One equal to a stored
+  // result (all its trials already stored) is skipped, not added again.
+  std::vector<BatchAnalysis> analyses;
+};
+struct BatchResult {
+  std::vector<int64_t> trial_ids;  // in input order
+  int64_t searches_added = 0;
+  int64_t analyses_added = 0, analyses_skipped = 0;
+};
+
+// Dataset::AddTrials plus `extras`, all or nothing: validation of every
+// trial and analysis before anything is written, one HDF5 bundle, one
+// transaction for searches, trials and analyses.
+Result<BatchResult> AddBatch(Dataset& ds,
+                             const std::vector<TrialRecord>& trials,
+                             const BatchExtras& extras);
 
 }  // namespace xw::internal
 

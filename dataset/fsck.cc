@@ -9,8 +9,10 @@
 #include "dataset_impl.h"
 #include "dir_lock.h"
 #include "model_file.h"
+#include "near_schema.h"
 #include "sqlite_adapter.h"
 #include "trial_rules.h"
+#include "xwires/dataset/analysis.h"
 
 namespace xw {
 
@@ -48,6 +50,33 @@ void CheckSql(SQLite::Database& db, FsckReport& r) {
                             " references missing " +
                             fk.getColumn(2).getString()});
   }
+}
+
+// The near index against the trials: a box per trial and no other, the
+// bounds the trials give, no deferral left behind (near_schema.h).
+void CheckNearIndex(SQLite::Database& db, FsckReport& r) {
+  auto count = [&](const std::string& q) {
+    return db.execAndGet(q).getInt64();
+  };
+  const int64_t missing = count(
+      "SELECT count(*) FROM trials t WHERE NOT EXISTS (SELECT 1 FROM "
+      "trials_near n WHERE n.id = t.id)");
+  const int64_t extra = count(
+      "SELECT count(*) FROM trials_near n WHERE NOT EXISTS (SELECT 1 FROM "
+      "trials t WHERE t.id = n.id)");
+  const std::string expected = near::ExpectedBoundsQuery();
+  const int64_t bounds = count(
+      "SELECT count(*) FROM (SELECT * FROM (" + expected +
+      " EXCEPT SELECT * FROM trials_near_bounds) UNION ALL SELECT * FROM "
+      "(SELECT * FROM trials_near_bounds EXCEPT " + expected + "))");
+  const int64_t deferred = count("SELECT count(*) FROM trials_near_deferred");
+  if (missing + extra + bounds + deferred == 0) return;
+  r.issues.push_back(
+      {"near-index", "xwires.db", 0,
+       std::to_string(missing) + " trial(s) without a box, " +
+           std::to_string(extra) + " box(es) without a trial, " +
+           std::to_string(bounds) + " wrong bounds row(s), " +
+           std::to_string(deferred) + " deferral(s) left"});
 }
 
 // Checks every bundle the rows point at; returns trial ids to drop and
@@ -125,10 +154,11 @@ void FindOrphans(const Dataset::Impl& impl,
   }
 }
 
-// The store's value rules (trial_rules.h) on every stored trial, as the add
-// path checks them on the way in: finds rows edited by hand or stored by an
-// older xwires. Curves are read only with verify_weights (they live in the
-// HDF5 bundles).
+// The store's value rules (trial_rules.h) on every stored trial, and the
+// analysis rules (CheckAnalysis) on every stored result, as the add paths
+// check them on the way in: finds rows edited by hand or stored by an older
+// xwires. Curves are read only with verify_weights (they live in the HDF5
+// bundles).
 Status CheckValues(const Dataset& ds, const FsckOptions& opt, FsckReport& r) {
   XW_ASSIGN_OR_RETURN(auto profiles, bundle::ModelProfiles(ds));
   XW_ASSIGN_OR_RETURN(std::vector<TrialRow> rows, ds.Query(TrialQuery{}));
@@ -137,6 +167,13 @@ Status CheckValues(const Dataset& ds, const FsckOptions& opt, FsckReport& r) {
     if (!t.ok()) continue;  // unreadable curves are CheckFiles' finding
     Status s = CheckTrialValues(*t, "trial " + std::to_string(row.id));
     if (!s.ok()) r.issues.push_back({"invalid-value", "xwires.db", row.id, s.message()});
+  }
+  XW_ASSIGN_OR_RETURN(std::vector<AnalysisRecord> analyses, LoadAnalyses(ds));
+  for (const AnalysisRecord& a : analyses) {
+    Status s = CheckAnalysis(a, "analysis " + std::to_string(a.id));
+    if (s.ok()) continue;
+    r.issues.push_back({"invalid-analysis", "xwires.db",
+                        a.trial_ids.empty() ? 0 : a.trial_ids[0], s.message()});
   }
   return Status::OK();
 }
@@ -161,6 +198,12 @@ Status Repair(Dataset::Impl& impl, const std::set<int64_t>& bad_trials,
       del.reset();
       del.bind(1, id);
       del.exec();
+    }
+    for (FsckIssue& i : r.issues) {
+      if (i.kind != "near-index") continue;
+      for (const std::string& stmt : near::RebuildStatements())
+        impl.db->exec(stmt);
+      i.repaired = true;
     }
     tx.commit();
     return Status::OK();
@@ -206,6 +249,7 @@ Result<FsckReport> Fsck(const std::string& dir, const FsckOptions& opt) {
     r.trials = impl.db->execAndGet("SELECT count(*) FROM trials").getInt64();
     r.models = impl.db->execAndGet("SELECT count(*) FROM models").getInt64();
     CheckSql(*impl.db, r);
+    CheckNearIndex(*impl.db, r);
     CheckFiles(impl, opt, r, bad_trials, damaged, referenced);
     return Status::OK();
   }));

@@ -1,5 +1,5 @@
-// Dataset::Query / Count / Near and the query builder: a TrialQuery becomes
-// one parameterized SELECT over `trials t`.
+// Dataset::Query / Count and the query builder: a TrialQuery becomes one
+// parameterized SELECT over `trials t` (Near: near_query.cc).
 //
 // Index choice: SQLite (built without STAT4) cannot estimate range
 // selectivities, and would drive a query such as "lr in [a, b] and
@@ -109,91 +109,6 @@ Result<int64_t> Dataset::Count(const TrialQuery& q) const {
     return Status::OK();
   }));
   return n;
-}
-
-Result<std::vector<NearRow>> Dataset::Near(const NearTarget& target,
-                                           const TrialQuery& q) const {
-  if (target.values.empty())
-    return Status::InvalidArgument("near: no hyperparameters given");
-  TrialQuery base = q;
-  base.order_by.clear();
-  base.limit = -1;
-  base.offset = 0;
-  XW_ASSIGN_OR_RETURN(CompiledQuery c, CompileQuery(base));
-  const size_t n = target.values.size();
-  std::vector<bool> logscale(n);
-  std::string cols = "t.id";
-  for (size_t k = 0; k < n; ++k) {
-    XW_ASSIGN_OR_RETURN(filter::Field f,
-                        filter::ResolveField(target.values[k].first));
-    logscale[k] = f.name == "lr" || f.name == "learning_rate" ||
-                  f.name.find("eps") != std::string::npos;
-    cols += ", " + f.sql;
-    // Field params (none for hyperparameters) would precede the WHERE ones.
-    if (!f.params.empty())
-      return Status::InvalidArgument("near: '" + f.name +
-                                     "' is not a hyperparameter");
-  }
-  auto transform = [&](size_t k, double v) {
-    if (!logscale[k]) return v;
-    return v > 0 ? std::log10(v) : std::numeric_limits<double>::quiet_NaN();
-  };
-  std::vector<int64_t> ids;
-  std::vector<double> vals;  // row-major, n per trial
-  XW_RETURN_IF_ERROR(sql::Guarded(impl_->DbPath(), [&]() -> Status {
-    SQLite::Statement st(*impl_->db, "SELECT " + cols + " " + c.From());
-    sql::BindAll(st, c.params);
-    while (st.executeStep()) {
-      bool complete = true;
-      size_t base_index = vals.size();
-      for (size_t k = 0; k < n; ++k) {
-        double v =
-            transform(k, sql::GetReal(st.getColumn(static_cast<int>(k + 1))));
-        complete = complete && std::isfinite(v);
-        vals.push_back(v);
-      }
-      if (complete) {
-        ids.push_back(st.getColumn(0).getInt64());
-      } else {
-        vals.resize(base_index);
-      }
-    }
-    return Status::OK();
-  }));
-  // Normalise each dimension by the range of the stored values.
-  std::vector<double> lo(n, INFINITY), hi(n, -INFINITY), tgt(n);
-  for (size_t r = 0; r < ids.size(); ++r) {
-    for (size_t k = 0; k < n; ++k) {
-      lo[k] = std::min(lo[k], vals[r * n + k]);
-      hi[k] = std::max(hi[k], vals[r * n + k]);
-    }
-  }
-  for (size_t k = 0; k < n; ++k) {
-    tgt[k] = transform(k, target.values[k].second);
-    if (!std::isfinite(tgt[k])) {
-      return Status::InvalidArgument(
-          "near: " + target.values[k].first +
-          " must be a finite (and, on log scale, positive) number");
-    }
-  }
-  std::vector<std::pair<double, int64_t>> dist(ids.size());
-  for (size_t r = 0; r < ids.size(); ++r) {
-    double d2 = 0;
-    for (size_t k = 0; k < n; ++k) {
-      double span = hi[k] > lo[k] ? hi[k] - lo[k] : 1.0;
-      double d = (vals[r * n + k] - tgt[k]) / span;
-      d2 += d * d;
-    }
-    dist[r] = {std::sqrt(d2), ids[r]};
-  }
-  size_t k = std::min<size_t>(dist.size(), q.limit >= 0 ? q.limit : 10);
-  std::partial_sort(dist.begin(), dist.begin() + k, dist.end());
-  std::vector<NearRow> out;
-  for (size_t i = 0; i < k; ++i) {
-    XW_ASSIGN_OR_RETURN(TrialRow t, GetTrial(dist[i].second));
-    out.push_back({dist[i].first, std::move(t)});
-  }
-  return out;
 }
 
 QueryBuilder& QueryBuilder::Where(std::string expr) {

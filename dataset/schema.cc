@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "near_schema.h"
 #include "sqlite_adapter.h"
 #include "xwires/core/build_info.h"
 #include "xwires/core/clock.h"
@@ -13,10 +14,75 @@ namespace xw::schema {
 
 namespace {
 
+// Migration 2, part 1: analysis results become dataset tables. Datasets
+// whose analyses an earlier api module stored in its own tables
+// (analysis_results, attribution_runs, analysis_schema_version, created on
+// first use) keep them: the rows move to the new tables, results of trials
+// that no longer exist are dropped with them. The CREATE ... IF NOT EXISTS
+// of the old tables lets one list of statements serve both cases.
+std::vector<std::string> AnalysisStatements() {
+  return {
+      R"sql(CREATE TABLE IF NOT EXISTS analysis_results (
+              id INTEGER PRIMARY KEY, trial_id INTEGER NOT NULL,
+              kind TEXT NOT NULL, created_at TEXT NOT NULL,
+              toolkit TEXT NOT NULL, summary TEXT NOT NULL,
+              result_json TEXT NOT NULL))sql",
+      R"sql(CREATE TABLE IF NOT EXISTS attribution_runs (
+              id INTEGER PRIMARY KEY, result_id INTEGER NOT NULL,
+              knob TEXT NOT NULL, direction TEXT NOT NULL,
+              profile TEXT NOT NULL, value_json TEXT NOT NULL,
+              status TEXT NOT NULL, test_acc REAL, test_loss REAL,
+              weights_sha256 TEXT NOT NULL))sql",
+      R"sql(CREATE TABLE analyses (
+              id INTEGER PRIMARY KEY,
+              kind TEXT NOT NULL CHECK (kind IN ('compare', 'attribute', 'mi')),
+              created_at TEXT NOT NULL,
+              toolkit TEXT NOT NULL,
+              summary TEXT NOT NULL,
+              result_json TEXT NOT NULL))sql",
+      R"sql(CREATE TABLE analysis_trials (
+              analysis_id INTEGER NOT NULL REFERENCES analyses(id) ON DELETE CASCADE,
+              trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+              PRIMARY KEY (analysis_id, trial_id)) WITHOUT ROWID)sql",
+      "CREATE INDEX analysis_trials_trial ON analysis_trials (trial_id)",
+      R"sql(CREATE TABLE analysis_runs (
+              id INTEGER PRIMARY KEY,
+              analysis_id INTEGER NOT NULL REFERENCES analyses(id) ON DELETE CASCADE,
+              knob TEXT NOT NULL,
+              direction TEXT NOT NULL CHECK (direction IN ('baseline', 'a_to_b', 'b_to_a')),
+              profile TEXT NOT NULL,
+              value_json TEXT NOT NULL,
+              status TEXT NOT NULL,
+              test_acc REAL, test_loss REAL,
+              weights_sha256 TEXT NOT NULL))sql",
+      "CREATE INDEX analysis_runs_analysis ON analysis_runs (analysis_id)",
+      // An analysis describes exactly its trials: when one goes (fsck
+      // --repair), the analysis goes with it rather than silently
+      // describing fewer trials.
+      R"sql(CREATE TRIGGER analyses_follow_trials BEFORE DELETE ON trials BEGIN
+              DELETE FROM analyses WHERE id IN
+                (SELECT analysis_id FROM analysis_trials WHERE trial_id = old.id);
+            END)sql",
+      "INSERT INTO analyses SELECT r.id, r.kind, r.created_at, r.toolkit, "
+      "r.summary, r.result_json FROM analysis_results r WHERE r.kind IN "
+      "('compare', 'attribute') AND r.trial_id IN (SELECT id FROM trials)",
+      "INSERT INTO analysis_trials SELECT r.id, r.trial_id FROM "
+      "analysis_results r WHERE r.id IN (SELECT id FROM analyses)",
+      "INSERT INTO analysis_runs SELECT a.id, a.result_id, a.knob, "
+      "a.direction, a.profile, a.value_json, a.status, a.test_acc, "
+      "a.test_loss, a.weights_sha256 FROM attribution_runs a WHERE "
+      "a.result_id IN (SELECT id FROM analyses) AND a.direction IN "
+      "('baseline', 'a_to_b', 'b_to_a')",
+      "DROP TABLE attribution_runs",
+      "DROP TABLE analysis_results",
+      "DROP TABLE IF EXISTS analysis_schema_version",
+  };
+}
+
 // Statements of migration v (index v-1). Never edit a released migration:
 // append a new one and bump kDatasetSchemaVersion.
-const std::vector<std::vector<const char*>>& Migrations() {
-  static const std::vector<std::vector<const char*>> m = {
+const std::vector<std::vector<std::string>>& Migrations() {
+  static const std::vector<std::vector<std::string>> m = {
       {
           R"sql(CREATE TABLE provenance (
                   id INTEGER PRIMARY KEY,
@@ -82,6 +148,12 @@ const std::vector<std::vector<const char*>>& Migrations() {
           "CREATE INDEX models_file ON models (h5_file) WHERE h5_file IS NOT "
           "NULL",
       },
+      [] {
+        std::vector<std::string> v = AnalysisStatements();
+        for (std::string& s : near::NearIndexStatements())
+          v.push_back(std::move(s));
+        return v;
+      }(),
   };
   return m;
 }
@@ -119,7 +191,9 @@ Status CheckReadable(int version, const std::string& what) {
   if (version < kDatasetSchemaVersion) {
     return Status::FailedPrecondition(
         what + ": dataset schema version " + std::to_string(version) +
-        " needs migrating; open it read-write once");
+        " needs migrating to " + std::to_string(kDatasetSchemaVersion) +
+        "; run `xwires migrate` on the dataset (or any command that writes "
+        "to it)");
   }
   return Status::OK();
 }
@@ -139,7 +213,7 @@ Status Migrate(SQLite::Database& db, const std::string& what) {
     }
     const auto& migrations = Migrations();
     for (int v = version + 1; v <= kDatasetSchemaVersion; ++v) {
-      for (const char* stmt : migrations[v - 1]) db.exec(stmt);
+      for (const std::string& stmt : migrations[v - 1]) db.exec(stmt);
       SQLite::Statement ins(db, "INSERT INTO schema_version VALUES (?, ?, ?)");
       ins.bind(1, v);
       ins.bind(2, UtcNow());

@@ -2,6 +2,10 @@
 //
 // Version history (kDatasetSchemaVersion in dataset.h is the newest):
 //   1: searches, provenance, profiles, trials, models.
+//   2: analyses (compare / attribute / mi results, the trials each describes,
+//      attribution runs), moved from the api module's own tables; the
+//      nearest-neighbour index trials_near + trials_near_bounds
+//      (near_schema.h).
 // A migration is a list of SQL statements that takes version v-1 to v; all
 // pending migrations run in one IMMEDIATE transaction, so concurrent openers
 // migrate exactly once.

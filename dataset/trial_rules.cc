@@ -1,9 +1,13 @@
 #include "trial_rules.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <set>
+
+#include "model_file.h"
 
 namespace xw {
 
@@ -122,7 +126,66 @@ Status CheckDivergence(const TrialRecord& t, const std::string& what) {
   return Status::OK();
 }
 
+bool ValidProfileName(const std::string& p) {
+  if (p.empty() || p.size() > 64) return false;
+  for (char c : p) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' &&
+        c != '.')
+      return false;
+  }
+  return true;
+}
+
+Status CheckJson(const std::string& text, const std::string& what,
+                 bool must_be_object) {
+  if (text.empty()) return Status::OK();
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return Status::InvalidArgument(what + " is not valid JSON");
+  if (must_be_object && !j.is_object())
+    return Status::InvalidArgument(what + " is not a JSON object");
+  return Status::OK();
+}
+
 }  // namespace
+
+Status CheckTrialRecord(const TrialRecord& t, const std::string& what) {
+  if (t.arch.empty()) return Status::InvalidArgument(what + ": empty arch");
+  if (t.models.empty()) return Status::InvalidArgument(what + ": no models");
+  XW_RETURN_IF_ERROR(CheckJson(t.hparams_json, what + ": hparams_json", true));
+  XW_RETURN_IF_ERROR(CheckJson(t.extra_json, what + ": extra_json", true));
+  std::set<std::string> seen;
+  static const std::set<std::string> kStatuses = {"ok", "diverged", "failed",
+                                                  "incomplete"};
+  for (const ModelRecord& m : t.models) {
+    std::string mw = what + ": model '" + m.profile + "'";
+    if (!ValidProfileName(m.profile)) {
+      return Status::InvalidArgument(
+          mw + ": profile name must be 1-64 of [A-Za-z0-9_.-]");
+    }
+    if (!seen.insert(m.profile).second)
+      return Status::InvalidArgument(mw + ": duplicate profile");
+    if (!kStatuses.count(m.status)) {
+      return Status::InvalidArgument(mw + ": unknown status '" + m.status +
+                                     "' (ok, diverged, failed, incomplete)");
+    }
+    XW_RETURN_IF_ERROR(CheckJson(m.profile_json, mw + ": profile_json", false));
+    XW_RETURN_IF_ERROR(
+        CheckJson(m.fingerprint_json, mw + ": fingerprint_json", true));
+    if (!m.weights_sha256.empty() && !m.weights.empty() &&
+        m.weights_sha256 != WeightsSha256(m.weights)) {
+      return Status::InvalidArgument(
+          mw + ": weights_sha256 does not match the weights");
+    }
+  }
+  return CheckTrialValues(t, what);
+}
+
+Status CheckRunMetrics(double test_acc, double test_loss, bool diverged,
+                       const std::string& what) {
+  XW_RETURN_IF_ERROR(CheckAccuracy(what, "test_acc", test_acc));
+  return CheckLoss(what, "test_loss", test_loss, diverged);
+}
 
 Status CheckTrialValues(const TrialRecord& t, const std::string& what) {
   XW_RETURN_IF_ERROR(CheckHyperparameters(t, what));

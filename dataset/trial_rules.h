@@ -12,6 +12,12 @@
 
 namespace xw {
 
+// The record checks of the add path, then CheckTrialValues: non-empty arch,
+// at least one model, profile names 1-64 of [A-Za-z0-9_.-] unique in the
+// trial, known statuses, JSON fields that parse (hparams and extra objects),
+// weights_sha256 matching the weights when both are given.
+Status CheckTrialRecord(const TrialRecord& t, const std::string& what);
+
 // InvalidArgument naming `what` (e.g. "trial 3 (name)"), the model, the
 // field and the value at fault; OK if every rule holds:
 //  * hyperparameters unknown (NaN / 0) or in domain: lr > 0, adam_eps > 0,
@@ -26,6 +32,12 @@ namespace xw {
 //    trial records search objectives (extra_json.objectives), where it is one
 //    of them and their abs_acc_diff is that largest difference.
 Status CheckTrialValues(const TrialRecord& t, const std::string& what);
+
+// The metrics of one retraining recorded with an analysis (an attribution
+// run), under the same rules as a model's: test accuracy unknown or in
+// [0, 1]; test loss unknown or finite, +-inf only when `diverged`.
+Status CheckRunMetrics(double test_acc, double test_loss, bool diverged,
+                       const std::string& what);
 
 }  // namespace xw
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "command.h"
-#include "xwires/api/analysis_store.h"
 #include "xwires/api/attribute.h"
+#include "xwires/dataset/analysis.h"
 
 namespace xw::cli {
 namespace {
@@ -38,8 +38,8 @@ void RunAttribute(AttributeArgs& a) {
   const std::string out = a.format == "json" ? json + "\n" : AttributionText(r);
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (a.no_store) return;
-  AnalysisResultRow row;
-  row.trial_id = a.trial;
+  AnalysisRecord row;
+  row.trial_ids = {a.trial};
   row.kind = "attribute";
   row.summary = r.summary;
   row.result_json = json;
@@ -47,7 +47,7 @@ void RunAttribute(AttributeArgs& a) {
     row.runs.push_back({u.knob, u.direction, u.profile, u.value_json, u.status,
                         u.test_acc, u.test_loss, u.weights_sha256});
   }
-  const int64_t id = Unwrap(StoreAnalysisResult(*ds, row));
+  const int64_t id = Unwrap(StoreAnalysis(*ds, row));
   if (!a.quiet)
     std::fprintf(stderr, "stored attribution result %lld\n",
                  static_cast<long long>(id));

@@ -106,9 +106,12 @@ void RunImport(const ImportArgs& a) {
   auto ds = Unwrap(Dataset::Open(a.dataset, OpenMode::kCreate));
   BundleImportReport r = Unwrap(ImportBundle(*ds, a.bundle, checkers, {}));
   std::printf(
-      "%s: added %lld trials, skipped %lld already present\nprovenance: %s\n",
+      "%s: added %lld trials, skipped %lld already present\n"
+      "analyses: added %lld, skipped %lld already present\nprovenance: %s\n",
       a.bundle.c_str(), static_cast<long long>(r.added),
-      static_cast<long long>(r.skipped), r.provenance.c_str());
+      static_cast<long long>(r.skipped),
+      static_cast<long long>(r.analyses_added),
+      static_cast<long long>(r.analyses_skipped), r.provenance.c_str());
 }
 
 void RegisterBundle(CLI::App& app) {

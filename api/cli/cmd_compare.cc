@@ -5,8 +5,8 @@
 #include <string>
 
 #include "command.h"
-#include "xwires/api/analysis_store.h"
 #include "xwires/api/compare.h"
+#include "xwires/dataset/analysis.h"
 
 namespace xw::cli {
 namespace {
@@ -30,15 +30,15 @@ void RunCompare(const CompareArgs& a) {
   std::string out = a.format == "json" ? json + "\n" : CompareText(r);
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (a.store) {
-    AnalysisResultRow row;
-    row.trial_id = a.trial;
+    AnalysisRecord row;
+    row.trial_ids = {a.trial};
     row.kind = "compare";
     row.summary =
         "tensors " + r.tier1.verdict + ", activations " + r.tier2.verdict +
         (r.parted_at.empty() ? "" : " (parted at " + r.parted_at + ")") +
         ", task " + r.tier3.verdict;
     row.result_json = json;
-    const int64_t id = Unwrap(StoreAnalysisResult(*ds, row));
+    const int64_t id = Unwrap(StoreAnalysis(*ds, row));
     std::fprintf(stderr, "stored compare result %lld\n",
                  static_cast<long long>(id));
   }

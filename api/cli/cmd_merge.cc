@@ -20,9 +20,12 @@ void RunMerge(const MergeArgs& a) {
   auto ds = Unwrap(Dataset::Open(a.dataset, OpenMode::kCreate));
   BundleImportReport r = Unwrap(MergeDatasets(*ds, *other));
   std::printf(
-      "%s: added %lld trials, skipped %lld already present\nprovenance: %s\n",
+      "%s: added %lld trials, skipped %lld already present\n"
+      "analyses: added %lld, skipped %lld already present\nprovenance: %s\n",
       a.other.c_str(), static_cast<long long>(r.added),
-      static_cast<long long>(r.skipped), r.provenance.c_str());
+      static_cast<long long>(r.skipped),
+      static_cast<long long>(r.analyses_added),
+      static_cast<long long>(r.analyses_skipped), r.provenance.c_str());
 }
 
 void RegisterMerge(CLI::App& app) {

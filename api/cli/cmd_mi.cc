@@ -7,6 +7,7 @@
 
 #include "command.h"
 #include "xwires/api/mi_analysis.h"
+#include "xwires/dataset/analysis.h"
 
 namespace xw::cli {
 namespace {
@@ -14,7 +15,7 @@ namespace {
 struct MiArgs {
   std::string dataset, where, format = "table";
   std::vector<std::string> archs;
-  bool ksg = false, no_pairs = false, log_scale = false;
+  bool ksg = false, no_pairs = false, log_scale = false, store = false;
   int repeats = 20, k = 3;
   double jitter = 0.01;
   uint64_t seed = 0;
@@ -32,10 +33,21 @@ void RunMi(const MiArgs& a) {
   opt.mi.jitter = a.jitter;
   opt.mi.ksg_k = a.k;
   opt.mi.seed = a.seed;
-  auto ds = Unwrap(Dataset::Open(a.dataset, OpenMode::kReadOnly));
-  auto rows = Unwrap(ComputeDatasetMi(*ds, opt));
+  auto ds = Unwrap(Dataset::Open(
+      a.dataset, a.store ? OpenMode::kReadWrite : OpenMode::kReadOnly));
+  std::vector<int64_t> trials;
+  auto rows = Unwrap(ComputeDatasetMi(*ds, opt, &trials));
   std::string out = FormatTable(MiTable(rows), format);
   std::fwrite(out.data(), 1, out.size(), stdout);
+  if (!a.store) return;
+  AnalysisRecord row;
+  row.kind = "mi";
+  row.trial_ids = std::move(trials);
+  row.summary = MiSummary(rows, opt);
+  row.result_json = MiResultJson(rows, opt);
+  const int64_t id = Unwrap(StoreAnalysis(*ds, row));
+  std::fprintf(stderr, "stored mi result %lld (over %zu trials)\n",
+               static_cast<long long>(id), row.trial_ids.size());
 }
 
 void RegisterMi(CLI::App& app) {
@@ -61,6 +73,9 @@ void RegisterMi(CLI::App& app) {
   cmd->add_flag("--log-scale", a->log_scale,
                 "log10 of lr, adam_eps, weight_decay first");
   cmd->add_option("--format", a->format, "table, csv or json");
+  cmd->add_flag("--store", a->store,
+                "Store the result in the dataset with the trials it was "
+                "computed over (travels with them in bundles and merges)");
   cmd->callback([a] { RunMi(*a); });
 }
 XW_CLI_COMMAND(410, RegisterMi);

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis_test_util.h"
-#include "xwires/api/analysis_store.h"
+#include "xwires/dataset/analysis.h"
 
 namespace xw {
 namespace {
@@ -122,8 +122,8 @@ TEST(AttributeTest, NamesTheKnobAndFlippingItAloneReproducesTheDivergence) {
   EXPECT_NEAR(d, r->divergence, 0.3 * r->divergence);
 
   // Stored and read back with its runs.
-  AnalysisResultRow row;
-  row.trial_id = id;
+  AnalysisRecord row;
+  row.trial_ids = {id};
   row.kind = "attribute";
   row.summary = r->summary;
   row.result_json = AttributionJson(*r);
@@ -131,8 +131,8 @@ TEST(AttributeTest, NamesTheKnobAndFlippingItAloneReproducesTheDivergence) {
     row.runs.push_back({u.knob, u.direction, u.profile, u.value_json, u.status,
                         u.test_acc, u.test_loss, u.weights_sha256});
   }
-  ASSERT_TRUE(StoreAnalysisResult(**ds, row).ok());
-  auto stored = LoadAnalysisResults(**ds, id, "attribute");
+  ASSERT_TRUE(StoreAnalysis(**ds, row).ok());
+  auto stored = LoadAnalyses(**ds, id, "attribute");
   ASSERT_TRUE(stored.ok());
   ASSERT_EQ(stored->size(), 1u);
   EXPECT_EQ((*stored)[0].runs.size(), 10u);

@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <vector>
 
+#include "analysis_test_util.h"
+#include "xwires/api/mi_analysis.h"
 #include "xwires/api/mutual_info.h"
 #include "xwires/core/rng.h"
+#include "xwires/dataset/analysis.h"
 
 namespace xw {
 namespace {
@@ -164,6 +168,39 @@ TEST(MutualInfoTest, BadInputNamesTheProblem) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("non-finite"), std::string::npos);
   EXPECT_FALSE(EstimateMi({}, x, MiOptions{}).ok());
+}
+
+// `mi --store` keeps the printed result with the trials it was computed over.
+TEST(MiStoreTest, StoredResultIsThePrintedOneOverItsTrials) {
+  testing::TempDir dir;
+  const std::string ds = dir.path() + "/ds";
+  const std::string csv = std::string(XWIRES_SOURCE_DIR) +
+                          "/tests/fixtures/crossedwires/vgg16_cifar10_results.csv";
+  ASSERT_EQ(testing::Run(testing::Cli() + " import-crossedwires " + ds + " " +
+                         csv + " --arch vgg16 2>&1"),
+            0);
+  std::string out;
+  ASSERT_EQ(testing::Run(testing::Cli() + " mi " + ds +
+                             " --repeats 2 --no-pairs --format json --store",
+                         &out),
+            0)
+      << out;
+  auto stored = Dataset::Open(ds, OpenMode::kReadOnly);
+  ASSERT_TRUE(stored.ok());
+  const auto results = *LoadAnalyses(**stored, -1, "mi");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].trial_ids.size(), 400u);
+  const auto printed = nlohmann::json::parse(out);
+  const auto rows = nlohmann::json::parse(results[0].result_json)["rows"];
+  ASSERT_EQ(rows.size(), printed.size());
+  ASSERT_EQ(rows.size(), 4u);  // lr, adam_eps, batch_size, epochs
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i]["variable"], printed[i]["variable"]);
+    EXPECT_DOUBLE_EQ(rows[i]["mi_mean"].get<double>(),
+                     printed[i]["mi_mean"].get<double>());
+  }
+  EXPECT_NE(results[0].summary.find("vgg16: "), std::string::npos)
+      << results[0].summary;
 }
 
 }  // namespace

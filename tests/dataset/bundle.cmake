@@ -9,10 +9,12 @@ xwires_add_test(bundle_tests
     bundle_manifest_test.cc
     bundle_ops_test.cc
     bundle_attack_test.cc
+    bundle_analyses_test.cc
     bundle_cli_test.cc
     dataset_internal_test.cc
     unrecorded_test.cc
-  LIBS xwires_dataset LibArchive::LibArchive OpenSSL::Crypto nlohmann_json::nlohmann_json)
+  LIBS xwires_dataset LibArchive::LibArchive OpenSSL::Crypto nlohmann_json::nlohmann_json
+       SQLiteCpp)
 target_include_directories(bundle_tests PRIVATE ${PROJECT_SOURCE_DIR}/dataset)
 add_dependencies(bundle_tests xwires)  # bundle_cli_test drives the CLI
 

@@ -14,6 +14,7 @@
 #include "bundle_test_util.h"
 #include "test_util.h"
 #include "xwires/core/build_info.h"
+#include "xwires/dataset/analysis.h"
 #include "xwires/dataset/bundle.h"
 #include "xwires/dataset/tensor_file.h"
 
@@ -59,7 +60,7 @@ class BundleAttackTest : public ::testing::Test {
     const std::string honest = (root_ / "honest.tar.zst").string();
     ASSERT_TRUE(CreateBundle(**a, std::nullopt, {1, 2}, honest).ok());
     entries_ = testutil::ReadArchiveEntries(honest);
-    ASSERT_EQ(entries_.size(), 6u);  // manifest, trials, 4 weights files
+    ASSERT_EQ(entries_.size(), 7u);  // manifest, trials, analyses, 4 weights
     ASSERT_TRUE((*OpenB(OpenMode::kCreate))->AddTrial(SmallTrial(5)).ok());
     // Hashed closed: SQLite then has checkpointed and removed -wal/-shm, which
     // readers touch.
@@ -253,6 +254,90 @@ TEST_F(BundleAttackTest, WeightsAlteredByOneBit) {
   Relist(name);
   ExpectRejected(Status::Code::kCorruption,
                  "weights/0/1.h5: the weights do not match weights_sha256 of trial 0 model 'tf'");
+}
+
+TEST_F(BundleAttackTest, TamperedOrImpossibleAnalyses) {
+  // One byte changed behind the manifest's back.
+  const std::string honest = Entry("analyses.json");
+  ASSERT_EQ(honest, "[\n]\n");
+  Entry("analyses.json") = "[ ]\n";
+  ExpectRejected(Status::Code::kCorruption,
+                 "file 'analyses.json': checksum mismatch");
+  // Consistent checksums, contents the store must refuse.
+  const json good = {{"kind", "compare"},
+                     {"trials", {1}},
+                     {"created_at", "2026-01-02T03:04:05Z"},
+                     {"toolkit", "xwires 0.1.0"},
+                     {"summary", "tensors differ"},
+                     {"result", {{"verdict", "differ"}}},
+                     {"runs", json::array()}};
+  const json run = {{"knob", ""},          {"direction", "baseline"},
+                    {"profile", "torch"},  {"value_json", ""},
+                    {"status", "ok"},      {"test_acc", 1.5},
+                    {"test_loss", 2.0},    {"weights_sha256", ""}};
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> bad = {
+      {[](json& a) { a["trials"] = {5}; },
+       "analyses.json: field '[0].trials[0]' must be the index of one of the "
+       "2 trials"},
+      {[](json& a) { a["kind"] = "verify"; }, "kind 'verify'"},
+      {[](json& a) { a["trials"] = {0, 1}; },
+       "compare result must describe exactly one trial, not 2"},
+      {[&](json& a) {
+         a["kind"] = "attribute";
+         a["runs"] = {run};
+       },
+       "analysis [0] (attribute): run 0: test_acc 1.5 is not an accuracy"},
+      {[](json& a) { a["owner"] = "root"; }, "unknown field '[0].owner'"},
+      {[](json& a) { a["result"] = "{}"; }, "'[0].result' must be an object"},
+  };
+  for (const auto& [edit, part] : bad) {
+    json a = good;
+    edit(a);
+    Entry("analyses.json") = json::array({a}).dump();
+    Relist("analyses.json");
+    ExpectRejected(Status::Code::kInvalidArgument, part);
+  }
+  // Format 2 without analyses.json; format 1 with one.
+  const std::string manifest = Entry("manifest.json");
+  json m = json::parse(manifest);
+  m["format_version"] = 1;
+  Entry("manifest.json") = m.dump();
+  Entry("analyses.json") = honest;
+  Relist("analyses.json");
+  ExpectRejected(Status::Code::kInvalidArgument,
+                 "manifest.json lists 'analyses.json', which no model of trials.json uses");
+  m = json::parse(manifest);
+  json files = json::array();
+  for (const json& f : m["files"]) {
+    if (f["path"] != "analyses.json") files.push_back(f);
+  }
+  m["files"] = files;
+  Entry("manifest.json") = m.dump();
+  const auto all = entries_;
+  entries_.erase(entries_.begin() + 2);
+  ASSERT_EQ(all[2].first, "analyses.json");
+  ExpectRejected(Status::Code::kInvalidArgument,
+                 "the bundle (format 2) has no analyses.json");
+  // The good analysis next to them imports, on B's copy of the trial.
+  entries_ = all;
+  Entry("manifest.json") = manifest;
+  Entry("analyses.json") = json::array({good}).dump();
+  Relist("analyses.json");
+  std::vector<RawEntry> raw;
+  for (const auto& [name, bytes] : entries_)
+    raw.push_back(testutil::File(name, bytes));
+  const std::string path = (root_ / "good.tar.zst").string();
+  testutil::WriteRawArchive(path, raw);
+  auto b = OpenB();
+  ASSERT_TRUE(b.ok());
+  auto r = ImportBundle(**b, path, BundleCheckers{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->added, 2);
+  EXPECT_EQ(r->analyses_added, 1);
+  const auto stored = *LoadAnalyses(**b);
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0].trial_ids, std::vector<int64_t>{r->trial_ids[1]});
+  EXPECT_EQ(stored[0].result_json, R"({"verdict":"differ"})");
 }
 
 }  // namespace

@@ -169,10 +169,27 @@ TEST(BundleManifest, SearchIsNullOrStrictObject) {
 }
 
 TEST(BundleManifest, RejectsNewerFormatVersion) {
+  // A hand-made version-3 manifest, with a field this build does not know:
+  // the version is checked first, and every version above the newest this
+  // build reads gets the same "upgrade xwires" answer.
+  ASSERT_EQ(kBundleFormatVersion, 2);
   json j = GoodManifest();
-  j["format_version"] = kBundleFormatVersion + 1;
-  j["a_field_from_the_future"] = true;  // the version is checked first
-  ExpectBad(j, "bundle format version 2 is newer", Status::Code::kNotSupported);
+  j["format_version"] = 3;
+  j["a_field_from_the_future"] = true;
+  ExpectBad(j,
+            "manifest.json: bundle format version 3 is newer than this xwires "
+            "reads (2); upgrade xwires",
+            Status::Code::kNotSupported);
+  j["format_version"] = uint64_t{1} << 40;
+  ExpectBad(j, "version 1099511627776 is newer than this xwires reads (2)",
+            Status::Code::kNotSupported);
+  for (int version : {1, 2}) {
+    json ok = GoodManifest();
+    ok["format_version"] = version;
+    auto m = ParseManifest(ok.dump());
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    EXPECT_EQ(m->format_version, version);
+  }
 }
 
 class ManifestFilesTest : public ::testing::Test {

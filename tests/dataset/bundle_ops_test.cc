@@ -128,9 +128,10 @@ TEST_F(BundleOpsTest, VerifyReportsEveryStaticCheck) {
   EXPECT_EQ(r->manifest.data_specs, std::vector<std::string>{"synthetic"});
   EXPECT_EQ(r->manifest.profiles.size(), 2u);
   EXPECT_EQ(lines, r->checks);
-  ASSERT_GE(lines.size(), 7u);
-  EXPECT_NE(lines[4].find("weights: 6 files"), std::string::npos) << lines[4];
-  EXPECT_NE(lines[5].find("not checked"), std::string::npos) << lines[5];
+  ASSERT_GE(lines.size(), 8u);
+  EXPECT_NE(lines[4].find("analyses: 0 results"), std::string::npos) << lines[4];
+  EXPECT_NE(lines[5].find("weights: 6 files"), std::string::npos) << lines[5];
+  EXPECT_NE(lines[6].find("not checked"), std::string::npos) << lines[6];
   // Replay without a trainer is refused rather than silently skipped.
   o.replay = 1;
   EXPECT_EQ(VerifyBundle(bundle_, BundleCheckers{}, o).status().code(),

@@ -1,6 +1,6 @@
 // The module-internal Dataset interface the bundles use (dataset/
-// dataset_internal.h): stored profile definitions by model id, and removing a
-// search only while no trial refers to it.
+// dataset_internal.h): stored profile definitions by model id, and batches
+// that add searches, trials and analyses in one transaction.
 #include "dataset_internal.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "test_util.h"
+#include "xwires/dataset/analysis.h"
 #include "xwires/dataset/dataset.h"
 
 namespace xw {
@@ -66,30 +67,99 @@ TEST_F(DatasetInternalTest, ModelProfileDefinitionsByModelId) {
   }
 }
 
-TEST_F(DatasetInternalTest, DeleteSearchIfUnusedKeepsSearchesInUse) {
-  SearchRecord s;
-  s.objective = "abs_acc_diff";
-  const int64_t used = *ds_->AddSearch(s);
-  const int64_t unused = *ds_->AddSearch(s);
-  ASSERT_TRUE(ds_->AddTrial(Trial(1, used)).ok());
-  EXPECT_TRUE(internal::DeleteSearchIfUnused(*ds_, used).ok());
-  EXPECT_TRUE(internal::DeleteSearchIfUnused(*ds_, unused).ok());
-  EXPECT_TRUE(internal::DeleteSearchIfUnused(*ds_, 999).ok());  // unknown id
-  auto searches = ds_->Searches();
-  ASSERT_TRUE(searches.ok()) << searches.status().ToString();
-  ASSERT_EQ(searches->size(), 1u);
-  EXPECT_EQ((*searches)[0].id, used);
+AnalysisRecord Compare() {
+  AnalysisRecord a;
+  a.kind = "compare";
+  a.created_at = "2026-01-02T03:04:05Z";
+  a.summary = "tensors differ";
+  a.result_json = R"({"tier1": {"verdict": "differ"}})";
+  return a;
 }
 
-TEST_F(DatasetInternalTest, DeleteSearchIfUnusedRefusesReadOnly) {
-  const int64_t id = *ds_->AddSearch(SearchRecord{});
+TEST_F(DatasetInternalTest, AddBatchStoresSearchTrialsAndAnalysesTogether) {
+  const int64_t stored = *ds_->AddTrial(Trial(1, std::nullopt));
+  std::vector<TrialRecord> trials = {Trial(2, 999), Trial(3, std::nullopt)};
+  internal::BatchExtras x;
+  SearchRecord s;
+  s.config_json = R"({"b": 1, "a": 2})";
+  s.objective = "abs_acc_diff";
+  x.searches = {s};
+  x.trial_search = {0, std::nullopt};  // overrides trial 0's search_id 999
+  x.analyses.push_back({Compare(), {}, {0}});
+  AnalysisRecord mi;
+  mi.kind = "mi";
+  mi.result_json = "{}";
+  x.analyses.push_back({mi, {stored}, {1}});
+  auto r = internal::AddBatch(*ds_, trials, x);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->trial_ids.size(), 2u);
+  EXPECT_EQ(r->searches_added, 1);
+  EXPECT_EQ(r->analyses_added, 2);
+  const auto searches = *ds_->Searches();
+  ASSERT_EQ(searches.size(), 1u);
+  EXPECT_EQ(ds_->GetTrial(r->trial_ids[0])->search_id, searches[0].id);
+  EXPECT_FALSE(ds_->GetTrial(r->trial_ids[1])->search_id.has_value());
+  const auto analyses = *LoadAnalyses(*ds_);
+  ASSERT_EQ(analyses.size(), 2u);
+  EXPECT_EQ(analyses[0].trial_ids, std::vector<int64_t>{r->trial_ids[0]});
+  EXPECT_EQ(analyses[0].result_json, R"({"tier1":{"verdict":"differ"}})");
+  EXPECT_EQ(analyses[1].trial_ids,
+            (std::vector<int64_t>{stored, r->trial_ids[1]}));
+
+  // The same search (as JSON) is found again, and an analysis equal to a
+  // stored one (all its trials stored) is skipped.
+  internal::BatchExtras again;
+  s.config_json = R"({"a": 2, "b": 1})";
+  again.searches = {s};
+  again.trial_search = {0};
+  again.analyses.push_back({Compare(), {r->trial_ids[0]}, {}});
+  auto r2 = internal::AddBatch(*ds_, {Trial(4, std::nullopt)}, again);
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  EXPECT_EQ(r2->searches_added, 0);
+  EXPECT_EQ(r2->analyses_added, 0);
+  EXPECT_EQ(r2->analyses_skipped, 1);
+  EXPECT_EQ(ds_->GetTrial(r2->trial_ids[0])->search_id, searches[0].id);
+}
+
+TEST_F(DatasetInternalTest, AFailingBatchLeavesNoSearchTrialOrFile) {
+  ASSERT_TRUE(ds_->AddTrial(Trial(1, std::nullopt)).ok());
+  ds_.reset();
+  const std::string before = testutil::HashTree(dir_);
+  auto ds = Dataset::Open(dir_, OpenMode::kReadWrite);
+  ASSERT_TRUE(ds.ok());
+  std::vector<TrialRecord> trials = {Trial(2, std::nullopt)};
+  trials[0].models[0].curves = {{1, 2.0, 1.9, 0.2, 2.1, 0.15}};  // an HDF5 file
+  internal::BatchExtras x;
+  x.searches = {SearchRecord{}};
+  x.trial_search = {0};
+  // Fails inside the transaction, after the search and the trial rows.
+  x.analyses.push_back({Compare(), {4242}, {}});
+  auto r = internal::AddBatch(**ds, trials, x);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kNotFound) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("no trial with id 4242"),
+            std::string::npos)
+      << r.status().ToString();
+  // Fails before anything is written: a trial index out of range.
+  x.analyses = {{Compare(), {}, {5}}};
+  r = internal::AddBatch(**ds, trials, x);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("describes trial 5 of 1"),
+            std::string::npos)
+      << r.status().ToString();
+  EXPECT_TRUE((*ds)->Searches()->empty());
+  EXPECT_EQ(*(*ds)->Count({}), 1);
+  ds->reset();
+  EXPECT_EQ(testutil::HashTree(dir_), before);
+}
+
+TEST_F(DatasetInternalTest, AddBatchRefusesReadOnly) {
   ds_.reset();
   auto ro = Dataset::Open(dir_, OpenMode::kReadOnly);
   ASSERT_TRUE(ro.ok()) << ro.status().ToString();
-  const Status st = internal::DeleteSearchIfUnused(**ro, id);
-  EXPECT_EQ(st.code(), Status::Code::kFailedPrecondition) << st.ToString();
-  EXPECT_NE(st.message().find("read-only"), std::string::npos) << st.ToString();
-  EXPECT_EQ((*ro)->Searches()->size(), 1u);
+  auto r = internal::AddBatch(**ro, {Trial(1, std::nullopt)}, {});
+  EXPECT_EQ(r.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("read-only"), std::string::npos);
 }
 
 }  // namespace

@@ -41,11 +41,24 @@ struct MiRow {
 // One group per architecture, plus "all" when there are several. Rows of a
 // group: single variables in column order, then pairs. InvalidArgument for a
 // bad filter or options; NotFound if no trial has a known divergence.
-Result<std::vector<MiRow>> ComputeDatasetMi(const Dataset& ds,
-                                            const MiAnalysisOptions& opt);
+// `trial_ids`, if given, receives the trials the estimate was computed over
+// (those matching with a known divergence), ascending: what a stored
+// result describes (`mi --store`).
+Result<std::vector<MiRow>> ComputeDatasetMi(
+    const Dataset& ds, const MiAnalysisOptions& opt,
+    std::vector<int64_t>* trial_ids = nullptr);
 
 // Columns: group, variable, mi_mean, mi_std, n.
 Table MiTable(const std::vector<MiRow>& rows);
+
+// The stored form of a result: {"estimator", "repeats", "jitter", "k",
+// "seed", "log_scale", "pairs", "archs", "where", "rows": [{"group",
+// "variable", "mi_mean", "mi_std", "n"}, ...]} (a JSON object), and a
+// one-line summary naming each group's most informative single variable.
+std::string MiResultJson(const std::vector<MiRow>& rows,
+                         const MiAnalysisOptions& opt);
+std::string MiSummary(const std::vector<MiRow>& rows,
+                      const MiAnalysisOptions& opt);
 
 // Names of the hyperparameter columns considered, in order.
 const std::vector<std::string>& MiVariableNames();

@@ -7,7 +7,11 @@
 //                            the size and SHA-256 of every other file;
 //   trials.json              the trial and model rows (hyperparameters,
 //                            metrics, curves, weights_sha256, content hash);
+//   analyses.json            (format 2) the stored compare / attribute / mi
+//                            results whose trials are all in the bundle;
 //   weights/<t>/<m>.h5       weights of model m of trial t (tensor_file.h).
+// Readers accept format versions 1 (no analyses.json) and 2 and reject newer
+// ones ("... is newer than this xwires reads ...; upgrade xwires").
 // A bundle is untrusted input: it is extracted with the safe reader
 // (dataset/archive_io.h) into a private temp directory and checked against
 // its manifest and schemas before anything reaches a dataset; every failure
@@ -35,10 +39,11 @@
 namespace xw {
 
 // The bundle format this build writes and the newest it reads.
-inline constexpr int kBundleFormatVersion = 1;
+inline constexpr int kBundleFormatVersion = 2;
 inline constexpr char kBundleFormatName[] = "xwires-bundle";
 inline constexpr char kBundleManifestName[] = "manifest.json";
 inline constexpr char kBundleTrialsName[] = "trials.json";
+inline constexpr char kBundleAnalysesName[] = "analyses.json";  // format >= 2
 
 struct BundleFile {
   std::string path;  // entry name in the archive, e.g. "weights/0/1.h5"
@@ -137,6 +142,7 @@ struct BundleReport {
   std::string bundle_sha256;
   int64_t trials = 0;
   int64_t models_with_weights = 0;
+  int64_t analyses = 0;             // results in analyses.json
   std::vector<std::string> checks;  // what was verified, in order
   std::vector<ReplayOutcome> replays;
   bool replay_passed() const;  // true when no replay failed
@@ -155,17 +161,22 @@ Result<BundleReport> VerifyBundle(const std::string& bundle,
 struct BundleImportReport {
   int64_t added = 0;
   int64_t skipped = 0;             // already present (same content hash)
+  int64_t analyses_added = 0;
+  int64_t analyses_skipped = 0;    // already present (equal result)
+  int64_t searches_added = 0;
   std::vector<int64_t> trial_ids;  // ids of the added trials
   std::string provenance;          // description recorded for the added trials
 };
 
-// Verifies `bundle` (as VerifyBundle without replay) and adds its trials to
-// `ds` (opened read-write) in one all-or-nothing AddTrials call. Trials whose
-// content hash equals a stored trial's are skipped and counted. Provenance of
-// the added trials: "bundle sha256:<hash> imported <date> contributor
-// '<contributor>'" plus "; origin: <original provenance>" when there was one.
-// The bundle's search, if any, is added (or an identical stored search is
-// reused) and set as the trials' search_id.
+// Verifies `bundle` (as VerifyBundle without replay) and adds its trials,
+// its search and its analyses to `ds` (opened read-write) in one
+// all-or-nothing transaction. Trials whose content hash equals a stored
+// trial's are skipped and counted; analyses describe the added or the
+// matching stored trials, and one equal to a stored result is skipped.
+// Provenance of the added trials: "bundle sha256:<hash> imported <date>
+// contributor '<contributor>'" plus "; origin: <original provenance>" when
+// there was one. The bundle's search, if any, is added (or an identical
+// stored search is reused) and set as the trials' search_id.
 struct BundleImportOptions {
   std::string temp_dir;  // extraction parent; "" = system temp dir
   BundleLimits limits;
@@ -176,7 +187,7 @@ Result<BundleImportReport> ImportBundle(
     const BundleImportOptions& options = {});
 
 // Adds every trial of `other` not already in `ds` (by content hash), with
-// weights, curves and searches, in one all-or-nothing AddTrials call.
+// weights, curves, searches and analyses, in one all-or-nothing transaction.
 // Provenance: "merged from <other dir> <date>" plus the origin as above.
 Result<BundleImportReport> MergeDatasets(Dataset& ds, const Dataset& other);
 

@@ -32,7 +32,9 @@ struct FsckOptions {
 struct FsckIssue {
   // "sqlite-integrity", "foreign-key", "missing-file",
   // "damaged-file", "missing-group", "weights-mismatch", "orphan-file",
-  // "temp-file", "invalid-value"
+  // "temp-file", "invalid-value", "invalid-analysis" (a stored result that
+  // breaks CheckAnalysis; like invalid-value, never repaired), "near-index"
+  // (the --near index disagrees with the trials; repair rebuilds it)
   std::string kind;
   std::string path;      // file relative to the dataset ("" for SQL issues)
   int64_t trial_id = 0;  // 0 if not about a trial

@@ -66,13 +66,20 @@ class QueryBuilder {
   TrialQuery q_;
 };
 
+// How Dataset::Near finds the nearest trials. Both plans give the same
+// answer; kAuto uses the index whenever it can serve the query (no filters,
+// fields among lr, adam_eps, batch_size, epochs, weight_decay), kIndex
+// fails (FailedPrecondition) when it cannot, kScan reads every trial.
+enum class NearMethod { kAuto, kIndex, kScan };
+
 // Target of a nearest-neighbour query: hyperparameter -> value, e.g. parsed
 // from "lr=0.05,adam_eps=0.2,batch_size=200,epochs=20". Distance is Euclidean
 // over the given fields after normalising each to [0, 1] by the range of the
-// stored values (log10 for lr, adam_eps and weight_decay, whose searches are
-// log-uniform); trials missing a given field are skipped.
+// stored values (log10 for lr and adam_eps, whose searches are log-uniform);
+// trials missing a given field are skipped. Ties are broken by trial id.
 struct NearTarget {
   std::vector<std::pair<std::string, double>> values;
+  NearMethod method = NearMethod::kAuto;
 };
 
 // Parses "name=value,name=value". Names must be numeric filter fields of
