@@ -123,35 +123,33 @@ void ChainTileAny(int k, int r, int v, const float* pad, const ImplicitLayout& l
 // dy chains: state[c][t][o] += over the chunk's pixels q in [q0, q1) (q =
 // image * plane + pixel, global index g = first_image * plane + q) with
 // g mod K = c, in order, dy(o, q) * patch(t, q), for VO channel vectors x U
-// taps. dyt is the chunk as [image][pixel][out_ch] at channel o0, state
-// points at [0][t0][o0].
+// taps. dyt is the chunk as [image][pixel][out_ch] at channel o0, pads + poff[q]
+// is pixel q's first patch entry in its padded image, state points at
+// [0][t0][o0]. The chunk's pixels are one flat sequence (poff crosses the
+// images), so that a chain's run does not restart at every image: with 8x8
+// planes and K = 8 a chain would otherwise take 8 pixels per restart.
 template <int VO, int U, bool kFma>
-void FilterChainTile(const float* pads, const float* dyt, int64_t q0, int64_t q1,
-                     int64_t first_image, int64_t out_ch, const ImplicitLayout& l,
-                     const int64_t* pix, int64_t t0, int k, float* state) {
+void FilterChainTile(const float* pads, const int64_t* poff, const float* dyt, int64_t q0,
+                     int64_t q1, int64_t g0, int64_t out_ch, const ImplicitLayout& l, int64_t t0,
+                     int k, float* state) {
   const DF d;
-  const int64_t* tap = l.tap.data() + t0;
+  int64_t tap[U];
+  for (int u = 0; u < U; ++u) tap[u] = l.tap[t0 + u];
   for (int c = 0; c < k; ++c) {
     float* st = state + c * l.taps * out_ch;
     VF acc[U][VO];
     for (int u = 0; u < U; ++u) {
       for (int v = 0; v < VO; ++v) acc[u][v] = hn::LoadU(d, st + u * out_ch + kLanes * v);
     }
-    for (int64_t i = q0 / l.plane; i * l.plane < q1; ++i) {
-      const float* img = pads + i * l.image_floats;
-      const float* g = dyt + i * l.plane * out_ch;
-      const int64_t lo = std::max<int64_t>(0, q0 - i * l.plane);
-      const int64_t hi = std::min(l.plane, q1 - i * l.plane);
-      // The first pixel >= lo of chain c.
-      const int64_t j0 = lo + ((c - (first_image + i) * l.plane - lo) % k + k) % k;
-      for (int64_t j = j0; j < hi; j += k) {
-        VF dv[VO];
-        for (int v = 0; v < VO; ++v) dv[v] = hn::LoadU(d, g + j * out_ch + kLanes * v);
-        const float* p = img + pix[j];
-        for (int u = 0; u < U; ++u) {
-          const VF x = hn::Set(d, p[tap[u]]);
-          for (int v = 0; v < VO; ++v) acc[u][v] = Accumulate<kFma>(acc[u][v], dv[v], x);
-        }
+    // The first pixel >= q0 of chain c (g0 = first_image * plane).
+    const int64_t j0 = q0 + ((c - (g0 + q0) % k) % k + k) % k;
+    for (int64_t j = j0; j < q1; j += k) {
+      VF dv[VO];
+      for (int v = 0; v < VO; ++v) dv[v] = hn::LoadU(d, dyt + j * out_ch + kLanes * v);
+      const float* p = pads + poff[j];
+      for (int u = 0; u < U; ++u) {
+        const VF x = hn::Set(d, p[tap[u]]);
+        for (int v = 0; v < VO; ++v) acc[u][v] = Accumulate<kFma>(acc[u][v], dv[v], x);
       }
     }
     for (int u = 0; u < U; ++u) {
@@ -162,20 +160,19 @@ void FilterChainTile(const float* pads, const float* dyt, int64_t q0, int64_t q1
 
 // FilterChainTile for vo in {4, 2, 1} up to kMaxVectors and u in {6, 4, 2, 1}.
 template <bool kFma>
-void FilterChainTileAny(int vo, int u, const float* pads, const float* dyt, int64_t q0,
-                        int64_t q1, int64_t first_image, int64_t out_ch,
-                        const ImplicitLayout& l, const int64_t* pix, int64_t t0, int k,
-                        float* state) {
+void FilterChainTileAny(int vo, int u, const float* pads, const int64_t* poff, const float* dyt,
+                        int64_t q0, int64_t q1, int64_t g0, int64_t out_ch,
+                        const ImplicitLayout& l, int64_t t0, int k, float* state) {
   auto taps = [&]<int VO>() {
     switch (u) {
-      case 6: return FilterChainTile<VO, 6, kFma>(pads, dyt, q0, q1, first_image, out_ch, l,
-                                                  pix, t0, k, state);
-      case 4: return FilterChainTile<VO, 4, kFma>(pads, dyt, q0, q1, first_image, out_ch, l,
-                                                  pix, t0, k, state);
-      case 2: return FilterChainTile<VO, 2, kFma>(pads, dyt, q0, q1, first_image, out_ch, l,
-                                                  pix, t0, k, state);
-      default: return FilterChainTile<VO, 1, kFma>(pads, dyt, q0, q1, first_image, out_ch, l,
-                                                   pix, t0, k, state);
+      case 6: return FilterChainTile<VO, 6, kFma>(pads, poff, dyt, q0, q1, g0, out_ch, l, t0, k,
+                                                  state);
+      case 4: return FilterChainTile<VO, 4, kFma>(pads, poff, dyt, q0, q1, g0, out_ch, l, t0, k,
+                                                  state);
+      case 2: return FilterChainTile<VO, 2, kFma>(pads, poff, dyt, q0, q1, g0, out_ch, l, t0, k,
+                                                  state);
+      default: return FilterChainTile<VO, 1, kFma>(pads, poff, dyt, q0, q1, g0, out_ch, l, t0,
+                                                   k, state);
     }
   };
   if constexpr (kMaxVectors >= 4) {
@@ -233,6 +230,10 @@ void ExactBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch, 
   const std::vector<int64_t> pix = PixelOffsets(l, src.ow);
   // Chunks of ~2048 output pixels; every chain's state lives across chunks.
   const int64_t chunk = std::clamp<int64_t>(2048 / l.plane, 1, images);
+  std::vector<int64_t> poff(chunk * l.plane);  // pixel q's patch in pads
+  for (int64_t q = 0; q < chunk * l.plane; ++q) {
+    poff[q] = q / l.plane * l.image_floats + pix[q % l.plane];
+  }
   AlignedFloats state(int64_t{k} * l.taps * out_ch, 0.0f);  // [chain][tap][out_ch]
   AlignedFloats pads(chunk * l.image_floats), dyt(chunk * l.plane * out_ch);
   // A task is a channel block over a range of taps; with few channel blocks
@@ -277,8 +278,8 @@ void ExactBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch, 
           const int64_t q1 = std::min(count * l.plane, q0 + kPixelBlock);
           for (int64_t t0 = tk.t0; t0 < tk.t1;) {
             const int u = TileRows(tk.t1 - t0, 6);
-            run(tk.vo, u, pads.data(), dyt.data() + tk.o0, q0, q1, n0, out_ch, l, pix.data(),
-                t0, k, state.data() + t0 * out_ch + tk.o0);
+            run(tk.vo, u, pads.data(), poff.data(), dyt.data() + tk.o0, q0, q1, n0 * l.plane,
+                out_ch, l, t0, k, state.data() + t0 * out_ch + tk.o0);
             t0 += u;
           }
         }

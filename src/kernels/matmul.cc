@@ -3,6 +3,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 
+#include "src/kernels/conv_internal.h"
 #include "src/kernels/gemm_internal.h"
 #include "src/kernels/ordered_gemm.h"
 #include "xwires/core/parallel.h"
@@ -80,7 +81,12 @@ void OwnedMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
       }
       return;
     }
-    // B is stored [n, k]: column j of op(B) is row j of B.
+    // B is stored [n, k]: column j of op(B) is row j of B. A full panel is
+    // a vector transpose; the last, narrower one pads with zero columns.
+    if (cols == kernels::kPanel) {
+      kernels::TransposeToPanel(b + j0 * k + t0, k, t1 - t0, kernels::kPanel, dst);
+      return;
+    }
     for (int64_t jj = 0; jj < kernels::kPanel; ++jj) {
       const float* src = jj < cols ? b + (j0 + jj) * k : nullptr;
       for (int64_t t = t0; t < t1; ++t) {
@@ -93,7 +99,11 @@ void OwnedMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
     for (int64_t i = i0; i < i1; ++i) {
       const float* src = blk + (i - i0) * kernels::kPanel;
       float* dst = c + i * n + j0;
-      for (int64_t jj = 0; jj < cols; ++jj) dst[jj] = accumulate ? dst[jj] + src[jj] : src[jj];
+      if (accumulate) {
+        for (int64_t jj = 0; jj < cols; ++jj) dst[jj] += src[jj];
+      } else {
+        std::copy(src, src + cols, dst);
+      }
     }
   };
   kernels::RunOrderedGemm(p, spec);
