@@ -50,25 +50,57 @@ float Philox::Uniform(uint64_t index) const {
   return static_cast<float>(U32(index) >> 8) * (1.0f / 16777216.0f);
 }
 
+namespace {
+
+// Box-Muller on two words of one block; u1 in (0, 1] so the log is finite.
+float BoxMuller(uint32_t w1, uint32_t w2) {
+  const double u1 = (static_cast<double>(w1) + 1.0) / 4294967296.0;
+  const double u2 = static_cast<double>(w2) / 4294967296.0;
+  return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
+}
+
+float ToUniform(uint32_t w) { return static_cast<float>(w >> 8) * (1.0f / 16777216.0f); }
+
+}  // namespace
+
 float Philox::Normal(uint64_t index) const {
-  // Two words of one block; u1 in (0, 1] so the log is finite.
   const auto b = Block(index >> 1);
   const int o = static_cast<int>(index & 1) * 2;
-  const double u1 = (static_cast<double>(b[o]) + 1.0) / 4294967296.0;
-  const double u2 = static_cast<double>(b[o + 1]) / 4294967296.0;
-  return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
+  return BoxMuller(b[o], b[o + 1]);
+}
+
+void Philox::UniformRange(uint64_t first, int64_t n, float* out) const {
+  int64_t i = 0;
+  while (i < n) {
+    const uint64_t index = first + static_cast<uint64_t>(i);
+    const auto b = Block(index >> 2);
+    for (int w = static_cast<int>(index & 3); w < 4 && i < n; ++w, ++i) out[i] = ToUniform(b[w]);
+  }
+}
+
+void Philox::NormalRange(uint64_t first, int64_t n, float* out) const {
+  int64_t i = 0;
+  while (i < n) {
+    const uint64_t index = first + static_cast<uint64_t>(i);
+    const auto b = Block(index >> 1);
+    for (int h = static_cast<int>(index & 1); h < 2 && i < n; ++h, ++i) {
+      out[i] = BoxMuller(b[2 * h], b[2 * h + 1]);
+    }
+  }
 }
 
 void Philox::FillUniform(float* out, int64_t n, float lo, float hi, uint64_t offset) const {
   const float range = hi - lo;
   ParallelFor(n, 4096, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) out[i] = lo + range * Uniform(offset + i);
+    UniformRange(offset + b, e - b, out + b);
+    for (int64_t i = b; i < e; ++i) out[i] = lo + range * out[i];
   });
 }
 
 void Philox::FillNormal(float* out, int64_t n, float mean, float stddev, uint64_t offset) const {
   ParallelFor(n, 4096, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) out[i] = mean + stddev * Normal(offset + i);
+    NormalRange(offset + b, e - b, out + b);
+    for (int64_t i = b; i < e; ++i) out[i] = mean + stddev * out[i];
   });
 }
 

@@ -36,6 +36,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "synthetic_shapes.h"
 #include "xwires/core/data.h"
@@ -222,9 +223,10 @@ ImageDataset MakeSplit(const std::string& split, int64_t n, uint64_t seed) {
       DrawObject(ds.labels[i], d, &canvas);
       const float sigma = d.U(0.02f, 0.08f);
       float* px = ds.images.data() + i * kPixels;
+      std::vector<float> z(kPixels);  // Normal(p), one Philox block per two
+      noise.NormalRange(0, kPixels, z.data());
       for (int64_t p = 0; p < kPixels; ++p) {
-        const float v = std::clamp(
-            px[p] + sigma * noise.Normal(static_cast<uint64_t>(p)), 0.0f, 1.0f);
+        const float v = std::clamp(px[p] + sigma * z[p], 0.0f, 1.0f);
         px[p] = static_cast<float>(std::lround(v * 255.0f)) / 255.0f;
       }
     }

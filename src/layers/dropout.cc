@@ -1,5 +1,6 @@
 #include "xwires/core/dropout.h"
 
+#include <algorithm>
 #include <string>
 
 #include "layer_util.h"
@@ -31,10 +32,18 @@ Status DropoutForward(const Tensor& x, float p, const Philox& rng,
   float* out = y->data();
   float* m = mask ? mask->data() : nullptr;
   ParallelFor(n, layers::GrainForElements(n), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const bool keep = rng.Uniform(offset + static_cast<uint64_t>(i)) >= p;
-      out[i] = keep ? in[i] * scale : 0.0f;
-      if (m) m[i] = keep ? scale : 0.0f;
+    // The uniforms of a run of elements at once: one Philox block per four.
+    constexpr int64_t kRun = 256;
+    float u[kRun];
+    for (int64_t r = b; r < e; r += kRun) {
+      const int64_t len = std::min(kRun, e - r);
+      rng.UniformRange(offset + static_cast<uint64_t>(r), len, u);
+      for (int64_t j = 0; j < len; ++j) {
+        const int64_t i = r + j;
+        const bool keep = u[j] >= p;
+        out[i] = keep ? in[i] * scale : 0.0f;
+        if (m) m[i] = keep ? scale : 0.0f;
+      }
     }
   });
   return Status::OK();

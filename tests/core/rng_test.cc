@@ -66,5 +66,28 @@ TEST(PhiloxTest, StreamsDifferAndFillIsThreadIndependent) {
   EXPECT_EQ(x1[123], a.Normal(123));
 }
 
+TEST(PhiloxTest, RangesEqualTheOneByOneDraws) {
+  // Runs that start and end inside a block reuse it; every value must still
+  // be the one Uniform/Normal computes alone.
+  const Philox a(7, StreamId("ranges"));
+  for (uint64_t first : {0u, 1u, 2u, 3u, 5u, 1000001u}) {
+    for (int64_t n : {0, 1, 2, 3, 4, 7, 13}) {
+      std::vector<float> u(n + 1, -1.0f), z(n + 1, -1.0f);
+      a.UniformRange(first, n, u.data());
+      a.NormalRange(first, n, z.data());
+      for (int64_t i = 0; i < n; ++i) {
+        EXPECT_EQ(u[i], a.Uniform(first + i)) << first << " " << i;
+        EXPECT_EQ(z[i], a.Normal(first + i)) << first << " " << i;
+      }
+      EXPECT_EQ(u[n], -1.0f);  // nothing written past n
+      EXPECT_EQ(z[n], -1.0f);
+    }
+  }
+  std::vector<float> f(1000);
+  a.FillUniform(f.data(), f.size(), -2.0f, 3.0f, 9);
+  EXPECT_EQ(f[0], -2.0f + 5.0f * a.Uniform(9));
+  EXPECT_EQ(f[999], -2.0f + 5.0f * a.Uniform(1008));
+}
+
 }  // namespace
 }  // namespace xw

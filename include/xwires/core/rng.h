@@ -32,6 +32,12 @@ class Philox {
   // Standard normal by Box-Muller on words 2*index and 2*index+1, in double.
   float Normal(uint64_t index) const;
 
+  // out[i] = Uniform(first + i) for i < n, one Philox block per four values
+  // (Uniform computes a whole block for each). Sequential; out holds n floats.
+  void UniformRange(uint64_t first, int64_t n, float* out) const;
+  // out[i] = Normal(first + i) for i < n, one block per two values.
+  void NormalRange(uint64_t first, int64_t n, float* out) const;
+
   // out[i] = lo + (hi - lo) * Uniform(offset + i); parallel, deterministic.
   void FillUniform(float* out, int64_t n, float lo, float hi, uint64_t offset = 0) const;
   // out[i] = mean + stddev * Normal(offset + i); parallel, deterministic.
