@@ -187,6 +187,7 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
 void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
                           const ReduceSpec& spec, float* dw) {
   const TapSource s = ForwardSource(g, x);
+  if (LanesFilterApplies(s, g.o, spec)) return LanesBackwardFilter(s, g.n, g.o, dy, spec, dw);
   if (ExactFilterApplies(s, g.o, spec)) return ExactBackwardFilter(s, g.n, g.o, dy, spec, dw);
   const int64_t taps = g.c * g.kh * g.kw, plane = g.oh * g.ow, total = g.n * plane;
   OrderedGemmProblem p;

@@ -125,6 +125,12 @@ void ImplicitBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch
 // multiple of L. The same bits on every target.
 bool ExactApplies(const TapSource& s, const ReduceSpec& spec);
 bool ExactFilterApplies(const TapSource& s, int64_t out_ch, const ReduceSpec& spec);
+// The filter gradient with lanesK's K chains in vector lanes
+// (conv_filter_lanes.cc): K in {4, 8, 16} dividing the output width. The
+// same bits as ExactBackwardFilter, on every target.
+bool LanesFilterApplies(const TapSource& s, int64_t out_ch, const ReduceSpec& spec);
+void LanesBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch, const float* dy,
+                         const ReduceSpec& spec, float* dw);
 // As ImplicitPatchGemm, the taps of each output reduced in index order per spec.
 void ExactPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
                     const float* bias, const ReduceSpec& spec, float* y);

@@ -23,6 +23,7 @@ add_library(xwires_simd OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/reduce_lanes.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_implicit.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_implicit_exact.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv_filter_lanes.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_implicit_channels.cc
   ${CMAKE_CURRENT_LIST_DIR}/tap_gather.cc
   ${CMAKE_CURRENT_LIST_DIR}/winograd_tiles.cc

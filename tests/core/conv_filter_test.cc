@@ -1,6 +1,7 @@
-// The im2col (tf profile) filter gradient's summation order where it runs on
-// channel-vector tiles: bitwise against its definition, on every SIMD target
-// and thread count.
+// The filter gradient's summation order where it runs on vector tiles:
+// im2col's (tf profile) channel-vector tiles and the direct algorithm's lanesK
+// tiles, bitwise against their definitions, on every SIMD target and thread
+// count.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -89,6 +90,69 @@ TEST(ConvFilterTest, Im2colChannelTilesSumBatchChainsInGroups) {
         dws.push_back(std::move(dw));
       }
       EXPECT_TRUE(dws[0].BitwiseEqual(dws[1]) && dws[0].BitwiseEqual(dws[2])) << k.Name();
+    }
+  });
+}
+
+// dw[o, t] of the direct algorithm: one xw::Dot in `order` over every pixel
+// (n, p, q) of the batch in index order.
+int DirectFilterMismatches(const ConvGeometry& g, const Tensor& x, const Tensor& dy,
+                           const Tensor& dw, const ReduceSpec& order) {
+  const int64_t taps = g.c * g.kh * g.kw;
+  std::vector<float> dys, xs;
+  int bad = 0;
+  for (int64_t o = 0; o < g.o; ++o) {
+    for (int64_t t = 0; t < taps; ++t) {
+      const int64_t c = t / (g.kh * g.kw), a = t / g.kw % g.kh, b = t % g.kw;
+      dys.clear();
+      xs.clear();
+      for (int64_t n = 0; n < g.n; ++n) {
+        for (int64_t p = 0; p < g.oh; ++p) {
+          for (int64_t q = 0; q < g.ow; ++q) {
+            const int64_t u = p * g.stride + a - g.pad_top, v = q * g.stride + b - g.pad_left;
+            const bool in = u >= 0 && u < g.h && v >= 0 && v < g.w;
+            xs.push_back(in ? x.at(n, c, u, v) : 0.0f);
+            dys.push_back(dy.at(n, o, p, q));
+          }
+        }
+      }
+      const float want = Dot(dys.data(), xs.data(), dys.size(), order);
+      const float got = dw[o * taps + t];
+      bad += std::memcmp(&want, &got, 4) != 0;
+    }
+  }
+  return bad;
+}
+
+// lanesK orders whose K divides the output rows put the K chains in vector
+// lanes (conv_filter_lanes.cc); the others keep the channel-lane tiles. Odd
+// channel counts and tap counts leave partial tiles; 40 images of 8 x 8 are
+// two chunks, so the chains carry across them.
+TEST(ConvFilterTest, DirectLanesOrdersAreTheirDefinition) {
+  const Case cs[] = {{40, 3, 8, 8, 16, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {3, 4, 16, 16, 6, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {5, 5, 16, 16, 8, Spec(3, 2, 0, PadMode::kSame)},
+                     {2, 5, 8, 8, 16, Spec(1, 1, 0, PadMode::kExplicit)},
+                     {2, 3, 12, 12, 8, Spec(3, 1, 1, PadMode::kExplicit)}};
+  convtest::ForEachTarget([&](const std::string&) {
+    for (const char* order : {"lanes4", "lanes8", "lanes16"}) {
+      for (bool fma : {true, false}) {
+        KernelNumerics num;
+        num.reduce = *ParseReduceOrder(order, fma);
+        for (const Case& k : cs) {
+          const auto [g, x, w, dy] = convtest::MakeOperands(k, 31, 32, 33);
+          std::vector<Tensor> dws;
+          for (int threads : {1, 3}) {
+            ThreadScope scope(threads);
+            Tensor dw;
+            Conv2dBackward(x, w, dy, k.spec, num, nullptr, &dw, nullptr);
+            EXPECT_EQ(DirectFilterMismatches(g, x, dy, dw, num.reduce), 0)
+                << k.Name() << " " << order << " fma " << fma << " threads " << threads;
+            dws.push_back(std::move(dw));
+          }
+          EXPECT_TRUE(dws[0].BitwiseEqual(dws[1])) << k.Name() << " " << order;
+        }
+      }
     }
   });
 }

@@ -1,0 +1,229 @@
+// The direct algorithm's filter gradient in a lanesK order (K = 4, 8, 16)
+// with the K chains in the lanes of a vector: dw[o, t] sums over the batch's
+// pixels q = (n, p, q) in index order, term q into chain q mod K. When every
+// output row is a multiple of K pixels wide, K consecutive pixels of a row
+// are exactly chains 0..K-1, so one vector FMA of K pixels of dy times K
+// patch entries advances every chain of one (o, t) by one term, and the
+// chains never restart. The channel-lane tiles (conv_implicit_exact.cc) take
+// every K-th pixel per chain instead, K passes over the same data.
+//
+// Vectors hold N = min(K, lanes) floats (a CappedTag: AVX-512 computes K = 8
+// on 8 lanes), K/N of them per (o, t): the same bits on every target. The
+// chains are folded by the lanesK tree at the end, as the other tiles do.
+#include <algorithm>
+#include <vector>
+
+#include "src/kernels/conv_internal.h"
+#include "src/kernels/implicit_internal.h"
+#include "xwires/core/parallel.h"
+#include "xwires/core/tensor.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/kernels/conv_filter_lanes.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "src/kernels/hwy_ops.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace xw {
+namespace kernels {
+namespace HWY_NAMESPACE {
+namespace {
+
+#if HWY_ARCH_ARM_A64 || (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3)
+constexpr int kRegs = 32;
+#else
+constexpr int kRegs = 16;
+#endif
+// Taps per tile: three, one kernel row of a 3x3 filter (overlapping loads).
+constexpr int kTaps = 3;
+
+// Output channels per tile for K chains: R x kTaps x M accumulators, with
+// room for the kTaps patch vectors and a gradient vector.
+template <int K>
+constexpr int MaxRows() {
+  constexpr int n = std::min<int>(K, HWY_LANES(float));
+  constexpr int m = K / n;
+  return std::clamp((kRegs - 4) / (kTaps * m), 1, 8);
+}
+
+// state[(o * taps + t) * K + c] += over the groups g in [g0, g1) of K
+// pixels, in order, dy(o, pixels) * patch(t, pixels), for R channels from
+// o0 and U taps from t0. dy + dy_off[g] is the group's first pixel of
+// channel 0, pads + pad_off[g] its first patch entry.
+template <int K, int R, int U, bool kFma>
+void LanesTile(const float* pads, const int64_t* pad_off, const float* dy,
+               const int64_t* dy_off, int64_t g0, int64_t g1, int64_t plane,
+               const int64_t* tap, int64_t taps, int64_t o0, int64_t t0, float* state) {
+  using D = hn::CappedTag<float, K>;
+  const D d;
+  constexpr int N = HWY_LANES(float) < K ? HWY_LANES(float) : K;
+  constexpr int M = K / N;
+  using V = hn::Vec<D>;
+  V acc[R][U][M];
+  for (int r = 0; r < R; ++r) {
+    for (int u = 0; u < U; ++u) {
+      const float* s = state + ((o0 + r) * taps + t0 + u) * K;
+      for (int m = 0; m < M; ++m) acc[r][u][m] = hn::LoadU(d, s + m * N);
+    }
+  }
+  for (int64_t g = g0; g < g1; ++g) {
+    const float* p = pads + pad_off[g];
+    const float* gy = dy + dy_off[g] + o0 * plane;
+    for (int m = 0; m < M; ++m) {
+      V x[U];
+      for (int u = 0; u < U; ++u) x[u] = hn::LoadU(d, p + tap[t0 + u] + m * N);
+      for (int r = 0; r < R; ++r) {
+        const V y = hn::LoadU(d, gy + r * plane + m * N);
+        for (int u = 0; u < U; ++u) acc[r][u][m] = Accumulate<kFma>(acc[r][u][m], y, x[u]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int u = 0; u < U; ++u) {
+      float* s = state + ((o0 + r) * taps + t0 + u) * K;
+      for (int m = 0; m < M; ++m) hn::StoreU(acc[r][u][m], d, s + m * N);
+    }
+  }
+}
+
+// One task's tiles over groups [g0, g1): channels [o0, o1), taps [t0, t1).
+template <int K, bool kFma>
+void LanesTask(const float* pads, const int64_t* pad_off, const float* dy,
+               const int64_t* dy_off, int64_t g0, int64_t g1, int64_t plane,
+               const int64_t* tap, int64_t taps, int64_t o0, int64_t o1, int64_t t0,
+               int64_t t1, float* state) {
+  constexpr int kMax = MaxRows<K>();
+  for (int64_t o = o0; o < o1;) {
+    const int64_t left = o1 - o;
+    auto taps_of = [&]<int R>() {
+      for (int64_t t = t0; t < t1;) {
+        const int64_t u = std::min<int64_t>(kTaps, t1 - t);
+        auto run = [&]<int U>() {
+          LanesTile<K, R, U, kFma>(pads, pad_off, dy, dy_off, g0, g1, plane, tap, taps, o, t,
+                                   state);
+        };
+        if (u == 3) run.template operator()<3>();
+        else if (u == 2) run.template operator()<2>();
+        else run.template operator()<1>();
+        t += u;
+      }
+      o += R;
+    };
+    if (left >= kMax) taps_of.template operator()<kMax>();
+    else if (kMax > 4 && left >= 4) taps_of.template operator()<std::min(4, kMax)>();
+    else if (kMax > 2 && left >= 2) taps_of.template operator()<std::min(2, kMax)>();
+    else taps_of.template operator()<1>();
+  }
+}
+
+template <bool kFma>
+void RunTask(int k, const float* pads, const int64_t* pad_off, const float* dy,
+             const int64_t* dy_off, int64_t g0, int64_t g1, int64_t plane, const int64_t* tap,
+             int64_t taps, int64_t o0, int64_t o1, int64_t t0, int64_t t1, float* state) {
+  switch (k) {
+    case 4:
+      return LanesTask<4, kFma>(pads, pad_off, dy, dy_off, g0, g1, plane, tap, taps, o0, o1,
+                                t0, t1, state);
+    case 8:
+      return LanesTask<8, kFma>(pads, pad_off, dy, dy_off, g0, g1, plane, tap, taps, o0, o1,
+                                t0, t1, state);
+    default:
+      return LanesTask<16, kFma>(pads, pad_off, dy, dy_off, g0, g1, plane, tap, taps, o0, o1,
+                                 t0, t1, state);
+  }
+}
+
+}  // namespace
+
+// Groups of K pixels per sweep of a task's tiles: their gradient rows and
+// patch entries stay in L1 while every tile of the task reads them.
+constexpr int64_t kGroupBlock = 64;
+
+void LanesBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch,
+                          const float* dy, const ReduceSpec& spec, float* dw) {
+  const int k = ChainCount(spec);
+  const ImplicitLayout l = MakeLayout(src, k);
+  const std::vector<int64_t> pix = PixelOffsets(l, src.ow);
+  const int64_t chunk = std::clamp<int64_t>(2048 / l.plane, 1, images);
+  const int64_t per_image = l.plane / k;
+  // Where each group of the chunk starts, in the padded images and in dy
+  // (relative to the chunk's first image).
+  std::vector<int64_t> pad_off(chunk * per_image), dy_off(chunk * per_image);
+  for (int64_t g = 0; g < chunk * per_image; ++g) {
+    const int64_t i = g / per_image, j = g % per_image * k;
+    pad_off[g] = i * l.image_floats + pix[j];
+    dy_off[g] = i * out_ch * l.plane + j;
+  }
+  AlignedFloats state(int64_t{k} * l.taps * out_ch, 0.0f);  // [o][t][chain]
+  AlignedFloats pads(chunk * l.image_floats);
+  // Tasks: channel halves x tap ranges of whole kernel rows, about 8.
+  const int64_t halves = out_ch >= 16 ? 2 : 1;
+  const int64_t rows = (l.taps + kTaps - 1) / kTaps;
+  const int64_t parts = std::clamp<int64_t>(8 / halves, 1, rows);
+  const auto run = spec.fma ? RunTask<true> : RunTask<false>;
+  for (int64_t n0 = 0; n0 < images; n0 += chunk) {
+    const int64_t count = std::min(chunk, images - n0);
+    ParallelFor(count, 1, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        PadImage(src, l, n0 + i, pads.data() + i * l.image_floats);
+      }
+    });
+    const float* dyc = dy + n0 * out_ch * l.plane;
+    ParallelFor(halves * parts, 1, [&](int64_t a, int64_t b) {
+      for (int64_t task = a; task < b; ++task) {
+        const int64_t h = task / parts, part = task % parts;
+        const int64_t o0 = out_ch * h / halves, o1 = out_ch * (h + 1) / halves;
+        const int64_t t0 = std::min(l.taps, rows * part / parts * kTaps);
+        const int64_t t1 = std::min(l.taps, rows * (part + 1) / parts * kTaps);
+        for (int64_t g0 = 0; g0 < count * per_image; g0 += kGroupBlock) {
+          const int64_t g1 = std::min(count * per_image, g0 + kGroupBlock);
+          run(k, pads.data(), pad_off.data(), dyc, dy_off.data(), g0, g1, l.plane,
+              l.tap.data(), l.taps, o0, o1, t0, t1, state.data());
+        }
+      }
+    });
+  }
+  // The lanesK tree over each output's chains (lane l += lane l + w for
+  // w = K/2 .. 1, as xw::Sum's lanes order), scalar adds on the stored
+  // values: the same bits as the vector trees of the other tiles.
+  ParallelFor(out_ch, 1, [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      for (int64_t t = 0; t < l.taps; ++t) {
+        float v[16];
+        std::copy_n(state.data() + (o * l.taps + t) * k, k, v);
+        for (int w = k / 2; w >= 1; w /= 2) {
+          for (int c = 0; c < w; ++c) v[c] += v[c + w];
+        }
+        dw[o * l.taps + t] = v[0];
+      }
+    }
+  });
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace kernels
+}  // namespace xw
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace xw {
+namespace kernels {
+
+HWY_EXPORT(LanesBackwardFilterT);
+
+bool LanesFilterApplies(const TapSource& s, int64_t out_ch, const ReduceSpec& spec) {
+  const int k = spec.order == ReduceOrder::kLanes ? ChainCount(spec) : 0;
+  // The chains' state is reloaded per block of groups: keep it within L2.
+  const int64_t state = int64_t{k} * s.channels * s.kh * s.kw * out_ch;
+  return (k == 4 || k == 8 || k == 16) && s.ow % k == 0 && state <= (int64_t{1} << 19);
+}
+
+void LanesBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch, const float* dy,
+                         const ReduceSpec& spec, float* dw) {
+  HWY_DYNAMIC_DISPATCH(LanesBackwardFilterT)(src, images, out_ch, dy, spec, dw);
+}
+
+}  // namespace kernels
+}  // namespace xw
+#endif  // HWY_ONCE
