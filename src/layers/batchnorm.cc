@@ -3,11 +3,13 @@
 // xw::Dot on the channel gathered into one buffer.
 #include "xwires/core/batchnorm.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "layer_util.h"
+#include "src/kernels/conv_internal.h"
 #include "xwires/core/parallel.h"
 
 namespace xw {
@@ -44,20 +46,44 @@ void ScaleShift(const float* x, const ChannelLayout& l, int64_t c, float a,
 }
 
 // Strictly sequential sums over the (n, s) order of up to kChains channels at
-// once, read in place: acc[j] = fold of term(j, index) over channel c0 + j.
+// once, read in place: acc[j] = fold of term(acc, j, p, q) over channel
+// c0 + j, p and q the channel's values in x and y (q = 0 when y is null).
 // Each channel is still one chain in index order (the same bits as gathering
 // it and calling xw::Sum / xw::Dot), but the chains interleave, so the adder
-// latency of one chain hides behind the others.
+// latency of one chain hides behind the others. A full group goes through
+// blocks transposed to [pixel][channel] (the dispatched transpose), where the
+// compiler advances all kChains chains with one vector operation per pixel.
 constexpr int kChains = 8;
+constexpr int64_t kPixelBlock = 64;
 
 template <typename Term>
-void SequentialChains(const ChannelLayout& l, int64_t c0, int k, const Term& term,
-                      float* acc) {
+void SequentialChains(const ChannelLayout& l, int64_t c0, int k, const float* x,
+                      const float* y, const Term& term, float* acc) {
   float a[kChains] = {};
-  for (int64_t n = 0; n < l.n; ++n) {
-    const int64_t base = (n * l.c + c0) * l.s;
-    for (int64_t s = 0; s < l.s; ++s) {
-      for (int j = 0; j < k; ++j) a[j] = term(a[j], j, base + j * l.s + s);
+  if (k == kChains && l.s >= 16) {
+    alignas(64) float tx[kPixelBlock * kChains], ty[kPixelBlock * kChains] = {};
+    for (int64_t n = 0; n < l.n; ++n) {
+      const int64_t base = (n * l.c + c0) * l.s;
+      for (int64_t s0 = 0; s0 < l.s; s0 += kPixelBlock) {
+        const int64_t w = std::min(kPixelBlock, l.s - s0);
+        kernels::TransposeToPanel(x + base + s0, l.s, w, kChains, tx);
+        if (y) kernels::TransposeToPanel(y + base + s0, l.s, w, kChains, ty);
+        for (int64_t i = 0; i < w; ++i) {
+          for (int j = 0; j < kChains; ++j) {
+            a[j] = term(a[j], j, tx[i * kChains + j], ty[i * kChains + j]);
+          }
+        }
+      }
+    }
+  } else {
+    for (int64_t n = 0; n < l.n; ++n) {
+      const int64_t base = (n * l.c + c0) * l.s;
+      for (int64_t s = 0; s < l.s; ++s) {
+        for (int j = 0; j < k; ++j) {
+          const int64_t i = base + j * l.s + s;
+          a[j] = term(a[j], j, x[i], y ? y[i] : 0.0f);
+        }
+      }
     }
   }
   for (int j = 0; j < k; ++j) acc[j] = a[j];
@@ -113,11 +139,12 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
     const int k = static_cast<int>(c1 - c0);
     if (sequential) {
       const float* xp = x.data();
-      SequentialChains(l, c0, k, [xp](float a, int, int64_t i) { return a + xp[i]; }, mean);
+      SequentialChains(l, c0, k, xp, nullptr,
+                       [](float a, int, float p, float) { return a + p; }, mean);
       for (int j = 0; j < k; ++j) mean[j] /= count;
-      SequentialChains(l, c0, k,
-                       [xp, &mean, fma = reduce.fma](float a, int j, int64_t i) {
-                         const float d = xp[i] - mean[j];
+      SequentialChains(l, c0, k, xp, nullptr,
+                       [&mean, fma = reduce.fma](float a, int j, float p, float) {
+                         const float d = p - mean[j];
                          return DotAcc(a, d, d, fma);
                        },
                        var_sum);
@@ -192,10 +219,11 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
       const float* xp = x.data();
       const float* gp = dy.data();
       const float* mean = cache.mean.data() + c0;
-      SequentialChains(l, c0, k, [gp](float a, int, int64_t i) { return a + gp[i]; }, sum_dy);
-      SequentialChains(l, c0, k,
-                       [xp, gp, mean, fma = reduce.fma](float a, int j, int64_t i) {
-                         return DotAcc(a, xp[i] - mean[j], gp[i], fma);
+      SequentialChains(l, c0, k, gp, nullptr,
+                       [](float a, int, float g, float) { return a + g; }, sum_dy);
+      SequentialChains(l, c0, k, xp, gp,
+                       [mean, fma = reduce.fma](float a, int j, float p, float g) {
+                         return DotAcc(a, p - mean[j], g, fma);
                        },
                        dotp);
     } else {  // in place, the bits of Sum / Dot on the gathered channel
