@@ -209,16 +209,18 @@ void ExactPatchGemmT(const TapSource& src, int64_t images, int64_t out_ch, const
   ForEachPaddedImage(src, l, images, tiles, [&](int64_t n, const float* pad, Prefetcher& next) {
     float* chains = ThreadScratch(1, int64_t{k} * 6 * kMaxVectors * kLanes);
     float* yn = y + n * out_ch * l.plane;
-    for (int64_t o0 = 0; o0 < out_ch;) {
-      const int r = TileRows(out_ch - o0, 6);
-      for (int64_t s0 = 0; s0 < l.slots;) {
+    // Slots outer: a slot's patch rows stay in L1 for every channel tile
+    // (the padded image of a 16-channel 32x32 layer does not fit).
+    for (int64_t s0 = 0; s0 < l.slots;) {
+      const int v = TileRows(l.slots - s0, kMaxVectors);
+      for (int64_t o0 = 0; o0 < out_ch;) {
         next.Step();
-        const int v = TileRows(l.slots - s0, kMaxVectors);
+        const int r = TileRows(out_ch - o0, 6);
         run(k, r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps, block,
             bias ? bias + o0 : nullptr, chains, yn + o0 * l.plane + kLanes * s0);
-        s0 += v;
+        o0 += r;
       }
-      o0 += r;
+      s0 += v;
     }
   });
 }
