@@ -8,14 +8,17 @@
 // every K-th pixel per chain instead, K passes over the same data.
 //
 // Vectors hold N = min(K, lanes) floats (a CappedTag: AVX-512 computes K = 8
-// on 8 lanes), K/N of them per (o, t): the same bits on every target. The
-// chains are folded by the lanesK tree at the end, as the other tiles do.
+// on 8 lanes), K/N of them per (o, t): the same bits on every target. A
+// vector's N pixels are one row, or two half rows when rows are N/2 wide
+// (VGG's 4x4 maps on AVX2). The chains are folded by the lanesK tree at the
+// end, as the other tiles do.
 #include <algorithm>
 #include <vector>
 
 #include "src/kernels/conv_internal.h"
 #include "src/kernels/implicit_internal.h"
 #include "xwires/core/parallel.h"
+#include "xwires/core/simd_target.h"
 #include "xwires/core/tensor.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -50,9 +53,10 @@ constexpr int MaxRows() {
 // state[(o * taps + t) * K + c] += over the groups g in [g0, g1) of K
 // pixels, in order, dy(o, pixels) * patch(t, pixels), for R channels from
 // o0 and U taps from t0. dy + dy_off[g] is the group's first pixel of
-// channel 0, pads + pad_off[g] its first patch entry.
-template <int K, int R, int U, bool kFma>
-void LanesTile(const float* pads, const int64_t* pad_off, const float* dy,
+// channel 0; pads + pad_off[g * M + m] is vector m's first patch entry (with
+// kHalf, its first half row; the second is pw floats further).
+template <int K, int R, int U, bool kHalf, bool kFma>
+void LanesTile(const float* pads, const int64_t* pad_off, int64_t pw, const float* dy,
                const int64_t* dy_off, int64_t g0, int64_t g1, int64_t plane,
                const int64_t* tap, int64_t taps, int64_t o0, int64_t t0, float* state) {
   using D = hn::CappedTag<float, K>;
@@ -68,11 +72,21 @@ void LanesTile(const float* pads, const int64_t* pad_off, const float* dy,
     }
   }
   for (int64_t g = g0; g < g1; ++g) {
-    const float* p = pads + pad_off[g];
     const float* gy = dy + dy_off[g] + o0 * plane;
     for (int m = 0; m < M; ++m) {
+      const float* p = pads + pad_off[g * M + m];
       V x[U];
-      for (int u = 0; u < U; ++u) x[u] = hn::LoadU(d, p + tap[t0 + u] + m * N);
+      for (int u = 0; u < U; ++u) {
+#if HWY_TARGET != HWY_SCALAR
+        if constexpr (kHalf) {
+          const hn::Half<D> dh;
+          const float* row = p + tap[t0 + u];
+          x[u] = hn::Combine(d, hn::LoadU(dh, row + pw), hn::LoadU(dh, row));
+          continue;
+        }
+#endif
+        x[u] = hn::LoadU(d, p + tap[t0 + u]);
+      }
       for (int r = 0; r < R; ++r) {
         const V y = hn::LoadU(d, gy + r * plane + m * N);
         for (int u = 0; u < U; ++u) acc[r][u][m] = Accumulate<kFma>(acc[r][u][m], y, x[u]);
@@ -87,12 +101,23 @@ void LanesTile(const float* pads, const int64_t* pad_off, const float* dy,
   }
 }
 
+// The operands of a task's tiles.
+struct LanesArgs {
+  const float* pads;
+  const int64_t* pad_off;
+  int64_t pw;
+  const float* dy;
+  const int64_t* dy_off;
+  int64_t plane;
+  const int64_t* tap;
+  int64_t taps;
+  float* state;
+};
+
 // One task's tiles over groups [g0, g1): channels [o0, o1), taps [t0, t1).
-template <int K, bool kFma>
-void LanesTask(const float* pads, const int64_t* pad_off, const float* dy,
-               const int64_t* dy_off, int64_t g0, int64_t g1, int64_t plane,
-               const int64_t* tap, int64_t taps, int64_t o0, int64_t o1, int64_t t0,
-               int64_t t1, float* state) {
+template <int K, bool kHalf, bool kFma>
+void LanesTask(const LanesArgs& a, int64_t g0, int64_t g1, int64_t o0, int64_t o1, int64_t t0,
+               int64_t t1) {
   constexpr int kMax = MaxRows<K>();
   for (int64_t o = o0; o < o1;) {
     const int64_t left = o1 - o;
@@ -100,8 +125,8 @@ void LanesTask(const float* pads, const int64_t* pad_off, const float* dy,
       for (int64_t t = t0; t < t1;) {
         const int64_t u = std::min<int64_t>(kTaps, t1 - t);
         auto run = [&]<int U>() {
-          LanesTile<K, R, U, kFma>(pads, pad_off, dy, dy_off, g0, g1, plane, tap, taps, o, t,
-                                   state);
+          LanesTile<K, R, U, kHalf, kFma>(a.pads, a.pad_off, a.pw, a.dy, a.dy_off, g0, g1,
+                                          a.plane, a.tap, a.taps, o, t, a.state);
         };
         if (u == 3) run.template operator()<3>();
         else if (u == 2) run.template operator()<2>();
@@ -117,22 +142,18 @@ void LanesTask(const float* pads, const int64_t* pad_off, const float* dy,
   }
 }
 
-template <bool kFma>
-void RunTask(int k, const float* pads, const int64_t* pad_off, const float* dy,
-             const int64_t* dy_off, int64_t g0, int64_t g1, int64_t plane, const int64_t* tap,
-             int64_t taps, int64_t o0, int64_t o1, int64_t t0, int64_t t1, float* state) {
+template <bool kHalf, bool kFma>
+void RunTask(int k, const LanesArgs& a, int64_t g0, int64_t g1, int64_t o0, int64_t o1,
+             int64_t t0, int64_t t1) {
   switch (k) {
-    case 4:
-      return LanesTask<4, kFma>(pads, pad_off, dy, dy_off, g0, g1, plane, tap, taps, o0, o1,
-                                t0, t1, state);
-    case 8:
-      return LanesTask<8, kFma>(pads, pad_off, dy, dy_off, g0, g1, plane, tap, taps, o0, o1,
-                                t0, t1, state);
-    default:
-      return LanesTask<16, kFma>(pads, pad_off, dy, dy_off, g0, g1, plane, tap, taps, o0, o1,
-                                 t0, t1, state);
+    case 4: return LanesTask<4, kHalf, kFma>(a, g0, g1, o0, o1, t0, t1);
+    case 8: return LanesTask<8, kHalf, kFma>(a, g0, g1, o0, o1, t0, t1);
+    default: return LanesTask<16, kHalf, kFma>(a, g0, g1, o0, o1, t0, t1);
   }
 }
+
+// Floats per vector of a K-chain set on this target.
+constexpr int64_t VectorFloats(int k) { return std::min<int64_t>(k, HWY_LANES(float)); }
 
 }  // namespace
 
@@ -147,13 +168,17 @@ void LanesBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch,
   const std::vector<int64_t> pix = PixelOffsets(l, src.ow);
   const int64_t chunk = std::clamp<int64_t>(2048 / l.plane, 1, images);
   const int64_t per_image = l.plane / k;
-  // Where each group of the chunk starts, in the padded images and in dy
-  // (relative to the chunk's first image).
-  std::vector<int64_t> pad_off(chunk * per_image), dy_off(chunk * per_image);
+  const int64_t n_vec = VectorFloats(k), m_vec = k / n_vec;
+  const bool half = n_vec > src.ow;  // two half rows per vector
+  // Where each group (dy) and each of its vectors (the padded images) starts,
+  // relative to the chunk's first image.
+  std::vector<int64_t> pad_off(chunk * per_image * m_vec), dy_off(chunk * per_image);
   for (int64_t g = 0; g < chunk * per_image; ++g) {
     const int64_t i = g / per_image, j = g % per_image * k;
-    pad_off[g] = i * l.image_floats + pix[j];
     dy_off[g] = i * out_ch * l.plane + j;
+    for (int64_t m = 0; m < m_vec; ++m) {
+      pad_off[g * m_vec + m] = i * l.image_floats + pix[j + m * n_vec];
+    }
   }
   AlignedFloats state(int64_t{k} * l.taps * out_ch, 0.0f);  // [o][t][chain]
   AlignedFloats pads(chunk * l.image_floats);
@@ -161,7 +186,8 @@ void LanesBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch,
   const int64_t halves = out_ch >= 16 ? 2 : 1;
   const int64_t rows = (l.taps + kTaps - 1) / kTaps;
   const int64_t parts = std::clamp<int64_t>(8 / halves, 1, rows);
-  const auto run = spec.fma ? RunTask<true> : RunTask<false>;
+  const auto run = half ? (spec.fma ? RunTask<true, true> : RunTask<true, false>)
+                        : (spec.fma ? RunTask<false, true> : RunTask<false, false>);
   for (int64_t n0 = 0; n0 < images; n0 += chunk) {
     const int64_t count = std::min(chunk, images - n0);
     ParallelFor(count, 1, [&](int64_t i0, int64_t i1) {
@@ -169,7 +195,9 @@ void LanesBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch,
         PadImage(src, l, n0 + i, pads.data() + i * l.image_floats);
       }
     });
-    const float* dyc = dy + n0 * out_ch * l.plane;
+    const LanesArgs args{pads.data(), pad_off.data(), l.pw,         dy + n0 * out_ch * l.plane,
+                         dy_off.data(), l.plane,      l.tap.data(), l.taps,
+                         state.data()};
     ParallelFor(halves * parts, 1, [&](int64_t a, int64_t b) {
       for (int64_t task = a; task < b; ++task) {
         const int64_t h = task / parts, part = task % parts;
@@ -178,8 +206,7 @@ void LanesBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch,
         const int64_t t1 = std::min(l.taps, rows * (part + 1) / parts * kTaps);
         for (int64_t g0 = 0; g0 < count * per_image; g0 += kGroupBlock) {
           const int64_t g1 = std::min(count * per_image, g0 + kGroupBlock);
-          run(k, pads.data(), pad_off.data(), dyc, dy_off.data(), g0, g1, l.plane,
-              l.tap.data(), l.taps, o0, o1, t0, t1, state.data());
+          run(k, args, g0, g1, o0, o1, t0, t1);
         }
       }
     });
@@ -214,9 +241,15 @@ HWY_EXPORT(LanesBackwardFilterT);
 
 bool LanesFilterApplies(const TapSource& s, int64_t out_ch, const ReduceSpec& spec) {
   const int k = spec.order == ReduceOrder::kLanes ? ChainCount(spec) : 0;
-  // The chains' state is reloaded per block of groups: keep it within L2.
+  if (k != 4 && k != 8 && k != 16) return false;
+  // Groups of K pixels within one image; each vector of N pixels one row,
+  // or two half rows. The chains' state (K x taps x out_ch floats) is
+  // reloaded for every block of groups: beyond L2 (VGG's 256-channel layers)
+  // the ordered products over gathered patches are faster (measured on AVX2).
+  const int64_t n = std::min(k, KernelFloatLanes());
+  const bool rows = s.ow % n == 0 || (n >= 2 && 2 * s.ow == n);
   const int64_t state = int64_t{k} * s.channels * s.kh * s.kw * out_ch;
-  return (k == 4 || k == 8 || k == 16) && s.ow % k == 0 && state <= (int64_t{1} << 19);
+  return (s.oh * s.ow) % k == 0 && rows && state <= (int64_t{1} << 19);
 }
 
 void LanesBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch, const float* dy,

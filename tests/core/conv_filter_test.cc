@@ -127,13 +127,19 @@ int DirectFilterMismatches(const ConvGeometry& g, const Tensor& x, const Tensor&
 // lanesK orders whose K divides the output rows put the K chains in vector
 // lanes (conv_filter_lanes.cc); the others keep the channel-lane tiles. Odd
 // channel counts and tap counts leave partial tiles; 40 images of 8 x 8 are
-// two chunks, so the chains carry across them.
+// two chunks, so the chains carry across them. 4 x 4 maps take two half rows
+// per vector where a vector holds 8 pixels (4 x 4 and 2 x 2 outputs of the
+// strided case); 64 -> 128 channels hold a state beyond L2 and take the
+// ordered products.
 TEST(ConvFilterTest, DirectLanesOrdersAreTheirDefinition) {
   const Case cs[] = {{40, 3, 8, 8, 16, Spec(3, 1, 1, PadMode::kExplicit)},
                      {3, 4, 16, 16, 6, Spec(3, 1, 1, PadMode::kExplicit)},
                      {5, 5, 16, 16, 8, Spec(3, 2, 0, PadMode::kSame)},
                      {2, 5, 8, 8, 16, Spec(1, 1, 0, PadMode::kExplicit)},
-                     {2, 3, 12, 12, 8, Spec(3, 1, 1, PadMode::kExplicit)}};
+                     {2, 3, 12, 12, 8, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {6, 5, 4, 4, 12, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {4, 3, 8, 8, 8, Spec(3, 2, 0, PadMode::kSame)},
+                     {2, 64, 8, 8, 128, Spec(3, 1, 1, PadMode::kExplicit)}};
   convtest::ForEachTarget([&](const std::string&) {
     for (const char* order : {"lanes4", "lanes8", "lanes16"}) {
       for (bool fma : {true, false}) {
