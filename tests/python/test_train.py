@@ -82,10 +82,13 @@ def test_profiles_as_cli_text_and_files(tmp_path):
     assert sorted(xwires.shipped_profiles()) == ["reference", "tf", "torch"]
 
 
+# Epochs of 250 steps (~0.4 s): the SIGINT, sent once the parent reads the
+# first epoch's line, lands well inside the second epoch even when the
+# parent waits for a core on a loaded machine.
 INTERRUPTED_TRAINING = """
 import sys
 import xwires
-xwires.train(arch="simple_cnn", width=0.25, epochs=50, batch_size=8, train_limit=400,
+xwires.train(arch="simple_cnn", width=0.25, epochs=50, batch_size=8, train_limit=2000,
              test_limit=50, threads=1, out=sys.argv[1], dataset=sys.argv[2])
 """
 
