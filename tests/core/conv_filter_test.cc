@@ -21,25 +21,6 @@ namespace {
 using convtest::Case;
 using convtest::Spec;
 
-// The terms of dw[o, t] over images [n0, n1), pixels (n, p, q) in index
-// order: dy(n, o, p, q) into dys and the zero-padded patch entry into xs.
-void FilterTerms(const ConvGeometry& g, const Tensor& x, const Tensor& dy, int64_t o, int64_t t,
-                 int64_t n0, int64_t n1, std::vector<float>* dys, std::vector<float>* xs) {
-  const int64_t c = t / (g.kh * g.kw), a = t / g.kw % g.kh, b = t % g.kw;
-  dys->clear();
-  xs->clear();
-  for (int64_t n = n0; n < n1; ++n) {
-    for (int64_t p = 0; p < g.oh; ++p) {
-      for (int64_t q = 0; q < g.ow; ++q) {
-        const int64_t u = p * g.stride + a - g.pad_top, v = q * g.stride + b - g.pad_left;
-        const bool in = u >= 0 && u < g.h && v >= 0 && v < g.w;
-        xs->push_back(in ? x.at(n, c, u, v) : 0.0f);
-        dys->push_back(dy.at(n, o, p, q));
-      }
-    }
-  }
-}
-
 // dw[o, t] as conv_internal.h's FilterBatches defines it for output rows
 // that take the channel tiles: images in batches of per = 2048 / plane, each
 // batch one FMA chain over its pixels (n, p, q) in order; the batches split
@@ -59,7 +40,8 @@ int ChannelFilterMismatches(const ConvGeometry& g, const Tensor& x, const Tensor
       for (int64_t gi = 0; gi < groups; ++gi) {
         float group = 0.0f;
         for (int64_t bi = gi * batches / groups; bi < (gi + 1) * batches / groups; ++bi) {
-          FilterTerms(g, x, dy, o, t, bi * per, std::min(g.n, (bi + 1) * per), &dys, &xs);
+          const int64_t n1 = std::min(g.n, (bi + 1) * per);
+          convtest::FilterTerms(g, x, dy, o, t, bi * per, n1, &dys, &xs);
           const float s = Dot(dys.data(), xs.data(), dys.size(), chain);
           group = bi == gi * batches / groups ? s : group + s;
         }
@@ -102,24 +84,6 @@ TEST(ConvFilterTest, Im2colChannelTilesSumBatchChainsInGroups) {
   });
 }
 
-// dw[o, t] of the direct algorithm: one xw::Dot in `order` over every pixel
-// (n, p, q) of the batch in index order.
-int DirectFilterMismatches(const ConvGeometry& g, const Tensor& x, const Tensor& dy,
-                           const Tensor& dw, const ReduceSpec& order) {
-  const int64_t taps = g.c * g.kh * g.kw;
-  std::vector<float> dys, xs;
-  int bad = 0;
-  for (int64_t o = 0; o < g.o; ++o) {
-    for (int64_t t = 0; t < taps; ++t) {
-      FilterTerms(g, x, dy, o, t, 0, g.n, &dys, &xs);
-      const float want = Dot(dys.data(), xs.data(), dys.size(), order);
-      const float got = dw[o * taps + t];
-      bad += std::memcmp(&want, &got, 4) != 0;
-    }
-  }
-  return bad;
-}
-
 // lanesK orders whose K divides the output rows put the K chains in vector
 // lanes (conv_filter_lanes.cc); the others keep the channel-lane tiles. Odd
 // channel counts and tap counts leave partial tiles; 40 images of 8 x 8 are
@@ -150,7 +114,7 @@ TEST(ConvFilterTest, DirectLanesOrdersAreTheirDefinition) {
             ThreadScope scope(threads);
             Tensor dw;
             Conv2dBackward(x, w, dy, k.spec, num, nullptr, &dw, nullptr);
-            EXPECT_EQ(DirectFilterMismatches(g, x, dy, dw, num.reduce), 0)
+            EXPECT_EQ(convtest::FilterGradMismatches(g, x, dy, dw, num.reduce), 0)
                 << k.Name() << " " << order << " fma " << fma << " threads " << threads;
             dws.push_back(std::move(dw));
           }

@@ -154,31 +154,6 @@ int DataGradMismatches(const ConvGeometry& g, const Tensor& w, const Tensor& dy,
   return bad;
 }
 
-// dw: terms (n, p, q).
-int FilterGradMismatches(const ConvGeometry& g, const Tensor& x, const Tensor& dy,
-                         const Tensor& dw, const ReduceSpec& s) {
-  const int64_t taps = g.c * g.kh * g.kw, q_terms = g.n * g.oh * g.ow;
-  std::vector<float> dys(q_terms), xs(q_terms);
-  int bad = 0;
-  for (int64_t o = 0; o < g.o; ++o)
-    for (int64_t t = 0; t < taps; ++t) {
-      const int64_t c = t / (g.kh * g.kw), a = t / g.kw % g.kh, b = t % g.kw;
-      int64_t i = 0;
-      for (int64_t n = 0; n < g.n; ++n)
-        for (int64_t p = 0; p < g.oh; ++p)
-          for (int64_t q = 0; q < g.ow; ++q, ++i) {
-            const int64_t u = p * g.stride + a - g.pad_top, v = q * g.stride + b - g.pad_left;
-            const bool in = u >= 0 && u < g.h && v >= 0 && v < g.w;
-            xs[i] = in ? x.at(n, c, u, v) : 0.0f;
-            dys[i] = dy.at(n, o, p, q);
-          }
-      const float ref = Dot(dys.data(), xs.data(), q_terms, s);
-      const float got = dw[o * taps + t];
-      bad += std::memcmp(&ref, &got, 4) != 0;
-    }
-  return bad;
-}
-
 // Direct convolution is exactly xw::Dot over the zero-padded patch (forward),
 // over the flipped taps of dy (dx), and over (n, oh, ow) (dw), for every order.
 TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
@@ -208,7 +183,7 @@ TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
       const std::string id = cfg.name + " " + k.Name();
       EXPECT_EQ(ForwardMismatches(g, x, w, y, cfg.num.reduce), 0) << id;
       EXPECT_EQ(DataGradMismatches(g, w, dy, dx, cfg.num.reduce), 0) << id;
-      EXPECT_EQ(FilterGradMismatches(g, x, dy, dw, cfg.num.reduce), 0) << id;
+      EXPECT_EQ(convtest::FilterGradMismatches(g, x, dy, dw, cfg.num.reduce), 0) << id;
     }
   }
   });

@@ -1,8 +1,10 @@
 // Shared by the conv tests: a naive double-precision convolution (forward and
-// all gradients) and the list of numerics configurations to sweep.
+// all gradients), the list of numerics configurations to sweep, and the
+// direct filter gradient's bitwise definition.
 #ifndef XWIRES_TESTS_CORE_CONV_TEST_UTIL_H_
 #define XWIRES_TESTS_CORE_CONV_TEST_UTIL_H_
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "grad_check.h"
 #include "xwires/core/conv.h"
 #include "xwires/core/numerics.h"
+#include "xwires/core/reduce.h"
 #include "xwires/core/simd_target.h"
 #include "xwires/core/tensor.h"
 
@@ -133,6 +136,44 @@ inline Operands MakeOperands(const Case& k, uint64_t x_seed, uint64_t w_seed, ui
   op.w = gradcheck::RandomTensor({k.o, k.c, op.g.kh, op.g.kw}, w_seed);
   op.dy = gradcheck::RandomTensor({k.n, k.o, op.g.oh, op.g.ow}, dy_seed);
   return op;
+}
+
+// The terms of dw[o, t] over images [n0, n1), pixels (n, p, q) in index
+// order: dy(n, o, p, q) into dys and the zero-padded patch entry into xs.
+inline void FilterTerms(const ConvGeometry& g, const Tensor& x, const Tensor& dy, int64_t o,
+                        int64_t t, int64_t n0, int64_t n1, std::vector<float>* dys,
+                        std::vector<float>* xs) {
+  const int64_t c = t / (g.kh * g.kw), a = t / g.kw % g.kh, b = t % g.kw;
+  dys->clear();
+  xs->clear();
+  for (int64_t n = n0; n < n1; ++n) {
+    for (int64_t p = 0; p < g.oh; ++p) {
+      for (int64_t q = 0; q < g.ow; ++q) {
+        const int64_t u = p * g.stride + a - g.pad_top, v = q * g.stride + b - g.pad_left;
+        const bool in = u >= 0 && u < g.h && v >= 0 && v < g.w;
+        xs->push_back(in ? x.at(n, c, u, v) : 0.0f);
+        dys->push_back(dy.at(n, o, p, q));
+      }
+    }
+  }
+}
+
+// Entries of dw that are not, bit for bit, xw::Dot in order `s` over their
+// terms (n, p, q): the direct algorithm's filter gradient.
+inline int FilterGradMismatches(const ConvGeometry& g, const Tensor& x, const Tensor& dy,
+                                const Tensor& dw, const ReduceSpec& s) {
+  const int64_t taps = g.c * g.kh * g.kw;
+  std::vector<float> dys, xs;
+  int bad = 0;
+  for (int64_t o = 0; o < g.o; ++o) {
+    for (int64_t t = 0; t < taps; ++t) {
+      FilterTerms(g, x, dy, o, t, 0, g.n, &dys, &xs);
+      const float ref = Dot(dys.data(), xs.data(), dys.size(), s);
+      const float got = dw[o * taps + t];
+      bad += std::memcmp(&ref, &got, 4) != 0;
+    }
+  }
+  return bad;
 }
 
 inline Conv2dSpec Spec(int k, int stride, int pad, PadMode mode) {
