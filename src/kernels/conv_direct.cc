@@ -8,12 +8,17 @@
 
 #include "src/kernels/conv_internal.h"
 #include "src/kernels/ordered_gemm.h"
+#include "xwires/core/parallel.h"
 #include "xwires/core/tensor.h"
 
 namespace xw {
 namespace kernels {
 
 namespace {
+
+// Planes (output pixels per image) below which the filter gradient takes dy
+// channel-major once rather than gathering it per task.
+constexpr int64_t kSmallPlane = 1024;
 
 // A run of consecutive flattened outputs (n, p, q0 .. q0+len-1) on one output
 // row, starting at offset j from the first column of the batch.
@@ -195,7 +200,27 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
   p.n = taps;
   p.t = total;
   p.target_tasks = 4;  // every task re-gathers its patches: split rows sparingly
+  // With small planes a term chunk spans many images, and every column panel's
+  // task would gather its rows of dy anew (a 2x2 plane: copies of 4 floats, as
+  // slow as the products). dy as [O][N * plane] makes every chunk one strided
+  // block, for one pass over dy.
+  AlignedFloats dyt;
+  if (g.n > 1 && plane < kSmallPlane) {
+    dyt.resize(g.o * total);
+    ParallelFor(g.n, 1, [&](int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n) {
+        for (int64_t o = 0; o < g.o; ++o) {
+          const float* src = dy + (n * g.o + o) * plane;
+          std::copy(src, src + plane, dyt.data() + o * total + n * plane);
+        }
+      }
+    });
+  }
   p.a = [&](int64_t i0, int64_t i1, int64_t q0, int64_t q1, float* scratch, int64_t* ld) {
+    if (!dyt.empty()) {
+      *ld = total;
+      return static_cast<const float*>(dyt.data() + i0 * total + q0);
+    }
     const int64_t width = q1 - q0;
     if (q0 / plane == (q1 - 1) / plane) {  // one image: rows of dy as they are
       *ld = plane;
