@@ -44,8 +44,12 @@ ImplicitLayout MakeLayout(const TapSource& s, int64_t lanes);
 bool SlotsApply(const TapSource& s, int64_t lanes);
 
 // Writes image n of the source, as the layout reads it, to pad
-// (l.image_floats floats).
-void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad);
+// (l.image_floats floats). Its ph x pw planes (one per phase and channel)
+// are plane_stride floats apart: l.ph * l.pw (0) packs them, a multiple
+// interleaves the planes of several images (as the channel-vector filter
+// gradient lays out its batch).
+void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad,
+              int64_t plane_stride = 0);
 
 // Software prefetches (to L2) of the next image's source, spread over the
 // current image's tiles: padding is bound by memory and the tiles by FMA

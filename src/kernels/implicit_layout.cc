@@ -60,8 +60,10 @@ ImplicitLayout MakeLayout(const TapSource& s, int64_t lanes) {
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
 #endif
-void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad) {
+void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad,
+              int64_t plane_stride) {
   const int st = s.stride;
+  if (plane_stride == 0) plane_stride = l.ph * l.pw;
   for (int pb = 0; pb < st; ++pb) {
     // Columns j in [lo, hi) read source column j*s + first; the rest are 0.
     const int64_t first = pb - s.pad_left;
@@ -71,7 +73,7 @@ void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad
     for (int pa = 0; pa < st; ++pa) {
       for (int64_t c = 0; c < s.channels; ++c) {
         const float* src = s.data + (n * s.channels + c) * s.h * s.w;
-        float* dst = pad + (((int64_t{pa} * st + pb) * s.channels + c) * l.ph) * l.pw;
+        float* dst = pad + ((int64_t{pa} * st + pb) * s.channels + c) * plane_stride;
         for (int64_t i = 0; i < l.ph; ++i, dst += l.pw) {
           const int64_t u = i * st + pa - s.pad_top;
           if (u < 0 || u >= s.h) {
