@@ -1,6 +1,7 @@
 // Kernel throughput: GEMM (Eigen vs our ordered kernel) and convolution
 // forward, data gradient and filter gradient for every algorithm on each
-// distinct ResNet-20 convolution (CIFAR, batch 32) and VGG-sized layers.
+// distinct ResNet-20 convolution (CIFAR, batch 32), VGG-sized layers, and
+// VGG-11's convolutions at batch 128.
 //
 // Counters: GFLOPs = 2 * multiply-adds per process CPU-second; eigen_GFLOPs
 // = the machine's Eigen sgemm rate for the GEMM of the same shape, measured
@@ -173,6 +174,15 @@ void Register() {
       {"resnet_short_32to64", 32, 32, 16, 64, 1, 2}, {"resnet_64c_8px", 32, 64, 8, 64, 3, 1},
       {"vgg_64c_32px", 32, 64, 32, 64, 3, 1},      {"vgg_256c_8px", 32, 256, 8, 256, 3, 1},
       {"vgg_512c_4px", 32, 512, 4, 512, 3, 1},
+      // VGG-11's eight convolutions at compare_train_throughput.sh's batch
+      // of 128 (its two 512-channel 2x2 layers are one shape).
+      {"vgg11_b128_3to64", 128, 3, 32, 64, 3, 1},
+      {"vgg11_b128_64to128", 128, 64, 16, 128, 3, 1},
+      {"vgg11_b128_128to256", 128, 128, 8, 256, 3, 1},
+      {"vgg11_b128_256c_8px", 128, 256, 8, 256, 3, 1},
+      {"vgg11_b128_256to512", 128, 256, 4, 512, 3, 1},
+      {"vgg11_b128_512c_4px", 128, 512, 4, 512, 3, 1},
+      {"vgg11_b128_512c_2px", 128, 512, 2, 512, 3, 1},
   };
   const Algo algos[] = {{"direct_lanes8_fma", lanes8},
                         {"direct_sequential", sequential},
@@ -188,8 +198,11 @@ void Register() {
         const bool winograd_runs = l.k == 3 && l.stride == 1 && pass != Pass::kFilter;
         if (a.num.conv_algo == ConvAlgo::kWinograd && !winograd_runs) continue;
         const std::string name = std::string("conv/") + l.name + "/" + a.name + "/" + pass_name;
+        // The warm-up keeps first-call allocations (page faults) out of
+        // layers that run only a few iterations.
         benchmark::RegisterBenchmark(name.c_str(), BM_Conv, l, a.num, pass)
             ->MinTime(0.1)
+            ->MinWarmUpTime(0.05)
             ->MeasureProcessCPUTime()
             ->Unit(benchmark::kMillisecond);
       }
