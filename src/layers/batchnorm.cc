@@ -56,10 +56,14 @@ void ScaleShift(const float* x, const ChannelLayout& l, int64_t c, float a,
 constexpr int kChains = 8;
 constexpr int64_t kPixelBlock = 64;
 
-template <typename Term>
-void SequentialChains(const ChannelLayout& l, int64_t c0, int k, const float* x,
-                      const float* y, const Term& term, float* acc) {
-  float a[kChains] = {};
+// Two chains per channel in one sweep (acc1 from term1, acc2 from term2),
+// each the chain SequentialChains would give: x and y are read and
+// transposed once and the two chains hide each other's adder latency.
+template <typename Term1, typename Term2>
+void SequentialChainPair(const ChannelLayout& l, int64_t c0, int k, const float* x,
+                         const float* y, const Term1& term1, float* acc1, const Term2& term2,
+                         float* acc2) {
+  float a[kChains] = {}, b[kChains] = {};
   if (k == kChains && l.s >= 16) {
     alignas(64) float tx[kPixelBlock * kChains], ty[kPixelBlock * kChains] = {};
     for (int64_t n = 0; n < l.n; ++n) {
@@ -70,7 +74,8 @@ void SequentialChains(const ChannelLayout& l, int64_t c0, int k, const float* x,
         if (y) kernels::TransposeToPanel(y + base + s0, l.s, w, kChains, ty);
         for (int64_t i = 0; i < w; ++i) {
           for (int j = 0; j < kChains; ++j) {
-            a[j] = term(a[j], j, tx[i * kChains + j], ty[i * kChains + j]);
+            a[j] = term1(a[j], j, tx[i * kChains + j], ty[i * kChains + j]);
+            b[j] = term2(b[j], j, tx[i * kChains + j], ty[i * kChains + j]);
           }
         }
       }
@@ -81,12 +86,24 @@ void SequentialChains(const ChannelLayout& l, int64_t c0, int k, const float* x,
       for (int64_t s = 0; s < l.s; ++s) {
         for (int j = 0; j < k; ++j) {
           const int64_t i = base + j * l.s + s;
-          a[j] = term(a[j], j, x[i], y ? y[i] : 0.0f);
+          a[j] = term1(a[j], j, x[i], y ? y[i] : 0.0f);
+          b[j] = term2(b[j], j, x[i], y ? y[i] : 0.0f);
         }
       }
     }
   }
-  for (int j = 0; j < k; ++j) acc[j] = a[j];
+  for (int j = 0; j < k; ++j) acc1[j] = a[j];
+  if (acc2) {
+    for (int j = 0; j < k; ++j) acc2[j] = b[j];
+  }
+}
+
+// One chain per channel (the second of the pair is constant and folds away).
+template <typename Term>
+void SequentialChains(const ChannelLayout& l, int64_t c0, int k, const float* x,
+                      const float* y, const Term& term, float* acc) {
+  SequentialChainPair(l, c0, k, x, y, term, acc,
+                      [](float, int, float, float) { return 0.0f; }, nullptr);
 }
 
 inline float DotAcc(float acc, float p, float q, bool fma) {
@@ -219,13 +236,12 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
       const float* xp = x.data();
       const float* gp = dy.data();
       const float* mean = cache.mean.data() + c0;
-      SequentialChains(l, c0, k, gp, nullptr,
-                       [](float a, int, float g, float) { return a + g; }, sum_dy);
-      SequentialChains(l, c0, k, xp, gp,
-                       [mean, fma = reduce.fma](float a, int j, float p, float g) {
-                         return DotAcc(a, p - mean[j], g, fma);
-                       },
-                       dotp);
+      SequentialChainPair(
+          l, c0, k, xp, gp, [](float a, int, float, float g) { return a + g; }, sum_dy,
+          [mean, fma = reduce.fma](float a, int j, float p, float g) {
+            return DotAcc(a, p - mean[j], g, fma);
+          },
+          dotp);
     } else {  // in place, the bits of Sum / Dot on the gathered channel
       const Segmented xs{x.data() + c0 * l.s, l.s, l.c * l.s, cache.mean[c0]};
       const Segmented gs{dy.data() + c0 * l.s, l.s, l.c * l.s, 0.0f};
