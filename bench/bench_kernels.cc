@@ -162,6 +162,7 @@ void Register() {
   for (const GemmCase& gc : gemms) {
     auto* b = benchmark::RegisterBenchmark(("gemm/" + gc.name).c_str(), BM_Gemm, gc.num);
     b->Args({64, 1024, 576})->Args({256, 256, 256})->Args({512, 512, 512})->Args({128, 10, 64});
+    b->Args({128, 512, 3072})->Args({512, 3072, 128});  // mlp: fc1 forward, fc1 weight gradient
     b->MinTime(0.1)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
   }
 

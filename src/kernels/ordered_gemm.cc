@@ -209,6 +209,7 @@ class Task {
   template <bool kFma>
   void Lanes(int k, float* out) {
     const int64_t row_stride = k * kPanel;
+    if (p_.t <= kChunk) return OneChunkLanes<kFma>(k, out);
     float* st = Grow(s_.state, rows_ * row_stride);
     for (int64_t t0 = 0; t0 < p_.t; t0 += kChunk) {
       const int64_t t1 = std::min(p_.t, t0 + kChunk), n = t1 - t0;
@@ -230,15 +231,42 @@ class Task {
         });
       }
     }
-    // SIMD-style horizontal fold: lane[l] += lane[l + w] for w = K/2 ... 1.
-    for (int64_t r = 0; r < rows_; ++r) {
-      float* lane = st + r * row_stride;
-      for (int w = k / 2; w >= 1; w /= 2) {
-        for (int l = 0; l < w; ++l) {
-          AddInto(lane + l * kPanel, lane + l * kPanel, lane + (l + w) * kPanel, kPanel);
-        }
+    for (int64_t r = 0; r < rows_; ++r) FoldLanes(st + r * row_stride, k, out + r * kPanel);
+  }
+
+  // SIMD-style horizontal fold of one row's k chains (kPanel floats each,
+  // consecutive): lane[l] += lane[l + w] for w = K/2 ... 1, lane[0] to out.
+  static void FoldLanes(float* lane, int k, float* out) {
+    for (int w = k / 2; w >= 1; w /= 2) {
+      for (int l = 0; l < w; ++l) {
+        AddInto(lane + l * kPanel, lane + l * kPanel, lane + (l + w) * kPanel, kPanel);
       }
-      std::copy(lane, lane + kPanel, out + r * kPanel);
+    }
+    std::copy(lane, lane + kPanel, out);
+  }
+
+  // Lanes for a product whose terms fit one chunk: a row tile's chains are
+  // complete once computed, so they are folded while they are in L1 rather
+  // than kept for all rows (rows x k x 32 floats: 512 KiB for a 512-row
+  // task in lanes8, as in the weight gradient of a 512-unit Linear).
+  template <bool kFma>
+  void OneChunkLanes(int k, float* out) {
+    const int64_t row_stride = k * kPanel, n = p_.t;
+    float* st = Grow(s_.state, kRows * row_stride);
+    const float* bp;
+    int64_t ld;
+    const float* a = Load(0, n, &bp, &ld);
+    for (int64_t r0 = 0; r0 < rows_; r0 += kRows) {
+      const int rows = static_cast<int>(std::min<int64_t>(kRows, rows_ - r0));
+      DispatchRows<kRows>(rows, [&]<int R>() {
+        for (int l = 0; l < k; ++l) {
+          Acc<R> acc;
+          ZeroAcc<R>(acc);
+          if (l < n) Chain<R, kFma>(a + r0 * ld, ld, bp, l, n, k, acc);
+          StoreAcc<R>(st + l * kPanel, row_stride, acc);
+        }
+      });
+      for (int r = 0; r < rows; ++r) FoldLanes(st + r * row_stride, k, out + (r0 + r) * kPanel);
     }
   }
 
