@@ -63,6 +63,9 @@ TEST(ConvFilterTest, Im2colChannelTilesSumBatchChainsInGroups) {
   const Case cs[] = {{160, 3, 8, 8, 16, Spec(3, 1, 1, PadMode::kExplicit)},
                      {128, 5, 4, 4, 32, Spec(3, 1, 1, PadMode::kExplicit)},
                      {40, 4, 16, 16, 16, Spec(3, 2, 0, PadMode::kSame)},
+                     // 4 x 4 outputs of stride 2: batches padded channel-major,
+                     // phase by phase, two batches.
+                     {160, 4, 8, 8, 16, Spec(3, 2, 0, PadMode::kSame)},
                      // 32 x 32 planes with 144 taps: channel tiles too.
                      {4, 16, 32, 32, 16, Spec(3, 1, 1, PadMode::kExplicit)}};
   KernelNumerics num;
@@ -89,8 +92,8 @@ TEST(ConvFilterTest, Im2colChannelTilesSumBatchChainsInGroups) {
 // channel counts and tap counts leave partial tiles; 40 images of 8 x 8 are
 // two chunks, so the chains carry across them. 4 x 4 maps take two half rows
 // per vector where a vector holds 8 pixels (4 x 4 and 2 x 2 outputs of the
-// strided case); 64 -> 128 channels hold a state beyond L2 and take the
-// ordered products.
+// strided case). 128 -> 128 channels hold a state beyond the tiles' 4 MiB
+// under lanes8 and lanes16 and take the ordered products (lanes4: the tiles).
 TEST(ConvFilterTest, DirectLanesOrdersAreTheirDefinition) {
   const Case cs[] = {{40, 3, 8, 8, 16, Spec(3, 1, 1, PadMode::kExplicit)},
                      {3, 4, 16, 16, 6, Spec(3, 1, 1, PadMode::kExplicit)},
@@ -99,7 +102,7 @@ TEST(ConvFilterTest, DirectLanesOrdersAreTheirDefinition) {
                      {2, 3, 12, 12, 8, Spec(3, 1, 1, PadMode::kExplicit)},
                      {6, 5, 4, 4, 12, Spec(3, 1, 1, PadMode::kExplicit)},
                      {4, 3, 8, 8, 8, Spec(3, 2, 0, PadMode::kSame)},
-                     {2, 64, 8, 8, 128, Spec(3, 1, 1, PadMode::kExplicit)}};
+                     {2, 128, 8, 8, 128, Spec(3, 1, 1, PadMode::kExplicit)}};
   convtest::ForEachTarget([&](const std::string&) {
     for (const char* order : {"lanes4", "lanes8", "lanes16"}) {
       for (bool fma : {true, false}) {
