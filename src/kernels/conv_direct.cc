@@ -208,12 +208,7 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
   if (g.n > 1 && plane < kSmallPlane) {
     dyt.resize(g.o * total);
     ParallelFor(g.n, 1, [&](int64_t n0, int64_t n1) {
-      for (int64_t n = n0; n < n1; ++n) {
-        for (int64_t o = 0; o < g.o; ++o) {
-          const float* src = dy + (n * g.o + o) * plane;
-          std::copy(src, src + plane, dyt.data() + o * total + n * plane);
-        }
-      }
+      ImagesToMatrix(dy, n0, n1 - n0, g.o, plane, total, dyt.data() + n0 * plane);
     });
   }
   p.a = [&](int64_t i0, int64_t i1, int64_t q0, int64_t q1, float* scratch, int64_t* ld) {

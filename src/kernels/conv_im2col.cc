@@ -51,17 +51,6 @@ int64_t ImagesPerGemm(const ConvGeometry& g) { return ImagesPerGemm(g.oh * g.ow,
 // its output matrix, and dY as a matrix.
 constexpr int kColsSlot = 0, kMatSlot = 1, kActSlot = 2;
 
-// Images [n0, n0+k) of an NCHW tensor with `ch` channels of `plane` pixels
-// as one [ch, k*plane] matrix (GEMM columns = pixels of all k images).
-void ImagesToMatrix(const float* nchw, int64_t n0, int64_t k, int64_t ch, int64_t plane,
-                    float* mat) {
-  for (int64_t i = 0; i < k; ++i) {
-    for (int64_t c = 0; c < ch; ++c) {
-      const float* t = nchw + ((n0 + i) * ch + c) * plane;
-      std::copy(t, t + plane, mat + c * k * plane + i * plane);
-    }
-  }
-}
 void MatrixToImages(const float* mat, int64_t n0, int64_t k, int64_t ch, int64_t plane,
                     float* nchw) {
   for (int64_t i = 0; i < k; ++i) {
@@ -79,7 +68,7 @@ const float* Patches(const TapSource& src, bool pointwise, int64_t n0, int64_t k
   if (pointwise && k == 1) return src.data + n0 * src.channels * plane;
   float* cols = ThreadScratch(kColsSlot, taps * k * plane);
   if (pointwise) {
-    ImagesToMatrix(src.data, n0, k, src.channels, plane, cols);
+    ImagesToMatrix(src.data, n0, k, src.channels, plane, k * plane, cols);
     return cols;
   }
   for (int64_t i = 0; i < k; ++i) Im2colImage(src, n0 + i, cols + i * plane, k * plane);
@@ -162,7 +151,7 @@ void Im2colBackwardData(const ConvGeometry& g, const float* w, const float* dy, 
     const float* dym = dy + n0 * g.o * plane;
     if (k > 1) {
       float* m = ThreadScratch(kActSlot, g.o * cols);
-      ImagesToMatrix(dy, n0, k, g.o, plane, m);
+      ImagesToMatrix(dy, n0, k, g.o, plane, cols, m);
       dym = m;
     }
     // Patch gradient [T, k*P] = W^T dY.
@@ -199,7 +188,7 @@ void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
         const float* dym = dy + n0 * g.o * plane;
         if (k > 1) {
           float* m = ThreadScratch(kActSlot, g.o * cols);
-          ImagesToMatrix(dy, n0, k, g.o, plane, m);
+          ImagesToMatrix(dy, n0, k, g.o, plane, cols, m);
           dym = m;
         }
         // dW [O, T] (+)= dY [O, kP] x patches^T.

@@ -68,6 +68,13 @@ void Im2colImage(const TapSource& s, int64_t n, float* cols, int64_t ld);
 // in index order, outputs in raster order within a tap (padding dropped).
 void Col2imAdd(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_img);
 
+// Images [n0, n0+k) of an NCHW tensor with `ch` channels of `plane` pixels
+// as a [ch, *] matrix whose rows are `ld` floats apart (conv_im2col.cc):
+// channel c of image n0 + i at mat + c * ld + i * plane, so that the pixels
+// of consecutive images are consecutive columns (ld = k * plane packs them).
+void ImagesToMatrix(const float* nchw, int64_t n0, int64_t k, int64_t ch, int64_t plane,
+                    int64_t ld, float* mat);
+
 // dst[q * panel + j] = rows[j * ld + q] for q < width, j < panel
 // (tap_gather.cc): tap rows into the ordered GEMM's B panel layout.
 void TransposeToPanel(const float* rows, int64_t ld, int64_t width, int64_t panel, float* dst);
