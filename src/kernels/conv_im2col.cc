@@ -34,6 +34,16 @@ void FlipKernel(const ConvGeometry& g, const float* w, float* flipped) {
   }
 }
 
+void ImagesToMatrix(const float* nchw, int64_t n0, int64_t k, int64_t ch, int64_t plane,
+                    int64_t ld, float* mat) {
+  for (int64_t i = 0; i < k; ++i) {
+    for (int64_t c = 0; c < ch; ++c) {
+      const float* t = nchw + ((n0 + i) * ch + c) * plane;
+      std::copy(t, t + plane, mat + c * ld + i * plane);
+    }
+  }
+}
+
 namespace {
 
 bool IsPointwise(const ConvGeometry& g) {
