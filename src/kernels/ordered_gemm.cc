@@ -218,20 +218,29 @@ class Task {
       const float* a = Load(t0, t1, &bp, &ld);
       for (int64_t r0 = 0; r0 < rows_; r0 += kRows) {
         const int rows = static_cast<int>(std::min<int64_t>(kRows, rows_ - r0));
-        DispatchRows<kRows>(rows, [&]<int R>() {
-          for (int l = 0; l < k; ++l) {
-            Acc<R> acc;
-            float* s = st + r0 * row_stride + l * kPanel;
-            // A chain's first chunk starts it at zero (a chain with no term
-            // stays zero), so the state needs no clearing.
-            if (t0 == 0) ZeroAcc<R>(acc); else LoadAcc<R>(s, row_stride, acc);
-            if (l < n) Chain<R, kFma>(a + r0 * ld, ld, bp, l, n, k, acc);
-            StoreAcc<R>(s, row_stride, acc);
-          }
-        });
+        RowTileChains<kFma>(k, rows, a + r0 * ld, ld, bp, n, t0 > 0, st + r0 * row_stride);
       }
     }
     for (int64_t r = 0; r < rows_; ++r) FoldLanes(st + r * row_stride, k, out + r * kPanel);
+  }
+
+  // The k chains of `rows` rows over a chunk's n terms (A rows ld apart, B
+  // packed), resumed from st (rows k * kPanel floats apart) or, for the
+  // first chunk, started at zero (a chain with no term stays zero, so the
+  // state needs no clearing); the chains are stored back to st.
+  template <bool kFma>
+  static void RowTileChains(int k, int rows, const float* a, int64_t ld, const float* bp,
+                            int64_t n, bool resume, float* st) {
+    const int64_t row_stride = k * kPanel;
+    DispatchRows<kRows>(rows, [&]<int R>() {
+      for (int l = 0; l < k; ++l) {
+        Acc<R> acc;
+        float* s = st + l * kPanel;
+        if (resume) LoadAcc<R>(s, row_stride, acc); else ZeroAcc<R>(acc);
+        if (l < n) Chain<R, kFma>(a, ld, bp, l, n, k, acc);
+        StoreAcc<R>(s, row_stride, acc);
+      }
+    });
   }
 
   // SIMD-style horizontal fold of one row's k chains (kPanel floats each,
@@ -258,14 +267,7 @@ class Task {
     const float* a = Load(0, n, &bp, &ld);
     for (int64_t r0 = 0; r0 < rows_; r0 += kRows) {
       const int rows = static_cast<int>(std::min<int64_t>(kRows, rows_ - r0));
-      DispatchRows<kRows>(rows, [&]<int R>() {
-        for (int l = 0; l < k; ++l) {
-          Acc<R> acc;
-          ZeroAcc<R>(acc);
-          if (l < n) Chain<R, kFma>(a + r0 * ld, ld, bp, l, n, k, acc);
-          StoreAcc<R>(st + l * kPanel, row_stride, acc);
-        }
-      });
+      RowTileChains<kFma>(k, rows, a + r0 * ld, ld, bp, n, false, st);
       for (int r = 0; r < rows; ++r) FoldLanes(st + r * row_stride, k, out + (r0 + r) * kPanel);
     }
   }
