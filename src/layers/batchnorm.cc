@@ -98,11 +98,12 @@ void SequentialChainPair(const ChannelLayout& l, int64_t c0, int k, const float*
   }
 }
 
-// One chain per channel (the second of the pair is constant and folds away).
+// One chain per channel over x (the second of the pair is constant and
+// folds away).
 template <typename Term>
 void SequentialChains(const ChannelLayout& l, int64_t c0, int k, const float* x,
-                      const float* y, const Term& term, float* acc) {
-  SequentialChainPair(l, c0, k, x, y, term, acc,
+                      const Term& term, float* acc) {
+  SequentialChainPair(l, c0, k, x, nullptr, term, acc,
                       [](float, int, float, float) { return 0.0f; }, nullptr);
 }
 
@@ -156,10 +157,10 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
     const int k = static_cast<int>(c1 - c0);
     if (sequential) {
       const float* xp = x.data();
-      SequentialChains(l, c0, k, xp, nullptr,
-                       [](float a, int, float p, float) { return a + p; }, mean);
+      SequentialChains(l, c0, k, xp, [](float a, int, float p, float) { return a + p; },
+                       mean);
       for (int j = 0; j < k; ++j) mean[j] /= count;
-      SequentialChains(l, c0, k, xp, nullptr,
+      SequentialChains(l, c0, k, xp,
                        [&mean, fma = reduce.fma](float a, int j, float p, float) {
                          const float d = p - mean[j];
                          return DotAcc(a, d, d, fma);
