@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "xwires/core/conv.h"
+#include "xwires/core/dense.h"
 #include "xwires/core/matmul.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/rng.h"
@@ -105,6 +106,34 @@ void BM_Gemm(benchmark::State& state, KernelNumerics num) {
   });
 }
 
+enum class DensePass { kForward, kData, kWeight };
+
+// One pass of a Linear layer as training runs it (dense.h: y = x w^T,
+// dx = dy w, dw = dy^T x), on x [rows, in] and w [out, in].
+void BM_Dense(benchmark::State& state, KernelNumerics num, DensePass pass) {
+  const int64_t rows = state.range(0), in = state.range(1), out = state.range(2);
+  Tensor x = Random({rows, in}, 7), w = Random({out, in}, 8), dy = Random({rows, out}, 9);
+  Tensor y, dx, dw;
+  // The equivalent sgemm C[m,n] = A[m,k] B[k,n] of each pass, for eigen_GFLOPs.
+  const int64_t m = pass == DensePass::kWeight ? out : rows;
+  const int64_t n = pass == DensePass::kForward ? out : in;
+  const int64_t k = pass == DensePass::kForward ? in : pass == DensePass::kData ? out : rows;
+  Measure(state, 2.0 * rows * in * out, m, n, k, [&] {
+    switch (pass) {
+      case DensePass::kForward:
+        DenseForward(x, w, nullptr, num, &y);
+        break;
+      case DensePass::kData:
+        DenseBackward(x, w, dy, num, &dx, nullptr, nullptr);
+        break;
+      case DensePass::kWeight:
+        DenseBackward(x, w, dy, num, nullptr, &dw, nullptr);
+        break;
+    }
+    benchmark::ClobberMemory();
+  });
+}
+
 struct Layer {
   const char* name;
   int64_t n, c, hw, o;
@@ -164,6 +193,25 @@ void Register() {
     b->Args({64, 1024, 576})->Args({256, 256, 256})->Args({512, 512, 512})->Args({128, 10, 64});
     b->Args({128, 512, 3072})->Args({512, 3072, 128});  // mlp: fc1 forward, fc1 weight gradient
     b->MinTime(0.1)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+  }
+
+  // Linear layers as training runs them, args {rows, in, out}: mlp's fc1 and
+  // VGG-11's classifier at batch 128.
+  const std::pair<DensePass, const char*> dense_passes[] = {
+      {DensePass::kForward, "forward"}, {DensePass::kData, "data_grad"},
+      {DensePass::kWeight, "weight_grad"}};
+  for (const GemmCase& gc : {gemms[0], gemms[1], gemms[2]}) {
+    for (const auto& [pass, pass_name] : dense_passes) {
+      const std::string name = "dense/" + gc.name + "/" + pass_name;
+      benchmark::RegisterBenchmark(name.c_str(), BM_Dense, gc.num, pass)
+          ->Args({128, 3072, 512})
+          ->Args({128, 512, 4096})
+          ->Args({128, 4096, 4096})
+          ->MinTime(0.1)
+          ->MinWarmUpTime(0.05)
+          ->MeasureProcessCPUTime()
+          ->Unit(benchmark::kMillisecond);
+    }
   }
 
   // Every distinct convolution of ResNet-20 on CIFAR (3x3 stem, the three
