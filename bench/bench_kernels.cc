@@ -1,7 +1,8 @@
-// Kernel throughput: GEMM (Eigen vs our ordered kernel) and convolution
-// forward, data gradient and filter gradient for every algorithm on each
-// distinct ResNet-20 convolution (CIFAR, batch 32), VGG-sized layers, and
-// VGG-11's convolutions at batch 128.
+// Kernel throughput: GEMM (Eigen vs our ordered kernel), Linear layers'
+// three passes as training runs them (mlp's fc1, VGG-11's classifier; the
+// dense/ rows), and convolution forward, data gradient and filter gradient
+// for every algorithm on each distinct ResNet-20 convolution (CIFAR, batch
+// 32), VGG-sized layers, and VGG-11's convolutions at batch 128.
 //
 // Counters: GFLOPs = 2 * multiply-adds per process CPU-second; eigen_GFLOPs
 // = the machine's Eigen sgemm rate for the GEMM of the same shape, measured
