@@ -245,26 +245,13 @@ class Task {
 
   // SIMD-style horizontal fold of one row's k chains (kPanel floats each,
   // consecutive): lane[l] += lane[l + w] for w = K/2 ... 1, lane[0] to out.
-  // Each output vector's tree runs in registers (K loads, K-1 adds, one
-  // store) instead of level by level through memory.
-  static void FoldLanes(const float* lane, int k, float* out) {
-    auto fold = [&]<int K>() {
-      const DF d;
-      for (int h = 0; h < kVecs; ++h) {
-        VF v[K];
-        for (int l = 0; l < K; ++l) v[l] = hn::LoadU(d, lane + l * kPanel + h * kLanes);
-        for (int w = K / 2; w >= 1; w /= 2) {
-          for (int l = 0; l < w; ++l) v[l] = hn::Add(v[l], v[l + w]);
-        }
-        hn::StoreU(v[0], d, out + h * kLanes);
+  static void FoldLanes(float* lane, int k, float* out) {
+    for (int w = k / 2; w >= 1; w /= 2) {
+      for (int l = 0; l < w; ++l) {
+        AddInto(lane + l * kPanel, lane + l * kPanel, lane + (l + w) * kPanel, kPanel);
       }
-    };
-    switch (k) {
-      case 4: return fold.template operator()<4>();
-      case 8: return fold.template operator()<8>();
-      case 16: return fold.template operator()<16>();
-      default: return fold.template operator()<1>();
     }
+    std::copy(lane, lane + kPanel, out);
   }
 
   // Lanes for a product whose terms fit one chunk: a row tile's chains are
