@@ -76,7 +76,10 @@ HWY_NOINLINE void TapTileBody(const float* img, const ImplicitLayout& l, const i
                               const float* wp, TapRange range, const float* bias, float* out,
                               int64_t stride) {
   const DF d;
-  if (range.first >= range.end) {  // no taps: the start, plus bias
+  // No taps: the start, plus bias. This path keeps its own loads and stores:
+  // with the start and the stores shared with the loop's path (helpers),
+  // GCC merged the two paths through the stack again in the bias variants.
+  if (range.first >= range.end) {
     for (int r = 0; r < R; ++r) {
       for (int v = 0; v < V; ++v) {
         VF y = kResume ? hn::LoadU(d, out + r * stride + kLanes * v) : hn::Zero(d);
