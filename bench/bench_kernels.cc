@@ -201,6 +201,8 @@ void Register() {
   const std::pair<DensePass, const char*> dense_passes[] = {
       {DensePass::kForward, "forward"}, {DensePass::kData, "data_grad"},
       {DensePass::kWeight, "weight_grad"}};
+  // The profiles' three GEMMs: Eigen (tf), lanes8 FMA (torch), sequential
+  // (reference).
   for (const GemmCase& gc : {gemms[0], gemms[1], gemms[2]}) {
     for (const auto& [pass, pass_name] : dense_passes) {
       const std::string name = "dense/" + gc.name + "/" + pass_name;
