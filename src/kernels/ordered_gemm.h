@@ -46,6 +46,20 @@ struct OrderedGemmProblem {
 
 void RunOrderedGemm(const OrderedGemmProblem& p, const ReduceSpec& spec);
 
+// Whether the AVX3 target runs unfused chains (spec.fma false: a multiply,
+// then an add) on 256-bit vectors, 6 rows x 4 vectors a tile, rather than
+// 512-bit ones. On a CPU that executes 512-bit operations as two 256-bit
+// halves (AMD Zen 4) the 512-bit multiply-then-add tile measured 67 GFLOP/s
+// per core against 88 at 256 bits, while fused chains were faster at 512
+// bits; so this is true there, false on other CPUs. XWIRES_GEMM_HALF_WIDTH=0
+// or 1 overrides the CPU's choice. The bits are the same either way (a lane
+// is one output's chain). Thread-safe.
+bool HalfWidthUnfusedGemm();
+
+// 1 forces half width, 0 full width, -1 restores the choice above (tests,
+// benchmarks). Call it between kernel runs.
+void SetHalfWidthUnfusedGemm(int mode);
+
 }  // namespace kernels
 }  // namespace xw
 
