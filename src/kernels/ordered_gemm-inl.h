@@ -18,8 +18,8 @@ using VF = hn::Vec<DF>;
 
 // Vectors per 32-column panel row, and rows per register tile: as many rows
 // as leave about four registers for the B vectors and the broadcast, at most
-// kMaxRows (AVX-512: 8 rows x 2, or 6 x 4 at half width; AVX2: 3 x 4; NEON:
-// 3 x 8; SSE4: 1 x 8; scalar 1 x 32).
+// kMaxRows (AVX-512: 8 rows x 2, or on split-op CPUs 4 x 2 and 256-bit 6 x
+// 4; AVX2: 3 x 4; NEON: 3 x 8; SSE4: 1 x 8; scalar 1 x 32).
 constexpr int kVecs = kPanel / kLanes;
 #if HWY_ARCH_ARM_A64 || (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3)
 constexpr int kRegisters = 32;

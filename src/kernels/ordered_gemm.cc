@@ -50,26 +50,36 @@ HWY_BEFORE_NAMESPACE();
 namespace xw {
 namespace kernels {
 namespace HWY_NAMESPACE {
-// The tile engine at the target's full width and, on AVX3, at 256 bits
-// (HalfWidthUnfusedGemm, ordered_gemm.h). Same bits either way.
+// The tile engine at the target's full width and, on AVX3, the tiles for
+// CPUs that split 512-bit operations (SplitWideOpsTiles, ordered_gemm.h):
+// fused chains on 4 rows x 2 vectors, unfused ones on 256-bit vectors, 6 x
+// 4. The same bits whichever runs.
 namespace full {
 constexpr int kLanes = HWY_LANES(float);
 constexpr int kMaxRows = 8;
 #include "src/kernels/ordered_gemm-inl.h"
 }  // namespace full
 #if HWY_TARGET == HWY_AVX3
-namespace half {
+namespace split_fused {
+constexpr int kLanes = HWY_LANES(float);
+constexpr int kMaxRows = 4;
+#include "src/kernels/ordered_gemm-inl.h"
+}  // namespace split_fused
+namespace split_unfused {
 constexpr int kLanes = 8;
-// 6 x 4 vectors: 7 rows (28 accumulators) measured 7% slower on Zen 4.
+// 7 rows (28 accumulators) measured 7% slower on Zen 4.
 constexpr int kMaxRows = 6;
 #include "src/kernels/ordered_gemm-inl.h"
-}  // namespace half
+}  // namespace split_unfused
 #endif
 
 void RunTask(const OrderedGemmProblem& p, const ReduceSpec& spec, int64_t i0, int64_t i1,
              int64_t j0) {
 #if HWY_TARGET == HWY_AVX3
-  if (!spec.fma && HalfWidthUnfusedGemm()) return half::RunTaskAtWidth(p, spec, i0, i1, j0);
+  if (SplitWideOpsTiles()) {
+    if (spec.fma) return split_fused::RunTaskAtWidth(p, spec, i0, i1, j0);
+    return split_unfused::RunTaskAtWidth(p, spec, i0, i1, j0);
+  }
 #endif
   full::RunTaskAtWidth(p, spec, i0, i1, j0);
 }
@@ -112,27 +122,27 @@ bool CpuSplitsWideOps() {
 #endif
 }
 
-int DefaultHalfWidth() {
-  const char* v = std::getenv("XWIRES_GEMM_HALF_WIDTH");
+int DefaultSplitTiles() {
+  const char* v = std::getenv("XWIRES_GEMM_SPLIT_TILES");
   if (v != nullptr && (std::strcmp(v, "0") == 0 || std::strcmp(v, "1") == 0)) {
     return v[0] == '1';
   }
   return CpuSplitsWideOps();
 }
 
-std::atomic<int> g_half_width{-1};
+std::atomic<int> g_split_tiles{-1};
 
 }  // namespace
 
-bool HalfWidthUnfusedGemm() {
-  const int forced = g_half_width.load(std::memory_order_relaxed);
+bool SplitWideOpsTiles() {
+  const int forced = g_split_tiles.load(std::memory_order_relaxed);
   if (forced >= 0) return forced == 1;
-  static const bool by_cpu = DefaultHalfWidth();
+  static const bool by_cpu = DefaultSplitTiles();
   return by_cpu;
 }
 
-void SetHalfWidthUnfusedGemm(int mode) {
-  g_half_width.store(mode < 0 ? -1 : (mode > 0 ? 1 : 0), std::memory_order_relaxed);
+void SetSplitWideOpsTiles(int mode) {
+  g_split_tiles.store(mode < 0 ? -1 : (mode > 0 ? 1 : 0), std::memory_order_relaxed);
 }
 
 HWY_EXPORT(RunTask);

@@ -46,19 +46,18 @@ struct OrderedGemmProblem {
 
 void RunOrderedGemm(const OrderedGemmProblem& p, const ReduceSpec& spec);
 
-// Whether the AVX3 target runs unfused chains (spec.fma false: a multiply,
-// then an add) on 256-bit vectors, 6 rows x 4 vectors a tile, rather than
-// 512-bit ones. On a CPU that executes 512-bit operations as two 256-bit
-// halves (AMD Zen 4) the 512-bit multiply-then-add tile measured 67 GFLOP/s
-// per core against 88 at 256 bits, while fused chains were faster at 512
-// bits; so this is true there, false on other CPUs. XWIRES_GEMM_HALF_WIDTH=0
-// or 1 overrides the CPU's choice. The bits are the same either way (a lane
-// is one output's chain). Thread-safe.
-bool HalfWidthUnfusedGemm();
+// Whether the AVX3 target takes the tiles tuned for CPUs that execute a
+// 512-bit operation as two 256-bit halves (AMD Zen 4): there the 8 x 2
+// tile ran unfused chains (a multiply, then an add) at 67 GFLOP/s per core
+// and 256-bit 6 x 4 tiles at 88; fused chains ran 5-10% faster on 4 x 2
+// tiles (a 4096 x 4096 weight gradient 42 -> 59). True on such CPUs, false
+// elsewhere; XWIRES_GEMM_SPLIT_TILES=0 or 1 overrides the CPU's choice. The
+// bits are the same either way (a lane is one output's chain). Thread-safe.
+bool SplitWideOpsTiles();
 
-// 1 forces half width, 0 full width, -1 restores the choice above (tests,
-// benchmarks). Call it between kernel runs.
-void SetHalfWidthUnfusedGemm(int mode);
+// 1 forces the split-op tiles, 0 the others, -1 restores the choice above
+// (tests, benchmarks). Call it between kernel runs.
+void SetSplitWideOpsTiles(int mode);
 
 }  // namespace kernels
 }  // namespace xw

@@ -139,7 +139,7 @@ std::string ReduceHash(const ReduceSpec& spec) {
 class KernelGoldenTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    kernels::SetHalfWidthUnfusedGemm(-1);
+    kernels::SetSplitWideOpsTiles(-1);
     ASSERT_TRUE(SetKernelTarget("").ok());
   }
 };
@@ -155,16 +155,16 @@ std::vector<int> ThreadCounts() {
 TEST_F(KernelGoldenTest, EveryTargetAndThreadCountReproducesTheLiterals) {
   for (const std::string& target : KernelTargets()) {
     ASSERT_TRUE(SetKernelTarget(target).ok());
-    // AVX3 runs unfused GEMM chains at 512 or 256 bits by CPU: check both.
-    for (int half : target == "AVX3" ? std::vector<int>{0, 1} : std::vector<int>{-1}) {
-      kernels::SetHalfWidthUnfusedGemm(half);
+    // AVX3 picks its GEMM tiles by CPU (SplitWideOpsTiles): check both sets.
+    for (int split : target == "AVX3" ? std::vector<int>{0, 1} : std::vector<int>{-1}) {
+      kernels::SetSplitWideOpsTiles(split);
       for (int threads : ThreadCounts()) {
         ThreadScope scope(threads);
         for (const SpecCase& sc : kSpecs) {
           auto spec = ParseReduceOrder(sc.order, sc.fma);
           ASSERT_TRUE(spec.ok());
           const std::string where = std::string(sc.order) + (sc.fma ? "+fma" : "") + " on " +
-                                    target + (half == 1 ? " (256-bit GEMM)" : "") + ", " +
+                                    target + (split == 1 ? " (split-op GEMM tiles)" : "") + ", " +
                                     std::to_string(threads) + " threads";
           EXPECT_EQ(ConvHash(*spec), sc.conv) << "direct conv, " << where;
           EXPECT_EQ(GemmHash(*spec), sc.gemm) << "owned gemm, " << where;
