@@ -2,9 +2,8 @@
 // vector width inside a target's namespace: the includer declares
 // `constexpr int kLanes` (floats per vector, dividing kPanel) and
 // `constexpr int kMaxRows` (register-tile rows) first. No include guard: it
-// is compiled once per (target, width). A lane is one output column's chain
-// in the spec's order, so the width changes no bit.
-// NOLINT(build/header_guard)
+// is compiled once per (target, tile set). A lane is one output column's
+// chain in the spec's order, so the tile set changes no bit.
 
 namespace {
 
