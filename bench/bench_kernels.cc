@@ -279,7 +279,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   xw::Register();
-  benchmark::AddCustomContext("kernel_target", xw::KernelTarget() + " (" +
+  benchmark::AddCustomContext("kernel_target", xw::KernelTargetVariant() + " (" +
                                                    std::to_string(xw::KernelFloatLanes()) +
                                                    " float lanes)");
   benchmark::Initialize(&argc, argv);

@@ -34,7 +34,7 @@ max() { awk -v a="$1" -v b="$2" 'BEGIN{print (b>a)?b:a}'; }
 steps() { case "$1" in vgg11) echo "5 1" ;; mlp) echo "100 5" ;; simple_cnn) echo "40 5" ;; *) echo "8 2" ;; esac; }
 
 target=$("$BUILD/bench/train_throughput" --arch mlp --profile tf --threads 1 --batch 8 --steps 1 \
-         --warmup 0 | sed -n 's/.*target=\([A-Za-z0-9_]*\).*/\1/p')
+         --warmup 0 | sed -n 's/.*target=\([A-Za-z0-9_+]*\).*/\1/p')
 echo "xwires kernels: hwy:$target; threads $THREADS, batch $BATCH, best of $REPEATS"
 printf "%-10s %9s %9s %9s %9s %9s  %s\n" arch torch tf reference pytorch pytorch+ob \
   "torch/pt  tf/pt  ref/pt (pt = better PyTorch)"

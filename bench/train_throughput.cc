@@ -95,6 +95,6 @@ int main(int argc, char** argv) {
   const double seconds = std::chrono::duration<double>(stop - start).count();
   std::printf("arch=%s profile=%s threads=%d batch=%lld width=%g target=%s images_per_s=%.1f\n",
               a.arch.c_str(), a.profile.c_str(), a.threads, static_cast<long long>(a.batch),
-              a.width, xw::KernelTarget().c_str(), a.batch * a.steps / seconds);
+              a.width, xw::KernelTargetVariant().c_str(), a.batch * a.steps / seconds);
   return 0;
 }

@@ -13,7 +13,7 @@ void RegisterVersion(CLI::App& app) {
   cmd->callback([] {
     const auto& b = xw::GetBuildInfo();
     std::printf("xwires %s (%s, kernels hwy:%s, %s, %s; Eigen %s, oneTBB %s)\n",
-                b.toolkit_version.c_str(), b.isa.c_str(), xw::KernelTarget().c_str(),
+                b.toolkit_version.c_str(), b.isa.c_str(), xw::KernelTargetVariant().c_str(),
                 b.compiler.c_str(), b.build_type.c_str(), b.eigen_version.c_str(),
                 b.tbb_version.c_str());
   });

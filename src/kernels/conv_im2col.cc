@@ -91,6 +91,7 @@ const float* Patches(const TapSource& src, bool pointwise, int64_t n0, int64_t k
 void PatchGemm(const TapSource& src, bool pointwise, int64_t images, int64_t out_ch,
                const float* w, const float* bias, float* y) {
   if (ImplicitApplies(src)) return ImplicitPatchGemm(src, images, out_ch, w, bias, y);
+  if (NarrowImplicitApplies(src)) return NarrowImplicitPatchGemm(src, images, out_ch, w, bias, y);
   const int64_t plane = src.oh * src.ow, taps = src.channels * src.kh * src.kw;
   ParallelFor(images, ImagesPerGemm(plane, images), [&](int64_t n0, int64_t n1) {
     const int64_t k = n1 - n0, cols = k * plane;

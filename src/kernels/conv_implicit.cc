@@ -11,8 +11,10 @@
 
 #include "src/kernels/conv_internal.h"
 #include "src/kernels/implicit_internal.h"
+#include "src/kernels/ordered_gemm.h"
 #include "src/thread_scratch.h"
 #include "xwires/core/parallel.h"
+#include "xwires/core/simd_target.h"
 #include "xwires/core/tensor.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -177,6 +179,23 @@ void ImplicitBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch
                             const float* dy, int64_t per, float* dw) {
   HWY_DYNAMIC_DISPATCH(ImplicitBackwardFilterT)(src, images, out_ch, dy, per, dw);
 }
+
+#if HWY_ARCH_X86 && (HWY_TARGETS & HWY_AVX2) && (HWY_TARGETS & HWY_AVX3)
+bool NarrowImplicitApplies(const TapSource& s) {
+  return KernelFloatLanes() == 16 && SplitWideOpsTiles() && !SlotsApply(s, 16) &&
+         SlotsApply(s, 8);
+}
+void NarrowImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch,
+                             const float* w, const float* bias, float* y) {
+  N_AVX2::ImplicitPatchGemmT(src, images, out_ch, w, bias, y);
+}
+#else
+bool NarrowImplicitApplies(const TapSource&) { return false; }
+void NarrowImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch,
+                             const float* w, const float* bias, float* y) {
+  ImplicitPatchGemm(src, images, out_ch, w, bias, y);
+}
+#endif
 
 }  // namespace kernels
 }  // namespace xw

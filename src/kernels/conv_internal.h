@@ -117,6 +117,17 @@ bool ImplicitApplies(const TapSource& s);
 // y[n, o, :] = W [out_ch, T] x patches(src, image n) (+ bias[o]), n < images.
 void ImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
                        const float* bias, float* y);
+// Whether the AVX3 target on a CPU that splits 512-bit operations
+// (SplitWideOpsTiles, ordered_gemm.h) runs src's patch GEMM on the AVX2
+// target's tiles (NarrowImplicitPatchGemm): rows 8 or 4 pixels wide, which
+// 16-float slots do not tile, where the AVX2 half-row tiles ran VGG's 4x4
+// layers at 92 GFLOP/s per core against 67 for the patch matrix and Eigen.
+// Changes the tf profile's bits on such CPUs; the fingerprint's
+// kernel_target says so (KernelTargetVariant).
+bool NarrowImplicitApplies(const TapSource& s);
+// ImplicitPatchGemm on the AVX2 target's 8-float tiles.
+void NarrowImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch,
+                             const float* w, const float* bias, float* y);
 // Whether ImplicitBackwardFilter takes src's filter gradient: where
 // ImplicitApplies, and on any grid of at most 16 x 16 output pixels when
 // out_ch is a multiple of the lanes (channel-vector tiles).

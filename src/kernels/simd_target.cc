@@ -11,6 +11,7 @@
 #define HWY_TARGET_INCLUDE "src/kernels/simd_target.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "src/kernels/ordered_gemm.h"
 #include "xwires/core/simd_target.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -69,6 +70,11 @@ std::string KernelTarget() {
   std::lock_guard<std::mutex> lock(TargetMutex());
   const std::vector<int64_t> t = Usable();
   return t.empty() ? "SCALAR" : hwy::TargetName(t.front());
+}
+
+std::string KernelTargetVariant() {
+  const std::string t = KernelTarget();
+  return t == "AVX3" && kernels::SplitWideOpsTiles() ? t + "+split" : t;
 }
 
 std::vector<std::string> KernelTargets() {

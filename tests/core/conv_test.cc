@@ -8,8 +8,11 @@
 #include <vector>
 
 #include "conv_test_util.h"
+#include "src/kernels/conv_internal.h"
+#include "src/kernels/ordered_gemm.h"
 #include "grad_check.h"
 #include "xwires/core/reduce.h"
+#include "xwires/core/simd_target.h"
 
 namespace xw {
 namespace {
@@ -260,6 +263,42 @@ TEST(ConvTest, Im2colWithoutPatchMatrixIsTheTapOrderFmaChain) {
     }
   }
   });
+}
+
+// On a CPU that splits 512-bit operations, the AVX3 target runs im2col rows
+// that 16-float slots do not tile but 8-float ones do (4 pixels wide with
+// an even row count, or a multiple of 8) on the AVX2 target's tiles: the
+// same tap-order FMA chains, and the fingerprint's target says "+split".
+TEST(ConvTest, SplitOpAvx3RunsNarrowRowsOnAvx2Tiles) {
+  const std::vector<std::string> targets = KernelTargets();
+  const auto has = [&](const char* t) {
+    return std::find(targets.begin(), targets.end(), t) != targets.end();
+  };
+  if (!has("AVX3") || !has("AVX2")) GTEST_SKIP() << "needs a CPU with AVX-512";
+  const Case cs[] = {{2, 6, 4, 4, 16, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {1, 3, 5, 24, 5, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {2, 64, 4, 4, 8, Spec(3, 1, 1, PadMode::kExplicit)}};  // 576 taps
+  KernelNumerics num;
+  num.conv_algo = ConvAlgo::kIm2colGemm;
+  const ReduceSpec chain = *ParseReduceOrder("sequential", true);
+  ASSERT_TRUE(SetKernelTarget("AVX3").ok());
+  for (int split : {1, 0}) {
+    kernels::SetSplitWideOpsTiles(split);
+    EXPECT_EQ(KernelTargetVariant(), split ? "AVX3+split" : "AVX3");
+    for (const Case& k : cs) {
+      const auto [g, x, w, dy] = convtest::MakeOperands(k, 21, 22, 23);
+      EXPECT_EQ(kernels::NarrowImplicitApplies(kernels::ForwardSource(g, x.data())), split == 1)
+          << k.Name();
+      if (!split) continue;
+      Tensor y, dx;
+      Conv2dForward(x, w, nullptr, k.spec, num, &y);
+      EXPECT_EQ(ForwardMismatches(g, x, w, y, chain), 0) << k.Name();
+      Conv2dBackward(x, w, dy, k.spec, num, &dx, nullptr, nullptr);
+      EXPECT_EQ(DataGradMismatches(g, w, dy, dx, chain), 0) << k.Name();
+    }
+  }
+  kernels::SetSplitWideOpsTiles(-1);
+  ASSERT_TRUE(SetKernelTarget("").ok());
 }
 
 TEST(ConvTest, BiasIsAddedOnceAfterTheReduction) {

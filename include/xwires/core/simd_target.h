@@ -27,6 +27,13 @@ std::string KernelTarget();
 // follow it; results do not.
 int KernelFloatLanes();
 
+// KernelTarget(), plus "+split" when it is AVX3 on a CPU that executes a
+// 512-bit operation as two 256-bit halves (AMD Zen 4), where some kernels
+// take tiles tuned for that (docs/profiles.md): the exact-order profiles'
+// bits are the same, the tf profile's differ from other AVX3 CPUs'. Stored
+// models' fingerprints record it as kernel_target. Thread-safe.
+std::string KernelTargetVariant();
+
 // Targets compiled into this build that this CPU can run, best first.
 std::vector<std::string> KernelTargets();
 
