@@ -52,7 +52,9 @@ void RunOrderedGemm(const OrderedGemmProblem& p, const ReduceSpec& spec);
 // and 256-bit 6 x 4 tiles at 88; fused chains ran 5-10% faster on 4 x 2
 // tiles (a 4096 x 4096 weight gradient 42 -> 59). True on such CPUs, false
 // elsewhere; XWIRES_GEMM_SPLIT_TILES=0 or 1 overrides the CPU's choice. The
-// bits are the same either way (a lane is one output's chain). Thread-safe.
+// bits are the same either way (a lane is one output's chain). The im2col
+// convolutions also consult it (NarrowImplicitApplies, conv_internal.h).
+// Thread-safe.
 bool SplitWideOpsTiles();
 
 // 1 forces the split-op tiles, 0 the others, -1 restores the choice above
