@@ -14,7 +14,6 @@
 #include "src/kernels/ordered_gemm.h"
 #include "src/thread_scratch.h"
 #include "xwires/core/parallel.h"
-#include "xwires/core/simd_target.h"
 #include "xwires/core/tensor.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -182,8 +181,7 @@ void ImplicitBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch
 
 #if HWY_ARCH_X86 && (HWY_TARGETS & HWY_AVX2) && (HWY_TARGETS & HWY_AVX3)
 bool NarrowImplicitApplies(const TapSource& s) {
-  return KernelFloatLanes() == 16 && SplitWideOpsTiles() && !SlotsApply(s, 16) &&
-         SlotsApply(s, 8);
+  return SplitOpAvx3Dispatched() && !SlotsApply(s, 16) && SlotsApply(s, 8);
 }
 void NarrowImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch,
                              const float* w, const float* bias, float* y) {

@@ -19,7 +19,6 @@
 #include "src/kernels/ordered_gemm.h"
 #include "src/thread_scratch.h"
 #include "xwires/core/parallel.h"
-#include "xwires/core/simd_target.h"
 #include "xwires/core/tensor.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -314,7 +313,7 @@ void ExactPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const 
   // 8 on AVX2. Unfused chains ran 75 GFLOP/s per core on the former and 88
   // on the latter (ResNet's 64-channel 8x8 layers, Zen 4); fused ones were
   // faster on AVX3. The same bits either way: a lane is one output's chain.
-  if (!spec.fma && src.ow == 8 && KernelFloatLanes() == 16 && SplitWideOpsTiles()) {
+  if (!spec.fma && src.ow == 8 && SplitOpAvx3Dispatched()) {
     return N_AVX2::ExactPatchGemmT(src, images, out_ch, w, bias, spec, y);
   }
 #endif

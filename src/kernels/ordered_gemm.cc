@@ -8,6 +8,7 @@
 
 #include "src/kernels/ordered_gemm.h"
 #include "xwires/core/parallel.h"
+#include "xwires/core/simd_target.h"
 #include "xwires/core/tensor.h"
 
 #ifndef XWIRES_ORDERED_GEMM_SHARED_
@@ -140,6 +141,8 @@ bool SplitWideOpsTiles() {
   static const bool by_cpu = DefaultSplitTiles();
   return by_cpu;
 }
+
+bool SplitOpAvx3Dispatched() { return KernelFloatLanes() == 16 && SplitWideOpsTiles(); }
 
 void SetSplitWideOpsTiles(int mode) {
   g_split_tiles.store(mode < 0 ? -1 : (mode > 0 ? 1 : 0), std::memory_order_relaxed);

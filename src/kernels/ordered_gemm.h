@@ -57,6 +57,11 @@ void RunOrderedGemm(const OrderedGemmProblem& p, const ReduceSpec& spec);
 // Thread-safe.
 bool SplitWideOpsTiles();
 
+// Whether kernel calls dispatch now to AVX3 on such a CPU (the dispatched
+// target has 16 float lanes and SplitWideOpsTiles()): where the callers of
+// the AVX2 target's tiles on those CPUs check. Thread-safe.
+bool SplitOpAvx3Dispatched();
+
 // 1 forces the split-op tiles, 0 the others, -1 restores the choice above
 // (tests, benchmarks). Call it between kernel runs.
 void SetSplitWideOpsTiles(int mode);

@@ -74,7 +74,7 @@ std::string KernelTarget() {
 
 std::string KernelTargetVariant() {
   const std::string t = KernelTarget();
-  return t == "AVX3" && kernels::SplitWideOpsTiles() ? t + "+split" : t;
+  return kernels::SplitOpAvx3Dispatched() ? t + "+split" : t;
 }
 
 std::vector<std::string> KernelTargets() {
