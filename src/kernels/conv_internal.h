@@ -118,9 +118,10 @@ bool ImplicitApplies(const TapSource& s);
 void ImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
                        const float* bias, float* y);
 // Whether the AVX3 target on a CPU that splits 512-bit operations
-// (SplitWideOpsTiles, ordered_gemm.h) runs src's patch GEMM on the AVX2
-// target's tiles (NarrowImplicitPatchGemm): rows 8 or 4 pixels wide, which
-// 16-float slots do not tile, where the AVX2 half-row tiles ran VGG's 4x4
+// (SplitOpAvx3Dispatched, ordered_gemm.h) runs src's patch GEMM on the AVX2
+// target's tiles (NarrowImplicitPatchGemm): rows that 16-float slots do not
+// tile and 8-float ones do (4 pixels wide with an even row count, or a
+// multiple of 8 but not of 16), where the AVX2 half-row tiles ran VGG's 4x4
 // layers at 92 GFLOP/s per core against 67 for the patch matrix and Eigen.
 // Changes the tf profile's bits on such CPUs; the fingerprint's
 // kernel_target says so (KernelTargetVariant).

@@ -52,14 +52,14 @@ void RunOrderedGemm(const OrderedGemmProblem& p, const ReduceSpec& spec);
 // and 256-bit 6 x 4 tiles at 88; fused chains ran 5-10% faster on 4 x 2
 // tiles (a 4096 x 4096 weight gradient 42 -> 59). True on such CPUs, false
 // elsewhere; XWIRES_GEMM_SPLIT_TILES=0 or 1 overrides the CPU's choice. The
-// bits are the same either way (a lane is one output's chain). The im2col
-// convolutions also consult it (NarrowImplicitApplies, conv_internal.h).
-// Thread-safe.
+// bits are the same either way (a lane is one output's chain). The
+// convolutions consult it through SplitOpAvx3Dispatched below. Thread-safe.
 bool SplitWideOpsTiles();
 
 // Whether kernel calls dispatch now to AVX3 on such a CPU (the dispatched
-// target has 16 float lanes and SplitWideOpsTiles()): where the callers of
-// the AVX2 target's tiles on those CPUs check. Thread-safe.
+// target has 16 float lanes and SplitWideOpsTiles()): the check before the
+// convolutions call the AVX2 target's tiles there (NarrowImplicitApplies,
+// ExactPatchGemm) and KernelTargetVariant's "+split". Thread-safe.
 bool SplitOpAvx3Dispatched();
 
 // 1 forces the split-op tiles, 0 the others, -1 restores the choice above
