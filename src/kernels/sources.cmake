@@ -10,6 +10,17 @@ target_sources(xwires_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/implicit_layout.cc
 )
 target_include_directories(xwires_core PRIVATE ${PROJECT_SOURCE_DIR})
+# matmul.cc holds every Eigen GEMM (the tf profile's products). Eigen's gebp
+# kernel is hand-scheduled intrinsics, and GCC's AMD Zen scheduling models
+# (-mtune=znver2/znver3, which -march=native picks on Zen 2-4) slow it by
+# 20-30%: measured on a Zen 4, one thread, 128 x 512 x 3072, 75 GFLOP/s
+# under -march=native against 96 with -mtune=generic added (AVX2 code: 67
+# under -march=znver3 against 100 under -march=haswell). Tuning reorders
+# instructions only (-ffp-contract=off holds everywhere), so the bits stay.
+if(XWIRES_NATIVE AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/matmul.cc PROPERTIES
+                              COMPILE_OPTIONS "-mtune=generic")
+endif()
 
 # The Highway-dispatched kernels: each file includes "hwy/foreach_target.h",
 # so it is compiled once per SIMD target of the architecture (x86: AVX-512,
