@@ -47,7 +47,8 @@ bool SlotsApply(const TapSource& s, int64_t lanes);
 // (l.image_floats floats). Its ph x pw planes (one per phase and channel)
 // are plane_stride floats apart: l.ph * l.pw (0) packs them, a multiple
 // interleaves the planes of several images (as the channel-vector filter
-// gradient lays out its batch).
+// gradient lays out its batch). Copies only, so every SIMD target writes the
+// same floats (dispatched: tap_gather.cc).
 void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad,
               int64_t plane_stride = 0);
 

@@ -1,6 +1,7 @@
 // The implicit-GEMM convolutions' target-independent parts: the layout of a
-// padded (phase-split) image, the padding copy, packed weights, the image
-// loop, and which geometries the tiles of the dispatched SIMD target take.
+// padded (phase-split) image, packed weights, the image loop, and which
+// geometries the tiles of the dispatched SIMD target take. The padding copy
+// itself is dispatched (PadImage, tap_gather.cc).
 #include <algorithm>
 #include <vector>
 
@@ -52,48 +53,6 @@ ImplicitLayout MakeLayout(const TapSource& s, int64_t lanes) {
     }
   }
   return l;
-}
-
-// pad[phase (pa, pb)][c][i][j] = source (n, c, i*s + pa - pad_top,
-// j*s + pb - pad_left), zero outside the source.
-// GCC would turn the short border loops back into memset calls.
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("no-tree-loop-distribute-patterns")))
-#endif
-void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad,
-              int64_t plane_stride) {
-  const int st = s.stride;
-  if (plane_stride == 0) plane_stride = l.ph * l.pw;
-  for (int pb = 0; pb < st; ++pb) {
-    // Columns j in [lo, hi) read source column j*s + first; the rest are 0.
-    const int64_t first = pb - s.pad_left;
-    const int64_t lo = std::clamp<int64_t>(first >= 0 ? 0 : (-first + st - 1) / st, 0, l.pw);
-    const int64_t hi =
-        std::clamp<int64_t>(first > s.w - 1 ? 0 : (s.w - 1 - first) / st + 1, lo, l.pw);
-    for (int pa = 0; pa < st; ++pa) {
-      for (int64_t c = 0; c < s.channels; ++c) {
-        const float* src = s.data + (n * s.channels + c) * s.h * s.w;
-        float* dst = pad + ((int64_t{pa} * st + pb) * s.channels + c) * plane_stride;
-        for (int64_t i = 0; i < l.ph; ++i, dst += l.pw) {
-          const int64_t u = i * st + pa - s.pad_top;
-          if (u < 0 || u >= s.h) {
-            std::fill(dst, dst + l.pw, 0.0f);
-            continue;
-          }
-          const float* row = src + u * s.w + first;
-          // Plain loops: rows are a few dozen floats, and library calls for
-          // a one-float border cost more than the copy.
-          for (int64_t j = 0; j < lo; ++j) dst[j] = 0.0f;
-          if (st == 1) {
-            for (int64_t j = lo; j < hi; ++j) dst[j] = row[j];
-          } else {
-            for (int64_t j = lo; j < hi; ++j) dst[j] = row[j * st];
-          }
-          for (int64_t j = hi; j < l.pw; ++j) dst[j] = 0.0f;
-        }
-      }
-    }
-  }
 }
 
 AlignedFloats PackWeightBlocks(const float* w, int64_t out_ch, int64_t taps) {

@@ -1,8 +1,8 @@
 // The dispatched data-movement kernels (tap_gather.cc, winograd_tiles.cc) on
-// every SIMD target the CPU runs: the tap gathers, col2im and the tap-row
-// transpose bit for bit against element-by-element references written from
-// their definitions, including what they must leave untouched; Winograd's
-// tile transforms through the public convolution, identical bits on every
+// every SIMD target the CPU runs: the tap gathers, col2im, the tap-row
+// transpose and the implicit convolutions' padded images bit for bit against
+// element-by-element references written from their definitions, including
+// what they must leave untouched; Winograd's tile transforms through the public convolution, identical bits on every
 // target and close to a double-precision convolution.
 #include <gtest/gtest.h>
 
@@ -13,6 +13,7 @@
 #include "conv_test_util.h"
 #include "grad_check.h"
 #include "src/kernels/conv_internal.h"
+#include "src/kernels/implicit_internal.h"
 #include "xwires/core/simd_target.h"
 
 namespace xw {
@@ -151,6 +152,58 @@ TEST(TapGatherTest, TransposeToPanelOnEveryTarget) {
         EXPECT_EQ(bad, 0) << target << " panel " << panel << " width " << width;
       });
     }
+  }
+}
+
+// PadImage against pad[phase (pa, pb)][c][i][j] = x(n, c, i*s + pa - pad_top,
+// j*s + pb - pad_left), zero outside x: rows narrower and wider than every
+// target's lanes, strides 1-3 (phases whose columns all fall outside x among
+// them), pads beyond the kernel and planes interleaved at a wider stride,
+// whose gaps must stay untouched.
+TEST(TapGatherTest, PadImageEqualsTheDefinitionOnEveryTarget) {
+  struct PadCase {
+    int64_t channels, h, w;
+    int k, stride, pad_top, pad_left;
+    int64_t spare;  // floats between consecutive planes (plane_stride - ph*pw)
+  };
+  const PadCase cases[] = {{3, 9, 7, 3, 1, 1, 1, 0},   {2, 16, 16, 3, 1, 1, 1, 0},
+                           {2, 6, 33, 3, 1, 1, 1, 5},  {2, 8, 8, 3, 1, 1, 1, 0},
+                           {2, 17, 17, 3, 2, 1, 1, 0}, {2, 32, 32, 3, 2, 1, 1, 3},
+                           {1, 40, 40, 1, 2, 0, 0, 0}, {2, 11, 10, 3, 3, 1, 1, 0},
+                           {2, 6, 6, 3, 1, 3, 3, 0},   {1, 3, 1, 3, 1, 1, 1, 2},
+                           {2, 9, 3, 5, 2, 4, 4, 0}};
+  for (const PadCase& k : cases) {
+    const int64_t oh = (k.h + 2 * k.pad_top - k.k) / k.stride + 1;
+    const int64_t ow = (k.w + 2 * k.pad_left - k.k) / k.stride + 1;
+    const Tensor x = RandomTensor({2, k.channels, k.h, k.w}, 11);
+    const TapSource s{x.data(), k.channels, k.h, k.w, k.k, k.k, k.stride,
+                      k.pad_top, k.pad_left, oh, ow};
+    const ImplicitLayout l = MakeLayout(s, 8);
+    const int64_t plane = l.ph * l.pw, stride = plane + k.spare;
+    const int64_t planes = int64_t{k.stride} * k.stride * k.channels;
+    ForEachTarget([&](const std::string& target) {
+      std::vector<float> pad(planes * stride + 7, kSentinel);
+      PadImage(s, l, 1, pad.data(), k.spare == 0 ? 0 : stride);
+      int bad = 0;
+      for (int64_t f = 0; f < planes; ++f) {
+        const int64_t phase = f / k.channels, c = f % k.channels;
+        const int64_t pa = phase / k.stride, pb = phase % k.stride;
+        for (int64_t i = 0; i < stride; ++i) {
+          float want = kSentinel;
+          if (i < plane) {
+            const int64_t u = i / l.pw * k.stride + pa - k.pad_top;
+            const int64_t v = i % l.pw * k.stride + pb - k.pad_left;
+            const bool inside = u >= 0 && u < k.h && v >= 0 && v < k.w;
+            want = inside ? x[((k.channels + c) * k.h + u) * k.w + v] : 0.0f;
+          }
+          bad += !SameBits(pad[f * stride + i], want);
+        }
+      }
+      for (int64_t i = planes * stride; i < static_cast<int64_t>(pad.size()); ++i) {
+        bad += !SameBits(pad[i], kSentinel);
+      }
+      EXPECT_EQ(bad, 0) << target << " w" << k.w << " s" << k.stride << " spare " << k.spare;
+    });
   }
 }
 
