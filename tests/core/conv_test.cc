@@ -171,6 +171,10 @@ TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
                      {2, 3, 6, 9, 16, Spec(3, 1, 1, PadMode::kExplicit)},
                      {3, 17, 8, 8, 48, Spec(3, 1, 1, PadMode::kExplicit)},
                      {2, 4, 16, 16, 32, Spec(3, 2, 0, PadMode::kSame)},
+                     // Stride-2 data gradients whose phases the tiles take
+                     // (sub-grids 16 wide), and 1x1's taps-free phases.
+                     {2, 3, 32, 32, 16, Spec(3, 2, 1, PadMode::kExplicit)},
+                     {2, 5, 32, 32, 8, Spec(1, 2, 0, PadMode::kSame)},
                      // Over 1024 taps (forward) and terms (data gradient):
                      // lanesK chains run in blocks of taps, same bits.
                      {1, 120, 8, 8, 16, Spec(3, 1, 1, PadMode::kExplicit)},
