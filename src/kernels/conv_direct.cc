@@ -200,7 +200,11 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
         continue;
       }
       if (ExactApplies(src, spec)) {
-        AlignedFloats sub(g.n * g.c * sub_h * sub_w);
+        // Kept per thread and grown only: the tiles overwrite it whole, so
+        // no zero-fill and no page faults per call.
+        thread_local AlignedFloats sub;
+        const int64_t need = g.n * g.c * sub_h * sub_w;
+        if (static_cast<int64_t>(sub.size()) < need) sub.resize(need);
         ExactPatchGemm(src, g.n, g.c, wt.data(), nullptr, spec, sub.data());
         ScatterPhase(sub.data(), g, sub_h, sub_w, rh, rw, dx);
         continue;
