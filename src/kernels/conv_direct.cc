@@ -4,6 +4,7 @@
 // over its full term index range in the order conv.h specifies, with padded
 // taps as zero terms, so the bits equal xw::Dot over the zero-padded patch.
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "src/kernels/conv_internal.h"
@@ -299,6 +300,10 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
   p.store = [&](int64_t i0, int64_t i1, int64_t j0, const float* blk) {
     const int64_t valid = std::min<int64_t>(kPanel, taps - j0);
     for (int64_t i = i0; i < i1; ++i) {
+      if (valid == kPanel) {  // a constant length: inlined, not a memmove call per row
+        std::memcpy(dw + i * taps + j0, blk + (i - i0) * kPanel, sizeof(float) * kPanel);
+        continue;
+      }
       std::copy(blk + (i - i0) * kPanel, blk + (i - i0) * kPanel + valid, dw + i * taps + j0);
     }
   };
