@@ -48,9 +48,12 @@ bool SlotsApply(const TapSource& s, int64_t lanes);
 // are plane_stride floats apart: l.ph * l.pw (0) packs them, a multiple
 // interleaves the planes of several images (as the channel-vector filter
 // gradient lays out its batch). Copies only, so every SIMD target writes the
-// same floats (dispatched: tap_gather.cc).
+// same floats. Stride 1 is plain code (implicit_layout.cc), other strides
+// PadImageStrided, dispatched (tap_gather.cc).
 void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad,
               int64_t plane_stride = 0);
+void PadImageStrided(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad,
+                     int64_t plane_stride);
 
 // Software prefetches (to L2) of the next image's source, spread over the
 // current image's tiles: padding is bound by memory and the tiles by FMA

@@ -1,7 +1,7 @@
 // The implicit-GEMM convolutions' target-independent parts: the layout of a
-// padded (phase-split) image, packed weights, the image loop, and which
-// geometries the tiles of the dispatched SIMD target take. The padding copy
-// itself is dispatched (PadImage, tap_gather.cc).
+// padded (phase-split) image, the padding copy for stride 1 (strided ones
+// are dispatched: tap_gather.cc), packed weights, the image loop, and which
+// geometries the tiles of the dispatched SIMD target take.
 #include <algorithm>
 #include <vector>
 
@@ -53,6 +53,40 @@ ImplicitLayout MakeLayout(const TapSource& s, int64_t lanes) {
     }
   }
   return l;
+}
+
+// pad[c][i][j] = source (n, c, i - pad_top, j - pad_left), zero outside the
+// source, for stride 1; other strides go to the dispatched PadImageStrided.
+// Plain loops that the compiler vectorizes: a 32-float row is two vector
+// moves and two scalar borders (0.38 ms per batch of 128 16-channel 32x32
+// images on Zen 4, where Highway's masked chunks took 0.52). GCC would turn
+// the short border loops back into memset calls.
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#endif
+void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad,
+              int64_t plane_stride) {
+  if (s.stride != 1) return PadImageStrided(s, l, n, pad, plane_stride);
+  if (plane_stride == 0) plane_stride = l.ph * l.pw;
+  // Columns j in [lo, hi) read source column j - pad_left; the rest are 0.
+  const int64_t first = -s.pad_left;
+  const int64_t lo = std::clamp<int64_t>(first >= 0 ? 0 : -first, 0, l.pw);
+  const int64_t hi = std::clamp<int64_t>(first > s.w - 1 ? 0 : s.w - first, lo, l.pw);
+  for (int64_t c = 0; c < s.channels; ++c) {
+    const float* src = s.data + (n * s.channels + c) * s.h * s.w;
+    float* dst = pad + c * plane_stride;
+    for (int64_t i = 0; i < l.ph; ++i, dst += l.pw) {
+      const int64_t u = i - s.pad_top;
+      if (u < 0 || u >= s.h) {
+        for (int64_t j = 0; j < l.pw; ++j) dst[j] = 0.0f;
+        continue;
+      }
+      const float* row = src + u * s.w + first;
+      for (int64_t j = 0; j < lo; ++j) dst[j] = 0.0f;
+      for (int64_t j = lo; j < hi; ++j) dst[j] = row[j];
+      for (int64_t j = hi; j < l.pw; ++j) dst[j] = 0.0f;
+    }
+  }
 }
 
 AlignedFloats PackWeightBlocks(const float* w, int64_t out_ch, int64_t taps) {
