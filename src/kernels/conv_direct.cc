@@ -239,10 +239,14 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
   // full vectors: on 16-lane targets the latter won wherever both applied
   // with 64 taps or more (Zen 4, lanes8, GFLOP/s per core: ResNet's
   // 16-channel 32x32 layers 80 -> 86, 64-channel 8x8 79 -> 91, 32-to-64
-  // stride 2 66 -> 76; the 27-tap stem 77 -> 68 the other way). On 8-lane
+  // stride 2 66 -> 76; the 27-tap stem 77 -> 68 the other way). There
+  // they also won with the K chains' state beyond L2, while one chain's
+  // (taps x out_ch) stays within ExactFilterApplies' bound: VGG's 64-to-128
+  // layer 90 -> 98, 128-to-256 86 -> 89 (the 256-channel 8x8 layer, past
+  // it, ran 87 on the ordered products and 81 on the tiles). On 8-lane
   // targets (AVX2) the lanes tiles were as fast or faster everywhere.
   const bool exact_first = KernelFloatLanes() >= 16 && g.c * g.kh * g.kw >= 64;
-  if (exact_first && ExactFilterApplies(s, g.o, spec)) {
+  if (exact_first && ExactFilterApplies(s, g.o, spec, /*per_chain_bound=*/true)) {
     return ExactBackwardFilter(s, g.n, g.o, dy, spec, dw);
   }
   if (LanesFilterApplies(s, g.o, spec)) return LanesBackwardFilter(s, g.n, g.o, dy, spec, dw);

@@ -143,7 +143,10 @@ void ImplicitBackwardFilter(const TapSource& src, int64_t images, int64_t out_ch
 // lanesK orders (false otherwise). The filter gradient needs out_ch to be a
 // multiple of L. The same bits on every target.
 bool ExactApplies(const TapSource& s, const ReduceSpec& spec);
-bool ExactFilterApplies(const TapSource& s, int64_t out_ch, const ReduceSpec& spec);
+// per_chain_bound bounds one chain's state (taps x out_ch) instead of all K
+// chains' (DirectBackwardFilter's choice on 16-lane targets).
+bool ExactFilterApplies(const TapSource& s, int64_t out_ch, const ReduceSpec& spec,
+                        bool per_chain_bound = false);
 // The filter gradient with lanesK's K chains in vector lanes
 // (conv_filter_lanes.cc): K in {4, 8, 16} dividing the output width. The
 // same bits as ExactBackwardFilter, on every target.

@@ -232,10 +232,12 @@ bool ExactApplies(const TapSource& s, const ReduceSpec& spec) {
   return ChainCount(spec) > 0 && ImplicitApplies(s);
 }
 
-bool ExactFilterApplies(const TapSource& s, int64_t out_ch, const ReduceSpec& spec) {
+bool ExactFilterApplies(const TapSource& s, int64_t out_ch, const ReduceSpec& spec,
+                        bool per_chain_bound) {
   // Every chain of every output is reloaded once per image chunk: keep that
   // state (K x taps x out_ch floats) within L2, else the ordered products win.
-  const int64_t state = int64_t{ChainCount(spec)} * s.channels * s.kh * s.kw * out_ch;
+  const int64_t chains = per_chain_bound ? 1 : ChainCount(spec);
+  const int64_t state = chains * s.channels * s.kh * s.kw * out_ch;
   return ChainCount(spec) > 0 && out_ch % KernelFloatLanes() == 0 && state <= (int64_t{1} << 19);
 }
 
