@@ -13,6 +13,13 @@
 // ratio. The header's kernel_target is the SIMD target the Highway kernels
 // dispatched to (XWIRES_SIMD_TARGET restricts it, e.g. AVX2).
 //
+// The peak/ rows are the ceiling of the kernels' register tiles on that
+// target (peak_tile.h), one thread: fused = one FMA per term (the torch
+// profile's chains, and the tf profile's implicit tiles), unfused = a
+// product then a dependent add (the reference profile's), and on 16-lane
+// targets the same with 8-lane vectors. A kernel's GFLOPs over the row of
+// its arithmetic is how much of the core it uses.
+//
 //   build-*/bench/bench_kernels [--threads=1] --benchmark_filter=conv/resnet
 #include <benchmark/benchmark.h>
 
@@ -26,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/peak_tile.h"
 #include "xwires/core/conv.h"
 #include "xwires/core/dense.h"
 #include "xwires/core/matmul.h"
@@ -91,6 +99,15 @@ void Measure(benchmark::State& state, double flops_per_iter, int64_t m, int64_t 
   state.counters["GFLOPs"] = gflops;
   state.counters["eigen_GFLOPs"] = eigen;
   state.counters["eigen_frac"] = gflops / eigen;
+}
+
+// GFLOPs of the register tile alone (peak_tile.h), per process CPU-second.
+void BM_Peak(benchmark::State& state, bool fma, bool half_width) {
+  constexpr int64_t kReps = 20000;  // ~1-2 ms per call at 100 GFLOP/s
+  double flops = 0;
+  const double start = ProcessCpuSeconds();
+  for (auto _ : state) flops += bench::TileFlops(fma, half_width, kReps);
+  state.counters["GFLOPs"] = flops / (ProcessCpuSeconds() - start) / 1e9;
 }
 
 struct GemmCase {
@@ -173,6 +190,17 @@ void BM_Conv(benchmark::State& state, Layer l, KernelNumerics num, Pass pass) {
 }
 
 void Register() {
+  for (const bool half : {false, true}) {
+    if (half && KernelFloatLanes() < 16) continue;
+    for (const bool fma : {true, false}) {
+      const std::string name =
+          std::string("peak/") + (fma ? "fused" : "unfused") + (half ? "_8lanes" : "");
+      benchmark::RegisterBenchmark(name.c_str(), BM_Peak, fma, half)
+          ->MinTime(0.2)
+          ->MeasureProcessCPUTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
   KernelNumerics lanes8;
   lanes8.gemm = GemmKind::kOwned;
   lanes8.conv_algo = ConvAlgo::kDirect;
