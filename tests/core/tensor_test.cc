@@ -37,6 +37,29 @@ TEST(TensorTest, CopyIsDeepAndBitwiseEqual) {
   EXPECT_EQ(a[0], 2.0f);
 }
 
+TEST(TensorTest, LargeBlocksAreHugePageAlignedZeroedAndReused) {
+  // 8 MiB and more: 2 MiB aligned, and a freed block of the same size comes
+  // back for the next allocation (the pool), zero-filled again by Tensor.
+  const int64_t n = int64_t{3} << 20;  // 12 MiB of floats
+  const float* first;
+  {
+    Tensor big({n}, 5.0f);
+    first = big.data();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % (uintptr_t{2} << 20), 0u);
+    big[n - 1] = 9.0f;
+  }
+  Tensor again({n});
+  EXPECT_EQ(again.data(), first);
+  for (int64_t i = 0; i < n; i += 4099) ASSERT_EQ(again[i], 0.0f);
+  ASSERT_EQ(again[n - 1], 0.0f);
+  // A second live block of the size is a new one; small blocks keep 64.
+  Tensor other({n}, 1.0f);
+  EXPECT_NE(other.data(), again.data());
+  EXPECT_EQ(other[n - 1], 1.0f);
+  Tensor small({1000});
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % 64, 0u);
+}
+
 TEST(StatusTest, ResultCarriesValueOrError) {
   Result<int> ok = 5;
   EXPECT_TRUE(ok.ok());

@@ -17,8 +17,17 @@
 
 namespace xw {
 
-// Minimal allocator returning 64-byte aligned memory (one cache line, one
-// AVX-512 register), so kernels may use aligned loads on tensor starts.
+// Storage for AlignedAllocator: at least 64-byte aligned (one cache line,
+// one AVX-512 register); blocks of kHugeBytes or more are aligned to 2 MiB
+// and offered to the kernel's transparent huge pages (madvise on Linux), so
+// that the large tensors (VGG's classifier weights, gradients and Adam
+// state, batch activations) take 512 times fewer TLB entries and page
+// faults. Throws std::bad_alloc. FreeBlock takes the size it was given.
+void* AllocateBlock(std::size_t bytes);
+void FreeBlock(void* p, std::size_t bytes);
+
+// Minimal allocator returning 64-byte aligned memory, so kernels may use
+// aligned loads on tensor starts (AllocateBlock).
 template <typename T>
 struct AlignedAllocator {
   using value_type = T;
@@ -26,13 +35,8 @@ struct AlignedAllocator {
   AlignedAllocator() = default;
   template <typename U>
   AlignedAllocator(const AlignedAllocator<U>&) {}  // NOLINT
-  T* allocate(std::size_t n) {
-    return static_cast<T*>(
-        ::operator new(n * sizeof(T), std::align_val_t(kAlignment)));
-  }
-  void deallocate(T* p, std::size_t) {
-    ::operator delete(p, std::align_val_t(kAlignment));
-  }
+  T* allocate(std::size_t n) { return static_cast<T*>(AllocateBlock(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) { FreeBlock(p, n * sizeof(T)); }
   template <typename U>
   bool operator==(const AlignedAllocator<U>&) const { return true; }
 };
