@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "bench/peak_tile.h"
+#include "xwires/core/batchnorm.h"
 #include "xwires/core/conv.h"
 #include "xwires/core/dense.h"
 #include "xwires/core/matmul.h"
@@ -108,6 +109,34 @@ void BM_Peak(benchmark::State& state, bool fma, bool half_width) {
   const double start = ProcessCpuSeconds();
   for (auto _ : state) flops += bench::TileFlops(fma, half_width, kReps);
   state.counters["GFLOPs"] = flops / (ProcessCpuSeconds() - start) / 1e9;
+}
+
+// Batch norm in training, forward (statistics, then y) or backward (the
+// gradients' sums, then dx), on x [n, c, hw, hw] under a reduction order.
+// GB_per_s counts the passes' ideal traffic: forward reads x three times
+// (mean, variance, y) and writes y; backward reads x and dy twice and
+// writes dx.
+void BM_BatchNorm(benchmark::State& state, ReduceSpec reduce, bool backward) {
+  const int64_t n = state.range(0), c = state.range(1), hw = state.range(2);
+  Tensor x = Random({n, c, hw, hw}, 11), dy = Random({n, c, hw, hw}, 12);
+  Tensor gamma({c}, 1.0f), beta({c}), y, dx, dgamma, dbeta, mean({c}), var({c}, 1.0f);
+  BatchNormCache cache;
+  const BatchNormSpec spec;
+  if (!BatchNormForwardTrain(x, gamma, beta, spec, reduce, &y, &mean, &var, &cache).ok()) {
+    state.SkipWithError("BatchNormForwardTrain failed");
+    return;
+  }
+  const double start = ProcessCpuSeconds();
+  for (auto _ : state) {
+    const Status st =
+        backward ? BatchNormBackward(x, gamma, dy, cache, reduce, &dx, &dgamma, &dbeta)
+                 : BatchNormForwardTrain(x, gamma, beta, spec, reduce, &y, &mean, &var, &cache);
+    if (!st.ok()) state.SkipWithError(st.message().c_str());
+    benchmark::ClobberMemory();
+  }
+  const double secs = ProcessCpuSeconds() - start;
+  const double bytes = 4.0 * x.size() * (backward ? 5 : 4) * state.iterations();
+  state.counters["GB_per_s"] = bytes / secs / 1e9;
 }
 
 struct GemmCase {
@@ -222,6 +251,26 @@ void Register() {
     b->Args({64, 1024, 576})->Args({256, 256, 256})->Args({512, 512, 512})->Args({128, 10, 64});
     b->Args({128, 512, 3072})->Args({512, 3072, 128});  // mlp: fc1 forward, fc1 weight gradient
     b->MinTime(0.1)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+  }
+
+  // ResNet-20's batch norms at batch 128, args {n, c, hw}, under each
+  // profile's reduction order.
+  const std::pair<const char*, ReduceSpec> bn_orders[] = {
+      {"sequential", ReduceSpec{}},
+      {"pairwise", *ParseReduceOrder("pairwise")},
+      {"lanes8_fma", *ParseReduceOrder("lanes8", /*fma=*/true)}};
+  for (const auto& [order_name, order] : bn_orders) {
+    for (const bool backward : {false, true}) {
+      const std::string name =
+          std::string("batchnorm/") + order_name + (backward ? "/backward" : "/forward");
+      benchmark::RegisterBenchmark(name.c_str(), BM_BatchNorm, order, backward)
+          ->Args({128, 16, 32})
+          ->Args({128, 32, 16})
+          ->Args({128, 64, 8})
+          ->MinTime(0.1)
+          ->MeasureProcessCPUTime()
+          ->Unit(benchmark::kMillisecond);
+    }
   }
 
   // Linear layers as training runs them, args {rows, in, out}: mlp's fc1 and

@@ -32,6 +32,7 @@ add_library(xwires_simd OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/ordered_gemm.cc
   ${CMAKE_CURRENT_LIST_DIR}/reduce_block.cc
   ${CMAKE_CURRENT_LIST_DIR}/reduce_lanes.cc
+  ${CMAKE_CURRENT_LIST_DIR}/channel_chains.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_implicit.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_implicit_exact.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_filter_lanes.cc

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "layer_util.h"
+#include "src/kernels/channel_chains.h"
 #include "src/kernels/conv_internal.h"
 #include "xwires/core/parallel.h"
 
@@ -155,7 +156,14 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
   ParallelFor(l.c, sequential ? kChains : 1, [&](int64_t c0, int64_t c1) {
     float mean[kChains], var_sum[kChains];
     const int k = static_cast<int>(c1 - c0);
-    if (sequential) {
+    if (sequential && k == kChains && l.s >= kChains &&
+        kernels::ChannelChains8(kernels::ChainKind::kSum, false, x.data() + c0 * l.s, nullptr,
+                                l.n, l.c * l.s, l.s, nullptr, mean, nullptr)) {
+      // The same chains as below, 8 channels per vector (channel_chains.h).
+      for (int j = 0; j < k; ++j) mean[j] /= count;
+      kernels::ChannelChains8(kernels::ChainKind::kShiftedSq, reduce.fma, x.data() + c0 * l.s,
+                              nullptr, l.n, l.c * l.s, l.s, mean, var_sum, nullptr);
+    } else if (sequential) {
       const float* xp = x.data();
       SequentialChains(l, c0, k, xp, [](float a, int, float p, float) { return a + p; },
                        mean);
@@ -233,7 +241,12 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
   ParallelFor(l.c, sequential ? kChains : 1, [&](int64_t c0, int64_t c1) {
     float sum_dy[kChains], dotp[kChains];
     const int k = static_cast<int>(c1 - c0);
-    if (sequential) {
+    if (sequential && k == kChains && l.s >= kChains &&
+        kernels::ChannelChains8(kernels::ChainKind::kSumAndDot, reduce.fma,
+                                x.data() + c0 * l.s, dy.data() + c0 * l.s, l.n, l.c * l.s, l.s,
+                                cache.mean.data() + c0, sum_dy, dotp)) {
+      // The same two chains per channel as below (channel_chains.h).
+    } else if (sequential) {
       const float* xp = x.data();
       const float* gp = dy.data();
       const float* mean = cache.mean.data() + c0;

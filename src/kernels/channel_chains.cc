@@ -1,0 +1,155 @@
+// ChannelChains8 (channel_chains.h) on every SIMD target. Eight channel rows
+// of 8 pixels are transposed in registers (the 8 x 8 transpose of
+// tap_gather.cc's panels), so pixel p's 8 channel values form one vector and
+// the 8 chains advance with one vector operation per pixel, in pixel order:
+// the chains' adder latency hides the loads and shuffles, and nothing is
+// stored between them (batch norm's old path transposed 64-pixel blocks to
+// memory and read them back).
+#include "src/kernels/channel_chains.h"
+
+#include <algorithm>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/kernels/channel_chains.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "src/kernels/hwy_ops.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace xw {
+namespace kernels {
+namespace HWY_NAMESPACE {
+namespace {
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+using D8 = hn::CappedTag<float, 8>;
+using V8 = hn::Vec<D8>;
+
+// col[p] = (rows[0][p], ..., rows[7][p]) for p < 8: rows are 8 floats each,
+// `ld` floats apart.
+HWY_INLINE void Transpose8(const float* rows, int64_t ld, V8 (&col)[8]) {
+  const D8 d;
+  const hn::Repartition<double, D8> dd;
+  V8 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = hn::LoadU(d, rows + i * ld);
+  for (int i = 0; i < 8; i += 2) {  // per 128-bit block: pairs of rows
+    t[i] = hn::InterleaveLower(d, r[i], r[i + 1]);
+    t[i + 1] = hn::InterleaveUpper(d, r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {  // then pairs of pairs, as doubles
+    for (int h = 0; h < 2; ++h) {
+      const auto a = hn::BitCast(dd, t[i + h]), b = hn::BitCast(dd, t[i + h + 2]);
+      r[i + 2 * h] = hn::BitCast(d, hn::InterleaveLower(dd, a, b));
+      r[i + 2 * h + 1] = hn::BitCast(d, hn::InterleaveUpper(dd, a, b));
+    }
+  }
+  // r[c] (c < 4) holds rows 0-3 of columns c and c + 4, r[4 + c] rows 4-7.
+  for (int c = 0; c < 4; ++c) {
+    col[c] = hn::ConcatLowerLower(d, r[4 + c], r[c]);
+    col[c + 4] = hn::ConcatUpperUpper(d, r[4 + c], r[c]);
+  }
+}
+
+// The 8 x 8 block of `rem` < 8 pixels at p (channel rows s apart), zero past
+// rem, transposed.
+HWY_INLINE void TailBlock(const float* p, int64_t s, int64_t rem, V8 (&col)[8]) {
+  HWY_ALIGN float tmp[64] = {};
+  for (int j = 0; j < 8; ++j) std::copy(p + j * s, p + j * s + rem, tmp + 8 * j);
+  Transpose8(tmp, 8, col);
+}
+
+template <ChainKind kKind, bool kFma>
+void Chains(const float* x, const float* y, int64_t n, int64_t image_stride, int64_t s,
+            const float* shift, float* acc1, float* acc2) {
+  const D8 d;
+  const V8 m = kKind == ChainKind::kSum ? hn::Zero(d) : hn::LoadU(d, shift);
+  V8 a = hn::Zero(d), b = hn::Zero(d);
+  // Pixels [0, count) of the block's columns, in order.
+  const auto run = [&](const V8 (&xc)[8], const V8 (&yc)[8], int64_t count) {
+    for (int64_t p = 0; p < count; ++p) {
+      if constexpr (kKind == ChainKind::kSum) {
+        a = hn::Add(a, xc[p]);
+      } else if constexpr (kKind == ChainKind::kShiftedSq) {
+        const V8 dv = hn::Sub(xc[p], m);
+        a = Accumulate<kFma>(a, dv, dv);
+      } else {
+        a = hn::Add(a, yc[p]);
+        b = Accumulate<kFma>(b, hn::Sub(xc[p], m), yc[p]);
+      }
+    }
+  };
+  const int64_t full = s / 8 * 8;
+  for (int64_t i = 0; i < n; ++i) {
+    const float* xi = x + i * image_stride;
+    const float* yi = kKind == ChainKind::kSumAndDot ? y + i * image_stride : nullptr;
+    V8 xc[8], yc[8];
+    for (int64_t s0 = 0; s0 < full; s0 += 8) {
+      Transpose8(xi + s0, s, xc);
+      if constexpr (kKind == ChainKind::kSumAndDot) Transpose8(yi + s0, s, yc);
+      run(xc, yc, 8);
+    }
+    if (full < s) {
+      TailBlock(xi + full, s, s - full, xc);
+      if constexpr (kKind == ChainKind::kSumAndDot) TailBlock(yi + full, s, s - full, yc);
+      run(xc, yc, s - full);
+    }
+  }
+  hn::StoreU(a, d, acc1);
+  if constexpr (kKind == ChainKind::kSumAndDot) hn::StoreU(b, d, acc2);
+}
+#endif
+
+}  // namespace
+
+bool ChannelChains8T(ChainKind kind, bool fma, const float* x, const float* y, int64_t n,
+                     int64_t image_stride, int64_t s, const float* shift, float* acc1,
+                     float* acc2) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  switch (kind) {
+    case ChainKind::kSum:
+      Chains<ChainKind::kSum, false>(x, y, n, image_stride, s, shift, acc1, acc2);
+      return true;
+    case ChainKind::kShiftedSq:
+      if (fma) {
+        Chains<ChainKind::kShiftedSq, true>(x, y, n, image_stride, s, shift, acc1, acc2);
+      } else {
+        Chains<ChainKind::kShiftedSq, false>(x, y, n, image_stride, s, shift, acc1, acc2);
+      }
+      return true;
+    case ChainKind::kSumAndDot:
+      if (fma) {
+        Chains<ChainKind::kSumAndDot, true>(x, y, n, image_stride, s, shift, acc1, acc2);
+      } else {
+        Chains<ChainKind::kSumAndDot, false>(x, y, n, image_stride, s, shift, acc1, acc2);
+      }
+      return true;
+  }
+  return false;
+#else
+  (void)kind, (void)fma, (void)x, (void)y, (void)n, (void)image_stride, (void)s;
+  (void)shift, (void)acc1, (void)acc2;
+  return false;
+#endif
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace kernels
+}  // namespace xw
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace xw {
+namespace kernels {
+
+HWY_EXPORT(ChannelChains8T);
+
+bool ChannelChains8(ChainKind kind, bool fma, const float* x, const float* y, int64_t n,
+                    int64_t image_stride, int64_t s, const float* shift, float* acc1,
+                    float* acc2) {
+  return HWY_DYNAMIC_DISPATCH(ChannelChains8T)(kind, fma, x, y, n, image_stride, s, shift,
+                                               acc1, acc2);
+}
+
+}  // namespace kernels
+}  // namespace xw
+#endif  // HWY_ONCE

@@ -1,0 +1,34 @@
+// Internal: batch norm's sequential statistics for 8 channels at once, on the
+// dispatched SIMD target (channel_chains.cc). Each channel is one chain over
+// its (n, s) terms in index order, lane j of an 8-float vector holding
+// channel j's chain; blocks of 8 pixels are transposed in registers, so a
+// vector operation advances all 8 chains by one pixel. The bits are those
+// of the scalar loop over the terms on every target.
+#ifndef XWIRES_SRC_KERNELS_CHANNEL_CHAINS_H_
+#define XWIRES_SRC_KERNELS_CHANNEL_CHAINS_H_
+
+#include <cstdint>
+
+namespace xw {
+namespace kernels {
+
+// What a chain accumulates per term, p from x and g from y (channel j):
+enum class ChainKind {
+  kSum,        // acc1 = acc1 + p
+  kShiftedSq,  // d = p - shift[j]; acc1 = acc1 + d * d (fma: one rounding)
+  kSumAndDot,  // acc1 = acc1 + g; acc2 = acc2 + (p - shift[j]) * g (fma: one rounding)
+};
+
+// Channels j < 8 of an [n, C, s] tensor: channel j of image i starts at
+// x + i * image_stride + j * s (y likewise, kSumAndDot only). Every chain
+// starts at zero; acc1[j] (and acc2[j]) receive the results. Returns false,
+// computing nothing, on targets with fewer than 8 float lanes (the caller
+// then runs its scalar loop, which gives the same bits).
+bool ChannelChains8(ChainKind kind, bool fma, const float* x, const float* y, int64_t n,
+                    int64_t image_stride, int64_t s, const float* shift, float* acc1,
+                    float* acc2);
+
+}  // namespace kernels
+}  // namespace xw
+
+#endif  // XWIRES_SRC_KERNELS_CHANNEL_CHAINS_H_
