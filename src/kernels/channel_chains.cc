@@ -1,4 +1,5 @@
-// ChannelChains8 (channel_chains.h) on every SIMD target. Eight channel rows
+// ChannelChains8 and ChannelPairwise8 (channel_chains.h) on every SIMD
+// target. Eight channel rows
 // of 8 pixels are transposed in registers (the 8 x 8 transpose of
 // tap_gather.cc's panels), so pixel p's 8 channel values form one vector and
 // the 8 chains advance with one vector operation per pixel, in pixel order:
@@ -97,6 +98,104 @@ void Chains(const float* x, const float* y, int64_t n, int64_t image_stride, int
   hn::StoreU(a, d, acc1);
   if constexpr (kKind == ChainKind::kSumAndDot) hn::StoreU(b, d, acc2);
 }
+
+// reduce.cc's pairwise tree over the terms [0, n * s) of 8 channels at once:
+// halves at begin + len / 2 down to leaves of at most 8 terms, each summed
+// in order from zero, then the halves added. Every channel has the same
+// number of terms, so every lane walks the same tree.
+template <ChainKind kKind, bool kFma>
+class PairwiseWalk {
+ public:
+  PairwiseWalk(const float* x, const float* y, int64_t image_stride, int64_t s,
+               const float* shift)
+      : x_(x), y_(y), image_stride_(image_stride), s_(s) {
+    const D8 d;
+    m_ = kKind == ChainKind::kSum ? hn::Zero(d) : hn::LoadU(d, shift);
+  }
+
+  // a (and b, kSumAndDot) = the tree over terms [begin, end).
+  void Walk(int64_t begin, int64_t end, V8& a, V8& b) const {
+    const int64_t len = end - begin;
+    if (len <= 8) return Leaf(begin, end, a, b);
+    if (len <= kMaxLeaves * 8 && (len & (len - 1)) == 0 && begin % s_ + len <= s_) {
+      return Perfect(begin, len / 8, a, b);
+    }
+    const int64_t mid = begin + len / 2;
+    V8 a2, b2;
+    Walk(begin, mid, a, b);
+    Walk(mid, end, a2, b2);
+    a = hn::Add(a, a2);
+    if constexpr (kKind == ChainKind::kSumAndDot) b = hn::Add(b, b2);
+  }
+
+ private:
+  // Terms [begin, end) (at most 8) of the 8 channels as vectors, term p of
+  // channel j in lane j of col[p].
+  void Terms(const float* t, int64_t begin, int64_t end, V8 (&col)[8]) const {
+    const int64_t r = begin % s_;
+    if (end - begin == 8 && r + 8 <= s_) {  // one image's plane: in registers
+      return Transpose8(t + begin / s_ * image_stride_ + r, s_, col);
+    }
+    const D8 d;
+    HWY_ALIGN float lane[8];
+    for (int64_t i = begin; i < end; ++i) {
+      const float* p = t + i / s_ * image_stride_ + i % s_;
+      for (int j = 0; j < 8; ++j) lane[j] = p[j * s_];
+      col[i - begin] = hn::Load(d, lane);
+    }
+  }
+
+  // A power-of-two run of `leaves` leaves inside one plane: the halving
+  // tree is the perfect tree over the leaves, added level by level.
+  static constexpr int kMaxLeaves = 32;
+  void Perfect(int64_t begin, int64_t leaves, V8& a, V8& b) const {
+    V8 la[kMaxLeaves], lb[kMaxLeaves];
+    for (int64_t i = 0; i < leaves; ++i) Leaf(begin + 8 * i, begin + 8 * i + 8, la[i], lb[i]);
+    for (int64_t w = leaves / 2; w >= 1; w /= 2) {
+      for (int64_t i = 0; i < w; ++i) {
+        la[i] = hn::Add(la[2 * i], la[2 * i + 1]);
+        if constexpr (kKind == ChainKind::kSumAndDot) lb[i] = hn::Add(lb[2 * i], lb[2 * i + 1]);
+      }
+    }
+    a = la[0];
+    b = lb[0];
+  }
+
+  void Leaf(int64_t begin, int64_t end, V8& a, V8& b) const {
+    const D8 d;
+    V8 xc[8], yc[8];
+    Terms(x_, begin, end, xc);
+    if constexpr (kKind == ChainKind::kSumAndDot) Terms(y_, begin, end, yc);
+    a = hn::Zero(d);
+    b = hn::Zero(d);
+    for (int64_t p = 0; p < end - begin; ++p) {
+      if constexpr (kKind == ChainKind::kSum) {
+        a = hn::Add(a, xc[p]);
+      } else if constexpr (kKind == ChainKind::kShiftedSq) {
+        const V8 dv = hn::Sub(xc[p], m_);
+        a = Accumulate<kFma>(a, dv, dv);
+      } else {
+        a = hn::Add(a, yc[p]);
+        b = Accumulate<kFma>(b, hn::Sub(xc[p], m_), yc[p]);
+      }
+    }
+  }
+
+  const float* x_;
+  const float* y_;
+  int64_t image_stride_, s_;
+  V8 m_;
+};
+
+template <ChainKind kKind, bool kFma>
+void Pairwise(const float* x, const float* y, int64_t n, int64_t image_stride, int64_t s,
+              const float* shift, float* acc1, float* acc2) {
+  const D8 d;
+  V8 a, b;
+  PairwiseWalk<kKind, kFma>(x, y, image_stride, s, shift).Walk(0, n * s, a, b);
+  hn::StoreU(a, d, acc1);
+  if constexpr (kKind == ChainKind::kSumAndDot) hn::StoreU(b, d, acc2);
+}
 #endif
 
 }  // namespace
@@ -132,6 +231,37 @@ bool ChannelChains8T(ChainKind kind, bool fma, const float* x, const float* y, i
 #endif
 }
 
+bool ChannelPairwise8T(ChainKind kind, bool fma, const float* x, const float* y, int64_t n,
+                       int64_t image_stride, int64_t s, const float* shift, float* acc1,
+                       float* acc2) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  switch (kind) {
+    case ChainKind::kSum:
+      Pairwise<ChainKind::kSum, false>(x, y, n, image_stride, s, shift, acc1, acc2);
+      return true;
+    case ChainKind::kShiftedSq:
+      if (fma) {
+        Pairwise<ChainKind::kShiftedSq, true>(x, y, n, image_stride, s, shift, acc1, acc2);
+      } else {
+        Pairwise<ChainKind::kShiftedSq, false>(x, y, n, image_stride, s, shift, acc1, acc2);
+      }
+      return true;
+    case ChainKind::kSumAndDot:
+      if (fma) {
+        Pairwise<ChainKind::kSumAndDot, true>(x, y, n, image_stride, s, shift, acc1, acc2);
+      } else {
+        Pairwise<ChainKind::kSumAndDot, false>(x, y, n, image_stride, s, shift, acc1, acc2);
+      }
+      return true;
+  }
+  return false;
+#else
+  (void)kind, (void)fma, (void)x, (void)y, (void)n, (void)image_stride, (void)s;
+  (void)shift, (void)acc1, (void)acc2;
+  return false;
+#endif
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace kernels
 }  // namespace xw
@@ -142,6 +272,14 @@ namespace xw {
 namespace kernels {
 
 HWY_EXPORT(ChannelChains8T);
+HWY_EXPORT(ChannelPairwise8T);
+
+bool ChannelPairwise8(ChainKind kind, bool fma, const float* x, const float* y, int64_t n,
+                      int64_t image_stride, int64_t s, const float* shift, float* acc1,
+                      float* acc2) {
+  return HWY_DYNAMIC_DISPATCH(ChannelPairwise8T)(kind, fma, x, y, n, image_stride, s, shift,
+                                                 acc1, acc2);
+}
 
 bool ChannelChains8(ChainKind kind, bool fma, const float* x, const float* y, int64_t n,
                     int64_t image_stride, int64_t s, const float* shift, float* acc1,

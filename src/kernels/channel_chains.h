@@ -28,6 +28,14 @@ bool ChannelChains8(ChainKind kind, bool fma, const float* x, const float* y, in
                     int64_t image_stride, int64_t s, const float* shift, float* acc1,
                     float* acc2);
 
+// As ChannelChains8, each channel's terms reduced in reduce.h's pairwise
+// order instead (the tree of xw::Sum / xw::Dot over the channel's n * s terms
+// in (n, s) order: halves down to leaves of at most 8 terms summed in order),
+// all 8 lanes walking the same tree.
+bool ChannelPairwise8(ChainKind kind, bool fma, const float* x, const float* y, int64_t n,
+                      int64_t image_stride, int64_t s, const float* shift, float* acc1,
+                      float* acc2);
+
 }  // namespace kernels
 }  // namespace xw
 

@@ -152,11 +152,21 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
   cache->invstd.Resize({l.c});
   const float count = static_cast<float>(l.count());
   const bool sequential = reduce.order == ReduceOrder::kSequential;
-  // Channel groups: kChains channels for the interleaved sequential chains.
-  ParallelFor(l.c, sequential ? kChains : 1, [&](int64_t c0, int64_t c1) {
+  const bool pairwise = reduce.order == ReduceOrder::kPairwise;
+  // Channel groups: kChains channels for the interleaved sequential chains
+  // and the 8-lane pairwise trees.
+  ParallelFor(l.c, sequential || pairwise ? kChains : 1, [&](int64_t c0, int64_t c1) {
     float mean[kChains], var_sum[kChains];
     const int k = static_cast<int>(c1 - c0);
-    if (sequential && k == kChains && l.s >= kChains &&
+    if (pairwise && k == kChains && l.s >= kChains &&
+        kernels::ChannelPairwise8(kernels::ChainKind::kSum, false, x.data() + c0 * l.s,
+                                  nullptr, l.n, l.c * l.s, l.s, nullptr, mean, nullptr)) {
+      // The trees of SegmentedSum / SegmentedDot, 8 channels per vector.
+      for (int j = 0; j < k; ++j) mean[j] /= count;
+      kernels::ChannelPairwise8(kernels::ChainKind::kShiftedSq, reduce.fma,
+                                x.data() + c0 * l.s, nullptr, l.n, l.c * l.s, l.s, mean,
+                                var_sum, nullptr);
+    } else if (sequential && k == kChains && l.s >= kChains &&
         kernels::ChannelChains8(kernels::ChainKind::kSum, false, x.data() + c0 * l.s, nullptr,
                                 l.n, l.c * l.s, l.s, nullptr, mean, nullptr)) {
       // The same chains as below, 8 channels per vector (channel_chains.h).
@@ -175,10 +185,12 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
                        },
                        var_sum);
     } else {  // in place, the bits of Sum / Dot on the gathered channel
-      Segmented xs{x.data() + c0 * l.s, l.s, l.c * l.s, 0.0f};
-      mean[0] = SegmentedSum(xs, l.count(), reduce) / count;
-      xs.shift = mean[0];
-      var_sum[0] = SegmentedDot(xs, xs, l.count(), reduce);
+      for (int j = 0; j < k; ++j) {
+        Segmented xs{x.data() + (c0 + j) * l.s, l.s, l.c * l.s, 0.0f};
+        mean[j] = SegmentedSum(xs, l.count(), reduce) / count;
+        xs.shift = mean[j];
+        var_sum[j] = SegmentedDot(xs, xs, l.count(), reduce);
+      }
     }
     for (int j = 0; j < k; ++j) {
       const int64_t c = c0 + j;
@@ -238,10 +250,16 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
   if (dbeta) dbeta->Resize({l.c});
   const float count = static_cast<float>(l.count());
   const bool sequential = reduce.order == ReduceOrder::kSequential;
-  ParallelFor(l.c, sequential ? kChains : 1, [&](int64_t c0, int64_t c1) {
+  const bool pairwise = reduce.order == ReduceOrder::kPairwise;
+  ParallelFor(l.c, sequential || pairwise ? kChains : 1, [&](int64_t c0, int64_t c1) {
     float sum_dy[kChains], dotp[kChains];
     const int k = static_cast<int>(c1 - c0);
-    if (sequential && k == kChains && l.s >= kChains &&
+    if (pairwise && k == kChains && l.s >= kChains &&
+        kernels::ChannelPairwise8(kernels::ChainKind::kSumAndDot, reduce.fma,
+                                  x.data() + c0 * l.s, dy.data() + c0 * l.s, l.n, l.c * l.s,
+                                  l.s, cache.mean.data() + c0, sum_dy, dotp)) {
+      // The trees of SegmentedSumAndDot, 8 channels per vector.
+    } else if (sequential && k == kChains && l.s >= kChains &&
         kernels::ChannelChains8(kernels::ChainKind::kSumAndDot, reduce.fma,
                                 x.data() + c0 * l.s, dy.data() + c0 * l.s, l.n, l.c * l.s, l.s,
                                 cache.mean.data() + c0, sum_dy, dotp)) {
@@ -257,9 +275,12 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
           },
           dotp);
     } else {  // in place, the bits of Sum / Dot on the gathered channel
-      const Segmented xs{x.data() + c0 * l.s, l.s, l.c * l.s, cache.mean[c0]};
-      const Segmented gs{dy.data() + c0 * l.s, l.s, l.c * l.s, 0.0f};
-      SegmentedSumAndDot(xs, gs, l.count(), reduce, &sum_dy[0], &dotp[0]);
+      for (int j = 0; j < k; ++j) {
+        const int64_t c = c0 + j;
+        const Segmented xs{x.data() + c * l.s, l.s, l.c * l.s, cache.mean[c]};
+        const Segmented gs{dy.data() + c * l.s, l.s, l.c * l.s, 0.0f};
+        SegmentedSumAndDot(xs, gs, l.count(), reduce, &sum_dy[j], &dotp[j]);
+      }
     }
     for (int j = 0; j < k; ++j) {
       const int64_t c = c0 + j;

@@ -181,50 +181,60 @@ TEST(BatchNormLayerTest, GradientsRank4) {
 
 // The sequential order reads channels in place, several chains at once; its
 // statistics must be the bits of gathering each channel and calling Sum/Dot.
-// On every SIMD target: on those with 8 float lanes the group of 8 channels
-// runs on in-register 8 x 8 transposes (planes of 9 and 100 pixels: blocks
-// of 8 and a tail), elsewhere through transposed blocks of 64 pixels in
-// memory (10x10) or in place (3x3); the group of 3 is read in place.
+// On every SIMD target, sequential and pairwise: on targets with 8 float
+// lanes the group of 8 channels runs on in-register 8 x 8 transposes
+// (planes of 9 and 100 pixels: blocks of 8 and a tail, pairwise leaves
+// across planes; 4 planes of 256: the pairwise tree's in-plane blocks),
+// elsewhere through transposed blocks of 64 pixels in memory or in place;
+// the group of 3 is read in place.
 TEST(BatchNormLayerTest,
-     SequentialChainsMatchPerChannelSumAndDotOnEveryTarget) {
+     ChannelStatisticsMatchPerChannelSumAndDotOnEveryTarget) {
+  struct Case {
+    int64_t n, side;
+  };
   for (const std::string& target : KernelTargets()) {
     SCOPED_TRACE(target);
     ASSERT_TRUE(SetKernelTarget(target).ok());
-    for (int64_t side : {3, 10}) {
-      // 11 channels: a group of 8 and one of 3.
-      const int64_t n = 5, c = 11, s = side * side;
-      Tensor x = RandomTensor({n, c, side, side}, 11, -3.0f, 5.0f);
-      Tensor gamma = RandomTensor({c}, 12), beta = RandomTensor({c}, 13);
-      Tensor dy = RandomTensor(x.shape(), 14);
-      for (bool fma : {false, true}) {
-        const ReduceSpec reduce = *ParseReduceOrder("sequential", fma);
-        Tensor y, dx, dg, db;
-        BatchNormCache cache;
-        ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, reduce, &y,
-                                          nullptr, nullptr, &cache)
-                        .ok());
-        ASSERT_TRUE(
-            BatchNormBackward(x, gamma, dy, cache, reduce, &dx, &dg, &db).ok());
-        for (int64_t ch = 0; ch < c; ++ch) {
-          std::vector<float> xc(n * s), g(n * s);
-          for (int64_t i = 0; i < n; ++i) {
-            for (int64_t k = 0; k < s; ++k) {
-              xc[i * s + k] = x[(i * c + ch) * s + k];
-              g[i * s + k] = dy[(i * c + ch) * s + k];
+    for (const char* order : {"sequential", "pairwise"}) {
+      SCOPED_TRACE(order);
+      for (const Case cs : {Case{5, 3}, Case{5, 10}, Case{4, 16}}) {
+        // 11 channels: a group of 8 and one of 3.
+        const int64_t n = cs.n, side = cs.side, c = 11, s = side * side;
+        Tensor x = RandomTensor({n, c, side, side}, 11, -3.0f, 5.0f);
+        Tensor gamma = RandomTensor({c}, 12), beta = RandomTensor({c}, 13);
+        Tensor dy = RandomTensor(x.shape(), 14);
+        for (bool fma : {false, true}) {
+          const ReduceSpec reduce = *ParseReduceOrder(order, fma);
+          Tensor y, dx, dg, db;
+          BatchNormCache cache;
+          ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, reduce, &y,
+                                            nullptr, nullptr, &cache)
+                          .ok());
+          ASSERT_TRUE(
+              BatchNormBackward(x, gamma, dy, cache, reduce, &dx, &dg, &db)
+                  .ok());
+          for (int64_t ch = 0; ch < c; ++ch) {
+            std::vector<float> xc(n * s), g(n * s);
+            for (int64_t i = 0; i < n; ++i) {
+              for (int64_t k = 0; k < s; ++k) {
+                xc[i * s + k] = x[(i * c + ch) * s + k];
+                g[i * s + k] = dy[(i * c + ch) * s + k];
+              }
             }
+            const float mean =
+                Sum(xc.data(), n * s, reduce) / static_cast<float>(n * s);
+            for (float& v : xc) v -= mean;
+            const float var = Dot(xc.data(), xc.data(), n * s, reduce) /
+                              static_cast<float>(n * s);
+            EXPECT_EQ(cache.mean[ch], mean)
+                << "channel " << ch << " fma " << fma;
+            EXPECT_EQ(cache.invstd[ch], 1.0f / std::sqrt(var + 1e-5f))
+                << "channel " << ch;
+            EXPECT_EQ(db[ch], Sum(g.data(), n * s, reduce)) << "channel " << ch;
+            EXPECT_EQ(dg[ch], Dot(xc.data(), g.data(), n * s, reduce) *
+                                  cache.invstd[ch])
+                << "channel " << ch << " side " << side;
           }
-          const float mean =
-              Sum(xc.data(), n * s, reduce) / static_cast<float>(n * s);
-          for (float& v : xc) v -= mean;
-          const float var = Dot(xc.data(), xc.data(), n * s, reduce) /
-                            static_cast<float>(n * s);
-          EXPECT_EQ(cache.mean[ch], mean) << "channel " << ch << " fma " << fma;
-          EXPECT_EQ(cache.invstd[ch], 1.0f / std::sqrt(var + 1e-5f))
-              << "channel " << ch;
-          EXPECT_EQ(db[ch], Sum(g.data(), n * s, reduce)) << "channel " << ch;
-          EXPECT_EQ(dg[ch],
-                    Dot(xc.data(), g.data(), n * s, reduce) * cache.invstd[ch])
-              << "channel " << ch << " side " << side;
         }
       }
     }
