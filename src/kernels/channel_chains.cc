@@ -59,23 +59,29 @@ HWY_INLINE void TailBlock(const float* p, int64_t s, int64_t rem, V8 (&col)[8]) 
   Transpose8(tmp, 8, col);
 }
 
-template <ChainKind kKind, bool kFma>
+// K = 1: one chain per channel (sequential). K = 8 (s a multiple of 8):
+// lanes8, chain c taking the terms i = c (mod 8), then lane c += lane c + w
+// for w = 4, 2, 1 on the chains; a block of 8 pixels starts at a multiple
+// of 8, so its pixel p is chain p's term.
+template <ChainKind kKind, bool kFma, int K>
 void Chains(const float* x, const float* y, int64_t n, int64_t image_stride, int64_t s,
             const float* shift, float* acc1, float* acc2) {
   const D8 d;
   const V8 m = kKind == ChainKind::kSum ? hn::Zero(d) : hn::LoadU(d, shift);
-  V8 a = hn::Zero(d), b = hn::Zero(d);
+  V8 a[K], b[K];
+  for (int c = 0; c < K; ++c) a[c] = b[c] = hn::Zero(d);
   // Pixels [0, count) of the block's columns, in order.
   const auto run = [&](const V8 (&xc)[8], const V8 (&yc)[8], int64_t count) {
     for (int64_t p = 0; p < count; ++p) {
+      const int64_t c = K == 1 ? 0 : p;
       if constexpr (kKind == ChainKind::kSum) {
-        a = hn::Add(a, xc[p]);
+        a[c] = hn::Add(a[c], xc[p]);
       } else if constexpr (kKind == ChainKind::kShiftedSq) {
         const V8 dv = hn::Sub(xc[p], m);
-        a = Accumulate<kFma>(a, dv, dv);
+        a[c] = Accumulate<kFma>(a[c], dv, dv);
       } else {
-        a = hn::Add(a, yc[p]);
-        b = Accumulate<kFma>(b, hn::Sub(xc[p], m), yc[p]);
+        a[c] = hn::Add(a[c], yc[p]);
+        b[c] = Accumulate<kFma>(b[c], hn::Sub(xc[p], m), yc[p]);
       }
     }
   };
@@ -89,14 +95,35 @@ void Chains(const float* x, const float* y, int64_t n, int64_t image_stride, int
       if constexpr (kKind == ChainKind::kSumAndDot) Transpose8(yi + s0, s, yc);
       run(xc, yc, 8);
     }
-    if (full < s) {
+    if (K == 1 && full < s) {
       TailBlock(xi + full, s, s - full, xc);
       if constexpr (kKind == ChainKind::kSumAndDot) TailBlock(yi + full, s, s - full, yc);
       run(xc, yc, s - full);
     }
   }
-  hn::StoreU(a, d, acc1);
-  if constexpr (kKind == ChainKind::kSumAndDot) hn::StoreU(b, d, acc2);
+  for (int w = K / 2; w >= 1; w /= 2) {
+    for (int c = 0; c < w; ++c) {
+      a[c] = hn::Add(a[c], a[c + w]);
+      b[c] = hn::Add(b[c], b[c + w]);
+    }
+  }
+  hn::StoreU(a[0], d, acc1);
+  if constexpr (kKind == ChainKind::kSumAndDot) hn::StoreU(b[0], d, acc2);
+}
+
+// f.template operator()<kind, fma>() (kSum is never fused).
+template <typename F>
+void DispatchKind(ChainKind kind, bool fma, F&& f) {
+  switch (kind) {
+    case ChainKind::kSum:
+      return f.template operator()<ChainKind::kSum, false>();
+    case ChainKind::kShiftedSq:
+      if (fma) return f.template operator()<ChainKind::kShiftedSq, true>();
+      return f.template operator()<ChainKind::kShiftedSq, false>();
+    case ChainKind::kSumAndDot:
+      if (fma) return f.template operator()<ChainKind::kSumAndDot, true>();
+      return f.template operator()<ChainKind::kSumAndDot, false>();
+  }
 }
 
 // reduce.cc's pairwise tree over the terms [0, n * s) of 8 channels at once:
@@ -200,33 +227,22 @@ void Pairwise(const float* x, const float* y, int64_t n, int64_t image_stride, i
 
 }  // namespace
 
-bool ChannelChains8T(ChainKind kind, bool fma, const float* x, const float* y, int64_t n,
-                     int64_t image_stride, int64_t s, const float* shift, float* acc1,
-                     float* acc2) {
+bool ChannelChains8T(ChainKind kind, bool fma, int chains, const float* x, const float* y,
+                     int64_t n, int64_t image_stride, int64_t s, const float* shift,
+                     float* acc1, float* acc2) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  switch (kind) {
-    case ChainKind::kSum:
-      Chains<ChainKind::kSum, false>(x, y, n, image_stride, s, shift, acc1, acc2);
-      return true;
-    case ChainKind::kShiftedSq:
-      if (fma) {
-        Chains<ChainKind::kShiftedSq, true>(x, y, n, image_stride, s, shift, acc1, acc2);
-      } else {
-        Chains<ChainKind::kShiftedSq, false>(x, y, n, image_stride, s, shift, acc1, acc2);
-      }
-      return true;
-    case ChainKind::kSumAndDot:
-      if (fma) {
-        Chains<ChainKind::kSumAndDot, true>(x, y, n, image_stride, s, shift, acc1, acc2);
-      } else {
-        Chains<ChainKind::kSumAndDot, false>(x, y, n, image_stride, s, shift, acc1, acc2);
-      }
-      return true;
-  }
-  return false;
+  if (chains != 1 && (chains != 8 || s % 8 != 0)) return false;
+  DispatchKind(kind, fma, [&]<ChainKind kKind, bool kFma>() {
+    if (chains == 1) {
+      Chains<kKind, kFma, 1>(x, y, n, image_stride, s, shift, acc1, acc2);
+    } else {
+      Chains<kKind, kFma, 8>(x, y, n, image_stride, s, shift, acc1, acc2);
+    }
+  });
+  return true;
 #else
-  (void)kind, (void)fma, (void)x, (void)y, (void)n, (void)image_stride, (void)s;
-  (void)shift, (void)acc1, (void)acc2;
+  (void)kind, (void)fma, (void)chains, (void)x, (void)y, (void)n, (void)image_stride;
+  (void)s, (void)shift, (void)acc1, (void)acc2;
   return false;
 #endif
 }
@@ -235,26 +251,10 @@ bool ChannelPairwise8T(ChainKind kind, bool fma, const float* x, const float* y,
                        int64_t image_stride, int64_t s, const float* shift, float* acc1,
                        float* acc2) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  switch (kind) {
-    case ChainKind::kSum:
-      Pairwise<ChainKind::kSum, false>(x, y, n, image_stride, s, shift, acc1, acc2);
-      return true;
-    case ChainKind::kShiftedSq:
-      if (fma) {
-        Pairwise<ChainKind::kShiftedSq, true>(x, y, n, image_stride, s, shift, acc1, acc2);
-      } else {
-        Pairwise<ChainKind::kShiftedSq, false>(x, y, n, image_stride, s, shift, acc1, acc2);
-      }
-      return true;
-    case ChainKind::kSumAndDot:
-      if (fma) {
-        Pairwise<ChainKind::kSumAndDot, true>(x, y, n, image_stride, s, shift, acc1, acc2);
-      } else {
-        Pairwise<ChainKind::kSumAndDot, false>(x, y, n, image_stride, s, shift, acc1, acc2);
-      }
-      return true;
-  }
-  return false;
+  DispatchKind(kind, fma, [&]<ChainKind kKind, bool kFma>() {
+    Pairwise<kKind, kFma>(x, y, n, image_stride, s, shift, acc1, acc2);
+  });
+  return true;
 #else
   (void)kind, (void)fma, (void)x, (void)y, (void)n, (void)image_stride, (void)s;
   (void)shift, (void)acc1, (void)acc2;
@@ -281,11 +281,11 @@ bool ChannelPairwise8(ChainKind kind, bool fma, const float* x, const float* y, 
                                                  acc1, acc2);
 }
 
-bool ChannelChains8(ChainKind kind, bool fma, const float* x, const float* y, int64_t n,
-                    int64_t image_stride, int64_t s, const float* shift, float* acc1,
-                    float* acc2) {
-  return HWY_DYNAMIC_DISPATCH(ChannelChains8T)(kind, fma, x, y, n, image_stride, s, shift,
-                                               acc1, acc2);
+bool ChannelChains8(ChainKind kind, bool fma, int chains, const float* x, const float* y,
+                    int64_t n, int64_t image_stride, int64_t s, const float* shift,
+                    float* acc1, float* acc2) {
+  return HWY_DYNAMIC_DISPATCH(ChannelChains8T)(kind, fma, chains, x, y, n, image_stride, s,
+                                               shift, acc1, acc2);
 }
 
 }  // namespace kernels

@@ -20,13 +20,16 @@ enum class ChainKind {
 };
 
 // Channels j < 8 of an [n, C, s] tensor: channel j of image i starts at
-// x + i * image_stride + j * s (y likewise, kSumAndDot only). Every chain
-// starts at zero; acc1[j] (and acc2[j]) receive the results. Returns false,
-// computing nothing, on targets with fewer than 8 float lanes (the caller
-// then runs its scalar loop, which gives the same bits).
-bool ChannelChains8(ChainKind kind, bool fma, const float* x, const float* y, int64_t n,
-                    int64_t image_stride, int64_t s, const float* shift, float* acc1,
-                    float* acc2);
+// x + i * image_stride + j * s (y likewise, kSumAndDot only). chains = 1:
+// one chain per channel over its terms in (n, s) order (sequential);
+// chains = 8 (s a multiple of 8): reduce.h's lanes8, term i into chain
+// i mod 8, then lane c += lane c + w for w = 4, 2, 1. Every chain starts at
+// zero; acc1[j] (and acc2[j]) receive the results. Returns false, computing
+// nothing, for other chain counts and on targets with fewer than 8 float
+// lanes (the caller then runs its scalar loop, which gives the same bits).
+bool ChannelChains8(ChainKind kind, bool fma, int chains, const float* x, const float* y,
+                    int64_t n, int64_t image_stride, int64_t s, const float* shift,
+                    float* acc1, float* acc2);
 
 // As ChannelChains8, each channel's terms reduced in reduce.h's pairwise
 // order instead (the tree of xw::Sum / xw::Dot over the channel's n * s terms

@@ -108,6 +108,34 @@ void SequentialChains(const ChannelLayout& l, int64_t c0, int k, const float* x,
                       [](float, int, float, float) { return 0.0f; }, nullptr);
 }
 
+// The orders whose statistics run on 8-channel vector kernels
+// (channel_chains.h): sequential and lanes8 chains, and pairwise trees.
+int GroupChains(const ReduceSpec& r) {
+  if (r.order == ReduceOrder::kSequential) return 1;
+  return r.order == ReduceOrder::kLanes && r.lanes == kChains ? kChains : 0;
+}
+bool GroupOrder(const ReduceSpec& r) {
+  return GroupChains(r) > 0 || r.order == ReduceOrder::kPairwise;
+}
+
+// `kind` over channels [c0, c0 + kChains) of x (and y) on the vector
+// kernels, in the order of r: the bits of Sum / Dot on each gathered
+// channel. False (nothing computed) where they do not run.
+bool GroupStats(kernels::ChainKind kind, const ReduceSpec& r, const ChannelLayout& l,
+                int64_t c0, const float* x, const float* y, const float* shift, float* acc1,
+                float* acc2) {
+  if (l.s < kChains) return false;
+  const float* xc = x + c0 * l.s;
+  const float* yc = y ? y + c0 * l.s : nullptr;
+  if (r.order == ReduceOrder::kPairwise) {
+    return kernels::ChannelPairwise8(kind, r.fma, xc, yc, l.n, l.c * l.s, l.s, shift, acc1,
+                                     acc2);
+  }
+  const int chains = GroupChains(r);
+  return chains > 0 && kernels::ChannelChains8(kind, r.fma, chains, xc, yc, l.n, l.c * l.s,
+                                               l.s, shift, acc1, acc2);
+}
+
 inline float DotAcc(float acc, float p, float q, bool fma) {
   return fma ? std::fma(p, q, acc) : acc + p * q;
 }
@@ -152,27 +180,16 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
   cache->invstd.Resize({l.c});
   const float count = static_cast<float>(l.count());
   const bool sequential = reduce.order == ReduceOrder::kSequential;
-  const bool pairwise = reduce.order == ReduceOrder::kPairwise;
-  // Channel groups: kChains channels for the interleaved sequential chains
-  // and the 8-lane pairwise trees.
-  ParallelFor(l.c, sequential || pairwise ? kChains : 1, [&](int64_t c0, int64_t c1) {
+  // Channel groups of kChains: the vector kernels' groups, and the
+  // interleaved scalar chains' where those do not run.
+  ParallelFor(l.c, GroupOrder(reduce) ? kChains : 1, [&](int64_t c0, int64_t c1) {
     float mean[kChains], var_sum[kChains];
     const int k = static_cast<int>(c1 - c0);
-    if (pairwise && k == kChains && l.s >= kChains &&
-        kernels::ChannelPairwise8(kernels::ChainKind::kSum, false, x.data() + c0 * l.s,
-                                  nullptr, l.n, l.c * l.s, l.s, nullptr, mean, nullptr)) {
-      // The trees of SegmentedSum / SegmentedDot, 8 channels per vector.
+    if (k == kChains && GroupStats(kernels::ChainKind::kSum, reduce, l, c0, x.data(), nullptr,
+                                   nullptr, mean, nullptr)) {
       for (int j = 0; j < k; ++j) mean[j] /= count;
-      kernels::ChannelPairwise8(kernels::ChainKind::kShiftedSq, reduce.fma,
-                                x.data() + c0 * l.s, nullptr, l.n, l.c * l.s, l.s, mean,
-                                var_sum, nullptr);
-    } else if (sequential && k == kChains && l.s >= kChains &&
-        kernels::ChannelChains8(kernels::ChainKind::kSum, false, x.data() + c0 * l.s, nullptr,
-                                l.n, l.c * l.s, l.s, nullptr, mean, nullptr)) {
-      // The same chains as below, 8 channels per vector (channel_chains.h).
-      for (int j = 0; j < k; ++j) mean[j] /= count;
-      kernels::ChannelChains8(kernels::ChainKind::kShiftedSq, reduce.fma, x.data() + c0 * l.s,
-                              nullptr, l.n, l.c * l.s, l.s, mean, var_sum, nullptr);
+      GroupStats(kernels::ChainKind::kShiftedSq, reduce, l, c0, x.data(), nullptr, mean,
+                 var_sum, nullptr);
     } else if (sequential) {
       const float* xp = x.data();
       SequentialChains(l, c0, k, xp, [](float a, int, float p, float) { return a + p; },
@@ -250,20 +267,12 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
   if (dbeta) dbeta->Resize({l.c});
   const float count = static_cast<float>(l.count());
   const bool sequential = reduce.order == ReduceOrder::kSequential;
-  const bool pairwise = reduce.order == ReduceOrder::kPairwise;
-  ParallelFor(l.c, sequential || pairwise ? kChains : 1, [&](int64_t c0, int64_t c1) {
+  ParallelFor(l.c, GroupOrder(reduce) ? kChains : 1, [&](int64_t c0, int64_t c1) {
     float sum_dy[kChains], dotp[kChains];
     const int k = static_cast<int>(c1 - c0);
-    if (pairwise && k == kChains && l.s >= kChains &&
-        kernels::ChannelPairwise8(kernels::ChainKind::kSumAndDot, reduce.fma,
-                                  x.data() + c0 * l.s, dy.data() + c0 * l.s, l.n, l.c * l.s,
-                                  l.s, cache.mean.data() + c0, sum_dy, dotp)) {
-      // The trees of SegmentedSumAndDot, 8 channels per vector.
-    } else if (sequential && k == kChains && l.s >= kChains &&
-        kernels::ChannelChains8(kernels::ChainKind::kSumAndDot, reduce.fma,
-                                x.data() + c0 * l.s, dy.data() + c0 * l.s, l.n, l.c * l.s, l.s,
-                                cache.mean.data() + c0, sum_dy, dotp)) {
-      // The same two chains per channel as below (channel_chains.h).
+    if (k == kChains && GroupStats(kernels::ChainKind::kSumAndDot, reduce, l, c0, x.data(),
+                                   dy.data(), cache.mean.data() + c0, sum_dy, dotp)) {
+      // The two reductions per channel, 8 channels per vector.
     } else if (sequential) {
       const float* xp = x.data();
       const float* gp = dy.data();

@@ -181,12 +181,12 @@ TEST(BatchNormLayerTest, GradientsRank4) {
 
 // The sequential order reads channels in place, several chains at once; its
 // statistics must be the bits of gathering each channel and calling Sum/Dot.
-// On every SIMD target, sequential and pairwise: on targets with 8 float
-// lanes the group of 8 channels runs on in-register 8 x 8 transposes
+// On every SIMD target, sequential, pairwise and lanes8: on targets with 8
+// float lanes the group of 8 channels runs on in-register 8 x 8 transposes
 // (planes of 9 and 100 pixels: blocks of 8 and a tail, pairwise leaves
-// across planes; 4 planes of 256: the pairwise tree's in-plane blocks),
-// elsewhere through transposed blocks of 64 pixels in memory or in place;
-// the group of 3 is read in place.
+// across planes; 4 planes of 256: the pairwise tree's in-plane blocks;
+// lanes8 on planes of 16 and 256), elsewhere through transposed blocks of
+// 64 pixels in memory or in place; the group of 3 is read in place.
 TEST(BatchNormLayerTest,
      ChannelStatisticsMatchPerChannelSumAndDotOnEveryTarget) {
   struct Case {
@@ -195,9 +195,9 @@ TEST(BatchNormLayerTest,
   for (const std::string& target : KernelTargets()) {
     SCOPED_TRACE(target);
     ASSERT_TRUE(SetKernelTarget(target).ok());
-    for (const char* order : {"sequential", "pairwise"}) {
+    for (const char* order : {"sequential", "pairwise", "lanes8"}) {
       SCOPED_TRACE(order);
-      for (const Case cs : {Case{5, 3}, Case{5, 10}, Case{4, 16}}) {
+      for (const Case cs : {Case{5, 3}, Case{5, 4}, Case{5, 10}, Case{4, 16}}) {
         // 11 channels: a group of 8 and one of 3.
         const int64_t n = cs.n, side = cs.side, c = 11, s = side * side;
         Tensor x = RandomTensor({n, c, side, side}, 11, -3.0f, 5.0f);
