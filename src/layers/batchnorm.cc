@@ -54,6 +54,8 @@ void ScaleShift(const float* x, const ChannelLayout& l, int64_t c, float a,
 // latency of one chain hides behind the others. A full group goes through
 // blocks transposed to [pixel][channel] (the dispatched transpose), where the
 // compiler advances all kChains chains with one vector operation per pixel.
+// These are the fallback of GroupStats below (partial groups, planes under 8
+// pixels, targets without 8-float vectors).
 constexpr int kChains = 8;
 constexpr int64_t kPixelBlock = 64;
 
