@@ -18,13 +18,13 @@
 namespace xw {
 
 // Storage for AlignedAllocator: at least 64-byte aligned (one cache line,
-// one AVX-512 register). Blocks of 8 MiB or more are aligned to 2 MiB and
-// offered to the kernel's transparent huge pages (madvise on Linux), so that
-// the large tensors (VGG's classifier weights, gradients and Adam state,
-// batch activations) take 512 times fewer TLB entries and page faults.
-// Freed blocks of 256 KiB or more are kept for reuse by an allocation of the
-// same size (at most 256 MiB in all), so a training step's temporaries do
-// not fault in fresh pages every step. Thread-safe. Throws std::bad_alloc.
+// one AVX-512 register); blocks of 8 MiB or more are aligned to 2 MiB
+// and offered to the kernel's transparent huge pages (madvise on Linux), so
+// that the large tensors (VGG's classifier weights, gradients and Adam
+// state, batch activations) take 512 times fewer TLB entries and page
+// faults; freed ones are kept for reuse by an allocation of the same size
+// (at most 128 MiB in all), so a training step's large temporaries do not
+// fault in fresh pages every step. Thread-safe. Throws std::bad_alloc.
 // FreeBlock takes the size it was given.
 void* AllocateBlock(std::size_t bytes);
 void FreeBlock(void* p, std::size_t bytes);
