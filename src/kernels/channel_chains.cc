@@ -1,11 +1,10 @@
 // ChannelChains8 and ChannelPairwise8 (channel_chains.h) on every SIMD
-// target. Eight channel rows
-// of 8 pixels are transposed in registers (the 8 x 8 transpose of
-// tap_gather.cc's panels), so pixel p's 8 channel values form one vector and
-// the 8 chains advance with one vector operation per pixel, in pixel order:
-// the chains' adder latency hides the loads and shuffles, and nothing is
-// stored between them (batch norm's old path transposed 64-pixel blocks to
-// memory and read them back).
+// target. Eight channel rows of 8 pixels are transposed in registers
+// (transpose8-inl.h), so pixel p's 8 channel values form one vector and the
+// 8 channels' chains advance with one vector operation per pixel, in pixel
+// order: the chains' adder latency hides the loads and shuffles, and
+// nothing is stored between them (batch norm's scalar path transposes
+// 64-pixel blocks to memory and reads them back).
 #include "src/kernels/channel_chains.h"
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "src/kernels/hwy_ops.h"
+#include "src/kernels/transpose8-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace xw {
@@ -22,35 +22,7 @@ namespace kernels {
 namespace HWY_NAMESPACE {
 namespace {
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-using D8 = hn::CappedTag<float, 8>;
-using V8 = hn::Vec<D8>;
-
-// col[p] = (rows[0][p], ..., rows[7][p]) for p < 8: rows are 8 floats each,
-// `ld` floats apart.
-HWY_INLINE void Transpose8(const float* rows, int64_t ld, V8 (&col)[8]) {
-  const D8 d;
-  const hn::Repartition<double, D8> dd;
-  V8 r[8], t[8];
-  for (int i = 0; i < 8; ++i) r[i] = hn::LoadU(d, rows + i * ld);
-  for (int i = 0; i < 8; i += 2) {  // per 128-bit block: pairs of rows
-    t[i] = hn::InterleaveLower(d, r[i], r[i + 1]);
-    t[i + 1] = hn::InterleaveUpper(d, r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 8; i += 4) {  // then pairs of pairs, as doubles
-    for (int h = 0; h < 2; ++h) {
-      const auto a = hn::BitCast(dd, t[i + h]), b = hn::BitCast(dd, t[i + h + 2]);
-      r[i + 2 * h] = hn::BitCast(d, hn::InterleaveLower(dd, a, b));
-      r[i + 2 * h + 1] = hn::BitCast(d, hn::InterleaveUpper(dd, a, b));
-    }
-  }
-  // r[c] (c < 4) holds rows 0-3 of columns c and c + 4, r[4 + c] rows 4-7.
-  for (int c = 0; c < 4; ++c) {
-    col[c] = hn::ConcatLowerLower(d, r[4 + c], r[c]);
-    col[c + 4] = hn::ConcatUpperUpper(d, r[4 + c], r[c]);
-  }
-}
-
+#ifdef XWIRES_HAVE_TRANSPOSE8
 // The 8 x 8 block of `rem` < 8 pixels at p (channel rows s apart), zero past
 // rem, transposed.
 HWY_INLINE void TailBlock(const float* p, int64_t s, int64_t rem, V8 (&col)[8]) {
@@ -230,7 +202,7 @@ void Pairwise(const float* x, const float* y, int64_t n, int64_t image_stride, i
 bool ChannelChains8T(ChainKind kind, bool fma, int chains, const float* x, const float* y,
                      int64_t n, int64_t image_stride, int64_t s, const float* shift,
                      float* acc1, float* acc2) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#ifdef XWIRES_HAVE_TRANSPOSE8
   if (chains != 1 && (chains != 8 || s % 8 != 0)) return false;
   DispatchKind(kind, fma, [&]<ChainKind kKind, bool kFma>() {
     if (chains == 1) {
@@ -250,7 +222,7 @@ bool ChannelChains8T(ChainKind kind, bool fma, int chains, const float* x, const
 bool ChannelPairwise8T(ChainKind kind, bool fma, const float* x, const float* y, int64_t n,
                        int64_t image_stride, int64_t s, const float* shift, float* acc1,
                        float* acc2) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#ifdef XWIRES_HAVE_TRANSPOSE8
   DispatchKind(kind, fma, [&]<ChainKind kKind, bool kFma>() {
     Pairwise<kKind, kFma>(x, y, n, image_stride, s, shift, acc1, acc2);
   });

@@ -15,6 +15,7 @@
 #include "src/kernels/hwy_ops.h"
 #include "src/kernels/hwy_copy.h"
 #include "src/kernels/implicit_internal.h"
+#include "src/kernels/transpose8-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace xw {
@@ -208,34 +209,17 @@ void Col2imAddT(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_
   }
 }
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#ifdef XWIRES_HAVE_TRANSPOSE8
 // TransposeToPanel for columns [0, width8) (width8 and panel multiples of
-// 8) in 8 x 8 blocks, each transposed in registers (8 loads, 24 in-lane
-// shuffles, 8 stores).
+// 8) in 8 x 8 blocks, each transposed in registers.
 void Transpose8x8Blocks(const float* rows, int64_t ld, int64_t width8, int64_t panel,
                         float* dst) {
-  const hn::CappedTag<float, 8> d;
-  const hn::Repartition<double, decltype(d)> dd;
+  const D8 d;
   for (int64_t j0 = 0; j0 < panel; j0 += 8, rows += 8 * ld, dst += 8) {
     for (int64_t q0 = 0; q0 < width8; q0 += 8) {
-      decltype(hn::Zero(d)) r[8], t[8];
-      for (int i = 0; i < 8; ++i) r[i] = hn::LoadU(d, rows + i * ld + q0);
-      for (int i = 0; i < 8; i += 2) {  // per 128-bit block: pairs of rows
-        t[i] = hn::InterleaveLower(d, r[i], r[i + 1]);
-        t[i + 1] = hn::InterleaveUpper(d, r[i], r[i + 1]);
-      }
-      for (int i = 0; i < 8; i += 4) {  // then pairs of pairs, as doubles
-        for (int h = 0; h < 2; ++h) {
-          const auto a = hn::BitCast(dd, t[i + h]), b = hn::BitCast(dd, t[i + h + 2]);
-          r[i + 2 * h] = hn::BitCast(d, hn::InterleaveLower(dd, a, b));
-          r[i + 2 * h + 1] = hn::BitCast(d, hn::InterleaveUpper(dd, a, b));
-        }
-      }
-      // r[c] (c < 4) holds rows 0-3 of columns c and c + 4, r[4 + c] rows 4-7.
-      for (int c = 0; c < 4; ++c) {
-        hn::StoreU(hn::ConcatLowerLower(d, r[4 + c], r[c]), d, dst + (q0 + c) * panel);
-        hn::StoreU(hn::ConcatUpperUpper(d, r[4 + c], r[c]), d, dst + (q0 + c + 4) * panel);
-      }
+      V8 col[8];
+      Transpose8(rows + q0, ld, col);
+      for (int c = 0; c < 8; ++c) hn::StoreU(col[c], d, dst + (q0 + c) * panel);
     }
   }
 }
@@ -248,7 +232,7 @@ void Transpose8x8Blocks(const float* rows, int64_t ld, int64_t width8, int64_t p
 void TransposeToPanelT(const float* rows, int64_t ld, int64_t width, int64_t panel,
                        float* dst) {
   const DF d;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#ifdef XWIRES_HAVE_TRANSPOSE8
   if (panel % 8 == 0 && width >= 8) {
     const int64_t width8 = width / 8 * 8;
     Transpose8x8Blocks(rows, ld, width8, panel, dst);
