@@ -16,6 +16,7 @@ namespace xw {
 
 namespace {
 
+constexpr std::size_t kSmallAlignment = AlignedAllocator<float>::kAlignment;
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 // Blocks from this size on are large: 2 MiB aligned (the alignment wastes
 // at most a quarter of the block's address span, and no memory: pages
@@ -66,7 +67,7 @@ BlockPool& Pool() {
 }  // namespace
 
 void* AllocateBlock(std::size_t bytes) {
-  if (bytes < kLargeBytes) return ::operator new(bytes, std::align_val_t(64));
+  if (bytes < kLargeBytes) return ::operator new(bytes, std::align_val_t(kSmallAlignment));
   if (void* p = Pool().Take(bytes)) return p;
   void* p = ::operator new(bytes, std::align_val_t(kHugePage));
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
@@ -77,7 +78,7 @@ void* AllocateBlock(std::size_t bytes) {
 }
 
 void FreeBlock(void* p, std::size_t bytes) {
-  if (bytes < kLargeBytes) return ::operator delete(p, std::align_val_t(64));
+  if (bytes < kLargeBytes) return ::operator delete(p, std::align_val_t(kSmallAlignment));
   if (Pool().Keep(p, bytes)) return;
   ::operator delete(p, std::align_val_t(kHugePage));
 }

@@ -23,6 +23,22 @@ namespace HWY_NAMESPACE {
 namespace {
 
 #ifdef XWIRES_HAVE_TRANSPOSE8
+// One term of every channel's reduction (channel_chains.h's ChainKind): p
+// from x, g from y (read by kSumAndDot only), shift m; a and b the chains
+// it goes into.
+template <ChainKind kKind, bool kFma>
+HWY_INLINE void Step(const V8& p, const V8& g, const V8& m, V8& a, V8& b) {
+  if constexpr (kKind == ChainKind::kSum) {
+    a = hn::Add(a, p);
+  } else if constexpr (kKind == ChainKind::kShiftedSq) {
+    const V8 dv = hn::Sub(p, m);
+    a = Accumulate<kFma>(a, dv, dv);
+  } else {
+    a = hn::Add(a, g);
+    b = Accumulate<kFma>(b, hn::Sub(p, m), g);
+  }
+}
+
 // The 8 x 8 block of `rem` < 8 pixels at p (channel rows s apart), zero past
 // rem, transposed.
 HWY_INLINE void TailBlock(const float* p, int64_t s, int64_t rem, V8 (&col)[8]) {
@@ -46,15 +62,7 @@ void Chains(const float* x, const float* y, int64_t n, int64_t image_stride, int
   const auto run = [&](const V8 (&xc)[8], const V8 (&yc)[8], int64_t count) {
     for (int64_t p = 0; p < count; ++p) {
       const int64_t c = K == 1 ? 0 : p;
-      if constexpr (kKind == ChainKind::kSum) {
-        a[c] = hn::Add(a[c], xc[p]);
-      } else if constexpr (kKind == ChainKind::kShiftedSq) {
-        const V8 dv = hn::Sub(xc[p], m);
-        a[c] = Accumulate<kFma>(a[c], dv, dv);
-      } else {
-        a[c] = hn::Add(a[c], yc[p]);
-        b[c] = Accumulate<kFma>(b[c], hn::Sub(xc[p], m), yc[p]);
-      }
+      Step<kKind, kFma>(xc[p], yc[p], m, a[c], b[c]);
     }
   };
   const int64_t full = s / 8 * 8;
@@ -167,17 +175,7 @@ class PairwiseWalk {
     if constexpr (kKind == ChainKind::kSumAndDot) Terms(y_, begin, end, yc);
     a = hn::Zero(d);
     b = hn::Zero(d);
-    for (int64_t p = 0; p < end - begin; ++p) {
-      if constexpr (kKind == ChainKind::kSum) {
-        a = hn::Add(a, xc[p]);
-      } else if constexpr (kKind == ChainKind::kShiftedSq) {
-        const V8 dv = hn::Sub(xc[p], m_);
-        a = Accumulate<kFma>(a, dv, dv);
-      } else {
-        a = hn::Add(a, yc[p]);
-        b = Accumulate<kFma>(b, hn::Sub(xc[p], m_), yc[p]);
-      }
-    }
+    for (int64_t p = 0; p < end - begin; ++p) Step<kKind, kFma>(xc[p], yc[p], m_, a, b);
   }
 
   const float* x_;

@@ -1,9 +1,9 @@
-// Internal: batch norm's sequential statistics for 8 channels at once, on the
-// dispatched SIMD target (channel_chains.cc). Each channel is one chain over
-// its (n, s) terms in index order, lane j of an 8-float vector holding
-// channel j's chain; blocks of 8 pixels are transposed in registers, so a
-// vector operation advances all 8 chains by one pixel. The bits are those
-// of the scalar loop over the terms on every target.
+// Internal: batch norm's statistics for 8 channels at once, on the
+// dispatched SIMD target (channel_chains.cc). Lane j of an 8-float vector
+// holds channel j's reduction over its (n, s) terms, in the order of the
+// profile (sequential, lanes8 or pairwise); blocks of 8 pixels are
+// transposed in registers, so a vector operation advances all 8 channels by
+// one term. The bits are those of the scalar loops on every target.
 #ifndef XWIRES_SRC_KERNELS_CHANNEL_CHAINS_H_
 #define XWIRES_SRC_KERNELS_CHANNEL_CHAINS_H_
 
