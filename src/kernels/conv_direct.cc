@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "src/kernels/conv_internal.h"
+#include "src/kernels/implicit_internal.h"
 #include "src/kernels/ordered_gemm.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/simd_target.h"
@@ -21,6 +22,10 @@ namespace {
 // Planes (output pixels per image) below which the filter gradient takes dy
 // channel-major once rather than gathering it per task.
 constexpr int64_t kSmallPlane = 1024;
+
+// Output rows this short are gathered from a padded copy of the source
+// (PaddedSource): runs of at most 8 floats cost more in bounds than in copies.
+bool ShortRows(const TapSource& s) { return s.stride == 1 && s.ow <= 8; }
 
 // A run of consecutive flattened outputs (n, p, q0 .. q0+len-1) on one output
 // row, starting at offset j from the first column of the batch.
@@ -125,10 +130,24 @@ void ScatterPhase(const float* sub, const ConvGeometry& g, int64_t sub_h, int64_
 
 }  // namespace
 
+TapSource PaddedSource(const TapSource& s, int64_t images, AlignedFloats* buf) {
+  ImplicitLayout l;
+  l.ph = s.oh + s.kh - 1;
+  l.pw = s.ow + s.kw - 1;
+  l.image_floats = s.channels * l.ph * l.pw;
+  buf->resize(images * l.image_floats);
+  ParallelFor(images, 1, [&](int64_t n0, int64_t n1) {
+    for (int64_t n = n0; n < n1; ++n) PadImage(s, l, n, buf->data() + n * l.image_floats);
+  });
+  return TapSource{buf->data(), s.channels, l.ph, l.pw, s.kh, s.kw, 1, 0, 0, s.oh, s.ow};
+}
+
 void DirectForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
                    const ReduceSpec& spec, float* y) {
-  const TapSource s = ForwardSource(g, x);
-  if (ExactApplies(s, spec)) return ExactPatchGemm(s, g.n, g.o, w, bias, spec, y);
+  const TapSource src = ForwardSource(g, x);
+  if (ExactApplies(src, spec)) return ExactPatchGemm(src, g.n, g.o, w, bias, spec, y);
+  AlignedFloats padded;
+  const TapSource s = ShortRows(src) ? PaddedSource(src, g.n, &padded) : src;
   const int64_t terms = g.c * g.kh * g.kw, total = g.n * g.oh * g.ow;
   OrderedGemmProblem p;
   p.m = g.o;
@@ -175,7 +194,7 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
       // Sub-grid pixel i, sub-tap m read dy row i + m + (rh + a0 - fpt) / s.
       const int off_h = static_cast<int>((rh + a0 - fpt) / s);
       const int off_w = static_cast<int>((rw + b0 - fpl) / s);
-      TapSource src{dy, g.o, g.oh, g.ow, sub_kh, sub_kw, 1, -off_h, -off_w, sub_h, sub_w};
+      const TapSource phase{dy, g.o, g.oh, g.ow, sub_kh, sub_kw, 1, -off_h, -off_w, sub_h, sub_w};
       const int64_t sub_taps = int64_t{sub_kh} * sub_kw, terms = g.o * sub_taps;
       const int64_t total = g.n * sub_h * sub_w;
       // A [C][O * sub taps]: w[o, c, KH-1-(a0 + s*m), KW-1-(b0 + s*k)].
@@ -200,16 +219,18 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
         ScatterPhase(nullptr, g, sub_h, sub_w, rh, rw, dx);
         continue;
       }
-      if (ExactApplies(src, spec)) {
+      if (ExactApplies(phase, spec)) {
         // Kept per thread and grown only: the tiles overwrite it whole, so
         // no zero-fill and no page faults per call.
         thread_local AlignedFloats sub;
         const int64_t need = g.n * g.c * sub_h * sub_w;
         if (static_cast<int64_t>(sub.size()) < need) sub.resize(need);
-        ExactPatchGemm(src, g.n, g.c, wt.data(), nullptr, spec, sub.data());
+        ExactPatchGemm(phase, g.n, g.c, wt.data(), nullptr, spec, sub.data());
         ScatterPhase(sub.data(), g, sub_h, sub_w, rh, rw, dx);
         continue;
       }
+      AlignedFloats padded;
+      const TapSource src = ShortRows(phase) ? PaddedSource(phase, g.n, &padded) : phase;
       OrderedGemmProblem p;
       p.m = g.c;
       p.n = total;
@@ -233,7 +254,7 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
 // product dY [O, Q] x im2col^T [Q, T], tap panels packed transposed.
 void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
                           const ReduceSpec& spec, float* dw) {
-  const TapSource s = ForwardSource(g, x);
+  const TapSource src = ForwardSource(g, x);
   // Both tile sets give the same bits. The lanes tiles hold a K-chain set
   // in vectors of min(K, lanes) pixels, the exact tiles output channels in
   // full vectors: on 16-lane targets the latter won wherever both applied
@@ -246,11 +267,13 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
   // it, ran 87 on the ordered products and 81 on the tiles). On 8-lane
   // targets (AVX2) the lanes tiles were as fast or faster everywhere.
   const bool exact_first = KernelFloatLanes() >= 16 && g.c * g.kh * g.kw >= 64;
-  if (exact_first && ExactFilterApplies(s, g.o, spec, /*per_chain_bound=*/true)) {
-    return ExactBackwardFilter(s, g.n, g.o, dy, spec, dw);
+  if (exact_first && ExactFilterApplies(src, g.o, spec, /*per_chain_bound=*/true)) {
+    return ExactBackwardFilter(src, g.n, g.o, dy, spec, dw);
   }
-  if (LanesFilterApplies(s, g.o, spec)) return LanesBackwardFilter(s, g.n, g.o, dy, spec, dw);
-  if (ExactFilterApplies(s, g.o, spec)) return ExactBackwardFilter(s, g.n, g.o, dy, spec, dw);
+  if (LanesFilterApplies(src, g.o, spec)) return LanesBackwardFilter(src, g.n, g.o, dy, spec, dw);
+  if (ExactFilterApplies(src, g.o, spec)) return ExactBackwardFilter(src, g.n, g.o, dy, spec, dw);
+  AlignedFloats padded;
+  const TapSource s = ShortRows(src) ? PaddedSource(src, g.n, &padded) : src;
   const int64_t taps = g.c * g.kh * g.kw, plane = g.oh * g.ow, total = g.n * plane;
   OrderedGemmProblem p;
   p.m = g.o;

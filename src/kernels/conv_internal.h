@@ -50,14 +50,29 @@ class TapGather {
   const int64_t* col() const { return col_.data(); }
   const int64_t* lo() const { return lo_.data(); }
   const int64_t* hi() const { return hi_.data(); }
+  // Whether no tap of a run reads outside the source (stride 1 only, as a
+  // pre-padded source has it): then run r's tap (c, a, b) is the run's len
+  // floats at data + start()[r] + c*h*w + a*w + b, copied without bounds.
+  bool interior() const { return interior_; }
+  const int64_t* start() const { return start_.data(); }
 
  private:
   TapSource s_{};
+  bool interior_ = false;
+  std::vector<int64_t> start_;  // [run]: interior runs' first source float of tap 0
   std::vector<Run> runs_;
   std::vector<int64_t> row_;     // [run][a]: offset of the source row, -1 if padding
   std::vector<int64_t> col_;     // [run][b]: source column of the run's first valid output
   std::vector<int64_t> lo_, hi_;  // [run][b]: outputs [lo, hi) of the run are in range
 };
+
+// The source copied with its padding for stride 1 (conv_direct.cc): each
+// plane of images x s.channels as (oh + kh - 1) x (ow + kw - 1) floats in buf,
+// zero where s reads outside its data, and the source of the same taps over
+// it with no padding (TapGather::interior()). Gathers of short output rows
+// then copy whole runs: VGG's 4x4 and 2x2 layers gather runs of 4 and 2
+// floats, each with its own bounds when read from the unpadded source.
+TapSource PaddedSource(const TapSource& s, int64_t images, AlignedFloats* buf);
 
 // cols[t * ld + p * OW + q] for t = (c*KH + a)*KW + b: the zero-padded patch
 // matrix of image n of s (im2col).

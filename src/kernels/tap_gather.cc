@@ -136,7 +136,39 @@ void PadImageStridedT(const TapSource& s, const ImplicitLayout& l, int64_t n, fl
   }
 }
 
+namespace {
+
+// TapRowsT for an interior plan: every run a plain copy of its len floats
+// (one 4-float vector for VGG's 4x4 rows).
+void InteriorTapRows(const TapGather& g, int64_t t0, int64_t t1, float* dst, int64_t ld) {
+  const TapSource& s = g.source();
+  const int64_t khw = int64_t{s.kh} * s.kw, plane = s.h * s.w;
+  const std::vector<TapGather::Run>& runs = g.runs();
+  const int64_t* start = g.start();
+  for (int64_t t = t0; t < t1; ++t) {
+    const int64_t c = t / khw, a = t % khw / s.kw, b = t % s.kw;
+    const float* src = s.data + c * plane + a * s.w + b;
+    float* d = dst + (t - t0) * ld;
+    for (size_t r = 0; r < runs.size(); ++r) {
+      const float* from = src + start[r];
+      float* out = d + runs[r].j;
+      const int64_t len = runs[r].len;
+#if HWY_TARGET != HWY_SCALAR
+      if (len == 4) {
+        const hn::CappedTag<float, 4> d4;
+        hn::StoreU(hn::LoadU(d4, from), d4, out);
+        continue;
+      }
+#endif
+      CopyRun1(from, 0, len, len, out);
+    }
+  }
+}
+
+}  // namespace
+
 void TapRowsT(const TapGather& g, int64_t t0, int64_t t1, float* dst, int64_t ld) {
+  if (g.interior()) return InteriorTapRows(g, t0, t1, dst, ld);
   const TapSource& s = g.source();
   const int64_t khw = int64_t{s.kh} * s.kw, plane = s.h * s.w;
   const int kh = s.kh, kw = s.kw;
@@ -316,6 +348,17 @@ void TapGather::Reset(const TapSource& s, int64_t begin, int64_t end) {
       hi_[r * s.kw + b] = hi;
       col_[r * s.kw + b] = v0 + lo * s.stride;
     }
+  }
+  interior_ = s.stride == 1;
+  for (size_t r = 0; r < nr && interior_; ++r) {
+    for (int a = 0; a < s.kh; ++a) interior_ = interior_ && row_[r * s.kh + a] >= 0;
+    for (int b = 0; b < s.kw; ++b) {
+      interior_ = interior_ && lo_[r * s.kw + b] == 0 && hi_[r * s.kw + b] == runs_[r].len;
+    }
+  }
+  start_.resize(interior_ ? nr : 0);
+  for (size_t r = 0; r < start_.size(); ++r) {
+    start_[r] = runs_[r].n * s.channels * s.h * s.w + row_[r * s.kh] + col_[r * s.kw];
   }
 }
 
