@@ -17,8 +17,11 @@
 // target (peak_tile.h), one thread: fused = one FMA per term (the torch
 // profile's chains, and the tf profile's implicit tiles), unfused = a
 // product then a dependent add (the reference profile's), and on 16-lane
-// targets the same with 8-lane vectors. A kernel's GFLOPs over the row of
-// its arithmetic is how much of the core it uses.
+// targets the same with 8-lane vectors; the _8x2 rows hold 8 x 2 vectors
+// instead of 6 x 4 (where the target has 32 registers; else the same 6 x 2
+// tile). A kernel's GFLOPs over the best row of its arithmetic is how much
+// of the core it uses: on Zen 4 unfused_8lanes_8x2 comes near fused while
+// the kernels' unfused 6 x 4 tile stops near 92 GFLOP/s.
 //
 //   build-*/bench/bench_kernels [--threads=1] --benchmark_filter=conv/resnet
 #include <benchmark/benchmark.h>
@@ -103,11 +106,11 @@ void Measure(benchmark::State& state, double flops_per_iter, int64_t m, int64_t 
 }
 
 // GFLOPs of the register tile alone (peak_tile.h), per process CPU-second.
-void BM_Peak(benchmark::State& state, bool fma, bool half_width) {
+void BM_Peak(benchmark::State& state, bool fma, bool half_width, bool narrow) {
   constexpr int64_t kReps = 20000;  // ~1-2 ms per call at 100 GFLOP/s
   double flops = 0;
   const double start = ProcessCpuSeconds();
-  for (auto _ : state) flops += bench::TileFlops(fma, half_width, kReps);
+  for (auto _ : state) flops += bench::TileFlops(fma, half_width, narrow, kReps);
   state.counters["GFLOPs"] = flops / (ProcessCpuSeconds() - start) / 1e9;
 }
 
@@ -221,13 +224,15 @@ void BM_Conv(benchmark::State& state, Layer l, KernelNumerics num, Pass pass) {
 void Register() {
   for (const bool half : {false, true}) {
     if (half && KernelFloatLanes() < 16) continue;
-    for (const bool fma : {true, false}) {
-      const std::string name =
-          std::string("peak/") + (fma ? "fused" : "unfused") + (half ? "_8lanes" : "");
-      benchmark::RegisterBenchmark(name.c_str(), BM_Peak, fma, half)
-          ->MinTime(0.2)
-          ->MeasureProcessCPUTime()
-          ->Unit(benchmark::kMillisecond);
+    for (const bool narrow : {false, true}) {
+      for (const bool fma : {true, false}) {
+        const std::string name = std::string("peak/") + (fma ? "fused" : "unfused") +
+                                 (half ? "_8lanes" : "") + (narrow ? "_8x2" : "");
+        benchmark::RegisterBenchmark(name.c_str(), BM_Peak, fma, half, narrow)
+            ->MinTime(0.2)
+            ->MeasureProcessCPUTime()
+            ->Unit(benchmark::kMillisecond);
+      }
     }
   }
   KernelNumerics lanes8;

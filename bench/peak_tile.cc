@@ -1,6 +1,6 @@
 // The arithmetic ceiling of the kernels' register tiles on the dispatched
 // SIMD target: a tile of 6 rows x V vectors (V = 4 with 32 vector registers,
-// 2 with 16), as the convolution and GEMM tiles hold it, run over a 64-term
+// 2 with 16; or 8 x 2 on request), as the convolution and GEMM tiles hold it, run over a 64-term
 // panel that stays in L1: per term V vector loads, 6 broadcasts and 6 x V
 // multiply-adds into the accumulators. Fused chains are one FMA per term;
 // unfused ones (the reference profile's) a product, then an add that depends
@@ -24,13 +24,13 @@ namespace hn = hwy::HWY_NAMESPACE;
 using kernels::HWY_NAMESPACE::Accumulate;
 
 #if HWY_ARCH_ARM_A64 || (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3)
-constexpr int kVectors = 4;
+constexpr int kWideVectors = 4;
 #else
-constexpr int kVectors = 2;
+constexpr int kWideVectors = 2;
 #endif
-constexpr int kRows = 6, kTerms = 64;
+constexpr int kTerms = 64;
 
-template <bool kFma, class D>
+template <bool kFma, int kRows, int kVectors, class D>
 HWY_NOINLINE double Tile(D d, int64_t reps) {
   using V = hn::Vec<D>;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
@@ -67,15 +67,21 @@ HWY_NOINLINE double Tile(D d, int64_t reps) {
   return 2.0 * reps * kTerms * kRows * kVectors * static_cast<double>(lanes);
 }
 
-double TileFlops(bool fma, bool half_width, int64_t reps) {
+template <int kRows, int kVectors>
+double TileAtWidth(bool fma, bool half_width, int64_t reps) {
 #if HWY_TARGET != HWY_SCALAR
   if (half_width && hn::Lanes(hn::ScalableTag<float>()) >= 16) {
     const hn::CappedTag<float, 8> d8;
-    return fma ? Tile<true>(d8, reps) : Tile<false>(d8, reps);
+    return fma ? Tile<true, kRows, kVectors>(d8, reps) : Tile<false, kRows, kVectors>(d8, reps);
   }
 #endif
   const hn::ScalableTag<float> d;
-  return fma ? Tile<true>(d, reps) : Tile<false>(d, reps);
+  return fma ? Tile<true, kRows, kVectors>(d, reps) : Tile<false, kRows, kVectors>(d, reps);
+}
+
+double TileFlops(bool fma, bool half_width, bool narrow, int64_t reps) {
+  if (narrow && kWideVectors > 2) return TileAtWidth<8, 2>(fma, half_width, reps);
+  return TileAtWidth<6, kWideVectors>(fma, half_width, reps);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -89,8 +95,8 @@ namespace bench {
 
 HWY_EXPORT(TileFlops);
 
-double TileFlops(bool fma, bool half_width, int64_t reps) {
-  return HWY_DYNAMIC_DISPATCH(TileFlops)(fma, half_width, reps);
+double TileFlops(bool fma, bool half_width, bool narrow, int64_t reps) {
+  return HWY_DYNAMIC_DISPATCH(TileFlops)(fma, half_width, narrow, reps);
 }
 
 }  // namespace bench

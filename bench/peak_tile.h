@@ -14,8 +14,12 @@ namespace bench {
 // and a dependent add (two roundings). half_width: on targets with 16 float
 // lanes, 8-lane vectors instead (the tiles the kernels use for unfused
 // chains on CPUs that split 512-bit operations); elsewhere ignored.
-// Single-threaded; thread-safe.
-double TileFlops(bool fma, bool half_width, int64_t reps);
+// narrow: 8 x 2 vectors instead of the kernels' 6 x 4 on targets with 32
+// vector registers (on Zen 4 the unfused 6 x 4 tile of 8-lane vectors tops
+// out near 92 GFLOP/s while other shapes of 8-lane vectors reach 113-116,
+// as fused tiles do: the products and the adds issue on separate pipes).
+// With 16 registers the tile stays 6 x 2. Single-threaded; thread-safe.
+double TileFlops(bool fma, bool half_width, bool narrow, int64_t reps);
 
 }  // namespace bench
 }  // namespace xw
