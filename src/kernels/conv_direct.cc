@@ -199,17 +199,15 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
       const int64_t total = g.n * sub_h * sub_w;
       // A [C][O * sub taps]: w[o, c, KH-1-(a0 + s*m), KW-1-(b0 + s*k)].
       std::vector<float> wt(g.c * terms);
-      for (int64_t c = 0; c < g.c; ++c) {
-        for (int64_t o = 0; o < g.o; ++o) {
-          const float* src_w = w + (o * g.c + c) * g.kh * g.kw;
-          for (int m = 0; m < sub_kh; ++m) {
-            for (int k = 0; k < sub_kw; ++k) {
-              wt[c * terms + (o * sub_kh + m) * sub_kw + k] =
-                  src_w[(g.kh - 1 - a0 - s * m) * g.kw + (g.kw - 1 - b0 - s * k)];
-            }
+      ForEachChannelPair(g.c, g.o, [&](int64_t c, int64_t o) {
+        const float* src_w = w + (o * g.c + c) * g.kh * g.kw;
+        for (int m = 0; m < sub_kh; ++m) {
+          for (int k = 0; k < sub_kw; ++k) {
+            wt[c * terms + (o * sub_kh + m) * sub_kw + k] =
+                src_w[(g.kh - 1 - a0 - s * m) * g.kw + (g.kw - 1 - b0 - s * k)];
           }
         }
-      }
+      });
       // The phase is a stride-1 convolution of dy (weights wt, taps in the
       // same order): where the exact tiles take its grid, they compute it
       // into a sub-grid tensor that is then scattered, the same bits as the

@@ -25,13 +25,11 @@ TapSource FlippedSource(const ConvGeometry& g, const float* dy) {
 
 void FlipKernel(const ConvGeometry& g, const float* w, float* flipped) {
   const int64_t khw = int64_t{g.kh} * g.kw;
-  for (int64_t c = 0; c < g.c; ++c) {
-    for (int64_t o = 0; o < g.o; ++o) {
-      for (int64_t t = 0; t < khw; ++t) {
-        flipped[(c * g.o + o) * khw + t] = w[(o * g.c + c) * khw + (khw - 1 - t)];
-      }
+  ForEachChannelPair(g.c, g.o, [&](int64_t c, int64_t o) {
+    for (int64_t t = 0; t < khw; ++t) {
+      flipped[(c * g.o + o) * khw + t] = w[(o * g.c + c) * khw + (khw - 1 - t)];
     }
-  }
+  });
 }
 
 void ImagesToMatrix(const float* nchw, int64_t n0, int64_t k, int64_t ch, int64_t plane,

@@ -158,7 +158,8 @@ int DataGradMismatches(const ConvGeometry& g, const Tensor& w, const Tensor& dy,
 }
 
 // Direct convolution is exactly xw::Dot over the zero-padded patch (forward),
-// over the flipped taps of dy (dx), and over (n, oh, ow) (dw), for every order.
+// over the flipped taps of dy (dx), and over (n, oh, ow) (dw), for every order;
+// the bias gradient is xw::Sum over each channel of dy.
 TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
   const Case cs[] = {{2, 5, 7, 6, 7, Spec(3, 2, 1, PadMode::kExplicit)},
                      {1, 33, 5, 5, 3, Spec(3, 1, 0, PadMode::kSame)},  // 297 terms: 2 chunks
@@ -188,13 +189,15 @@ TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
     const auto [g, x, w, dy] = convtest::MakeOperands(k, 3, 4, 5);
     for (const convtest::Config& cfg : convtest::AllConfigs()) {
       if (cfg.num.conv_algo != ConvAlgo::kDirect) continue;
-      Tensor y, dx, dw;
+      Tensor y, dx, dw, db;
       Conv2dForward(x, w, nullptr, k.spec, cfg.num, &y);
-      Conv2dBackward(x, w, dy, k.spec, cfg.num, &dx, &dw, nullptr);
+      Conv2dBackward(x, w, dy, k.spec, cfg.num, &dx, &dw, &db);
       const std::string id = cfg.name + " " + k.Name();
       EXPECT_EQ(ForwardMismatches(g, x, w, y, cfg.num.reduce), 0) << id;
       EXPECT_EQ(DataGradMismatches(g, w, dy, dx, cfg.num.reduce), 0) << id;
       EXPECT_EQ(convtest::FilterGradMismatches(g, x, dy, dw, cfg.num.reduce), 0) << id;
+      // The bias gradient (groups of 8 channels on the channel kernels).
+      EXPECT_EQ(convtest::BiasGradMismatches(g, dy, db, cfg.num.reduce), 0) << id;
     }
   }
   });

@@ -176,6 +176,23 @@ inline int FilterGradMismatches(const ConvGeometry& g, const Tensor& x, const Te
   return bad;
 }
 
+// db[o] against xw::Sum over channel o's dy in (n, oh, ow) order, bit for bit.
+inline int BiasGradMismatches(const ConvGeometry& g, const Tensor& dy, const Tensor& db,
+                              const ReduceSpec& s) {
+  const int64_t plane = g.oh * g.ow;
+  std::vector<float> col(g.n * plane);
+  int bad = 0;
+  for (int64_t o = 0; o < g.o; ++o) {
+    for (int64_t n = 0; n < g.n; ++n) {
+      for (int64_t p = 0; p < plane; ++p) col[n * plane + p] = dy[(n * g.o + o) * plane + p];
+    }
+    const float ref = Sum(col.data(), static_cast<int64_t>(col.size()), s);
+    const float got = db[o];
+    bad += std::memcmp(&ref, &got, 4) != 0;
+  }
+  return bad;
+}
+
 inline Conv2dSpec Spec(int k, int stride, int pad, PadMode mode) {
   Conv2dSpec s;
   s.kernel_h = s.kernel_w = k;
