@@ -124,8 +124,8 @@ std::vector<AlignedFloats> FilterRounds(
 
 // dw[o * taps + t] = parts[0][t * out_ch + o] + parts[1][...] + ..., the
 // parts added in order: tap-major filter-gradient sums back to [out_ch,
-// taps], in blocks (the transposed reads stay within a few cache lines) and
-// in parallel.
+// taps], summed part by part and then transposed by the dispatched
+// TransposeToPanel, in parallel.
 void TapsToFilter(const std::vector<const float*>& parts, int64_t taps, int64_t out_ch,
                   float* dw);
 

@@ -162,19 +162,29 @@ std::vector<AlignedFloats> FilterRounds(
 
 void TapsToFilter(const std::vector<const float*>& parts, int64_t taps, int64_t out_ch,
                   float* dw) {
+  // The parts' sum in [taps][out_ch], added part after part (the bits of
+  // adding them in order per entry), then the dispatched transpose into
+  // [out_ch][taps], 16 channels per task. A scalar 16 x 16 block loop took
+  // 3% of a VGG-11 step under tf (four parts of 512 x 4608).
+  const float* sum = parts[0];
+  AlignedFloats total;
+  if (parts.size() > 1) {
+    total.resize(taps * out_ch);
+    ParallelFor(taps, 64, [&](int64_t t0, int64_t t1) {
+      const int64_t i0 = t0 * out_ch, i1 = t1 * out_ch;
+      float* out = total.data();
+      std::copy(parts[0] + i0, parts[0] + i1, out + i0);
+      for (size_t k = 1; k < parts.size(); ++k) {
+        const float* part = parts[k];
+        for (int64_t i = i0; i < i1; ++i) out[i] += part[i];
+      }
+    });
+    sum = total.data();
+  }
   constexpr int64_t kB = 16;
   ParallelFor((out_ch + kB - 1) / kB, 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t o0 = b0 * kB; o0 < std::min(out_ch, b1 * kB); o0 += kB) {
-      for (int64_t t0 = 0; t0 < taps; t0 += kB) {
-        for (int64_t o = o0; o < std::min(out_ch, o0 + kB); ++o) {
-          for (int64_t t = t0; t < std::min(taps, t0 + kB); ++t) {
-            float s = parts[0][t * out_ch + o];
-            for (size_t i = 1; i < parts.size(); ++i) s += parts[i][t * out_ch + o];
-            dw[o * taps + t] = s;
-          }
-        }
-      }
-    }
+    const int64_t o0 = b0 * kB, o1 = std::min(out_ch, b1 * kB);
+    TransposeToPanel(sum + o0, out_ch, o1 - o0, taps, dw + o0 * taps);
   });
 }
 
