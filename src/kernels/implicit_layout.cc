@@ -3,6 +3,7 @@
 // are dispatched: tap_gather.cc), packed weights, the image loop, and which
 // geometries the tiles of the dispatched SIMD target take.
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "src/kernels/conv_internal.h"
@@ -62,12 +63,43 @@ ImplicitLayout MakeLayout(const TapSource& s, int64_t lanes) {
 // images on Zen 4, where Highway's masked chunks took 0.52). GCC would turn
 // the short border loops back into memset calls.
 #if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#define XWIRES_NO_MEMSET_CALLS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define XWIRES_NO_MEMSET_CALLS
 #endif
-void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad,
-              int64_t plane_stride) {
+
+// PadImage's rows for a source W floats wide padded by one column on each
+// side (3x3 'same' convolutions, stride 1): constant-length copies, which
+// the compiler turns into a few vector moves with no loop (the general
+// loops' run-time bounds cost as much as the copy for 8-32 float rows).
+template <int W>
+XWIRES_NO_MEMSET_CALLS void PadPlanesOneColumn(const TapSource& s, const ImplicitLayout& l,
+                                               int64_t n, float* pad, int64_t plane_stride) {
+  for (int64_t c = 0; c < s.channels; ++c) {
+    const float* src = s.data + (n * s.channels + c) * s.h * W;
+    float* dst = pad + c * plane_stride;
+    for (int64_t i = 0; i < l.ph; ++i, dst += W + 2) {
+      const int64_t u = i - s.pad_top;
+      if (u < 0 || u >= s.h) {
+        for (int j = 0; j < W + 2; ++j) dst[j] = 0.0f;
+        continue;
+      }
+      dst[0] = 0.0f;
+      std::memcpy(dst + 1, src + u * W, sizeof(float) * W);
+      dst[W + 1] = 0.0f;
+    }
+  }
+}
+
+XWIRES_NO_MEMSET_CALLS void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n,
+                                     float* pad, int64_t plane_stride) {
   if (s.stride != 1) return PadImageStrided(s, l, n, pad, plane_stride);
   if (plane_stride == 0) plane_stride = l.ph * l.pw;
+  if (s.pad_left == 1 && l.pw == s.w + 2) {
+    if (s.w == 32) return PadPlanesOneColumn<32>(s, l, n, pad, plane_stride);
+    if (s.w == 16) return PadPlanesOneColumn<16>(s, l, n, pad, plane_stride);
+    if (s.w == 8) return PadPlanesOneColumn<8>(s, l, n, pad, plane_stride);
+  }
   // Columns j in [lo, hi) read source column j - pad_left; the rest are 0.
   const int64_t first = -s.pad_left;
   const int64_t lo = std::clamp<int64_t>(first >= 0 ? 0 : -first, 0, l.pw);
