@@ -258,6 +258,30 @@ bool ChannelChains8(ChainKind kind, bool fma, int chains, const float* x, const 
                                                shift, acc1, acc2);
 }
 
+namespace {
+// Chains per channel of r's order on ChannelChains8, 0 where it has none.
+int ChainCount8(const ReduceSpec& r) {
+  if (r.order == ReduceOrder::kSequential) return 1;
+  return r.order == ReduceOrder::kLanes && r.lanes == 8 ? 8 : 0;
+}
+}  // namespace
+
+bool ChannelReduce8Order(const ReduceSpec& r) {
+  return ChainCount8(r) > 0 || r.order == ReduceOrder::kPairwise;
+}
+
+bool ChannelReduce8(ChainKind kind, const ReduceSpec& r, const float* x, const float* y,
+                    int64_t n, int64_t image_stride, int64_t s, const float* shift, float* acc1,
+                    float* acc2) {
+  if (s < 8) return false;
+  if (r.order == ReduceOrder::kPairwise) {
+    return ChannelPairwise8(kind, r.fma, x, y, n, image_stride, s, shift, acc1, acc2);
+  }
+  const int chains = ChainCount8(r);
+  return chains > 0 &&
+         ChannelChains8(kind, r.fma, chains, x, y, n, image_stride, s, shift, acc1, acc2);
+}
+
 }  // namespace kernels
 }  // namespace xw
 #endif  // HWY_ONCE

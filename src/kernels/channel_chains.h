@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "xwires/core/reduce.h"
+
 namespace xw {
 namespace kernels {
 
@@ -38,6 +40,17 @@ bool ChannelChains8(ChainKind kind, bool fma, int chains, const float* x, const 
 bool ChannelPairwise8(ChainKind kind, bool fma, const float* x, const float* y, int64_t n,
                       int64_t image_stride, int64_t s, const float* shift, float* acc1,
                       float* acc2);
+
+// Whether ChannelReduce8 takes r's order: sequential, lanes8 and pairwise.
+bool ChannelReduce8Order(const ReduceSpec& r);
+
+// The kernel above for r's order and FMA choice: ChannelChains8 with one
+// chain (sequential) or 8 (lanes8), or ChannelPairwise8. The bits of Sum /
+// Dot on each gathered channel. Returns false, computing nothing, for other
+// orders, planes under 8 pixels (s < 8), and where the kernel itself does.
+bool ChannelReduce8(ChainKind kind, const ReduceSpec& r, const float* x, const float* y,
+                    int64_t n, int64_t image_stride, int64_t s, const float* shift, float* acc1,
+                    float* acc2);
 
 }  // namespace kernels
 }  // namespace xw

@@ -61,20 +61,12 @@ void MustShape(const char* what, const Tensor& t, const Shape& want) {
 void BiasGradient(const ConvGeometry& g, const float* dy, const ReduceSpec& spec, float* db) {
   constexpr int64_t kGroup = 8;
   const int64_t plane = g.oh * g.ow;
-  int chains = 0;
-  if (spec.order == ReduceOrder::kSequential) chains = 1;
-  if (spec.order == ReduceOrder::kLanes && spec.lanes == kGroup) chains = kGroup;
-  const bool grouped = plane >= kGroup && (chains > 0 || spec.order == ReduceOrder::kPairwise);
+  const bool grouped = kernels::ChannelReduce8Order(spec);
   ParallelFor(g.o, grouped ? kGroup : 1, [&](int64_t o0, int64_t o1) {
-    if (grouped && o1 - o0 == kGroup) {
-      const float* x = dy + o0 * plane;
-      const bool done =
-          spec.order == ReduceOrder::kPairwise
-              ? kernels::ChannelPairwise8(kernels::ChainKind::kSum, spec.fma, x, nullptr, g.n,
-                                          g.o * plane, plane, nullptr, db + o0, nullptr)
-              : kernels::ChannelChains8(kernels::ChainKind::kSum, spec.fma, chains, x, nullptr,
-                                        g.n, g.o * plane, plane, nullptr, db + o0, nullptr);
-      if (done) return;
+    if (o1 - o0 == kGroup &&
+        kernels::ChannelReduce8(kernels::ChainKind::kSum, spec, dy + o0 * plane, nullptr, g.n,
+                                g.o * plane, plane, nullptr, db + o0, nullptr)) {
+      return;
     }
     std::vector<float> col(g.n * plane);
     for (int64_t o = o0; o < o1; ++o) {

@@ -110,32 +110,14 @@ void SequentialChains(const ChannelLayout& l, int64_t c0, int k, const float* x,
                       [](float, int, float, float) { return 0.0f; }, nullptr);
 }
 
-// The orders whose statistics run on 8-channel vector kernels
-// (channel_chains.h): sequential and lanes8 chains, and pairwise trees.
-int GroupChains(const ReduceSpec& r) {
-  if (r.order == ReduceOrder::kSequential) return 1;
-  return r.order == ReduceOrder::kLanes && r.lanes == kChains ? kChains : 0;
-}
-bool GroupOrder(const ReduceSpec& r) {
-  return GroupChains(r) > 0 || r.order == ReduceOrder::kPairwise;
-}
-
 // `kind` over channels [c0, c0 + kChains) of x (and y) on the vector
 // kernels, in the order of r: the bits of Sum / Dot on each gathered
 // channel. False (nothing computed) where they do not run.
 bool GroupStats(kernels::ChainKind kind, const ReduceSpec& r, const ChannelLayout& l,
                 int64_t c0, const float* x, const float* y, const float* shift, float* acc1,
                 float* acc2) {
-  if (l.s < kChains) return false;
-  const float* xc = x + c0 * l.s;
-  const float* yc = y ? y + c0 * l.s : nullptr;
-  if (r.order == ReduceOrder::kPairwise) {
-    return kernels::ChannelPairwise8(kind, r.fma, xc, yc, l.n, l.c * l.s, l.s, shift, acc1,
-                                     acc2);
-  }
-  const int chains = GroupChains(r);
-  return chains > 0 && kernels::ChannelChains8(kind, r.fma, chains, xc, yc, l.n, l.c * l.s,
-                                               l.s, shift, acc1, acc2);
+  return kernels::ChannelReduce8(kind, r, x + c0 * l.s, y ? y + c0 * l.s : nullptr, l.n,
+                                 l.c * l.s, l.s, shift, acc1, acc2);
 }
 
 inline float DotAcc(float acc, float p, float q, bool fma) {
@@ -184,7 +166,7 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
   const bool sequential = reduce.order == ReduceOrder::kSequential;
   // Channel groups of kChains: the vector kernels' groups, and the
   // interleaved scalar chains' where those do not run.
-  ParallelFor(l.c, GroupOrder(reduce) ? kChains : 1, [&](int64_t c0, int64_t c1) {
+  ParallelFor(l.c, kernels::ChannelReduce8Order(reduce) ? kChains : 1, [&](int64_t c0, int64_t c1) {
     float mean[kChains], var_sum[kChains];
     const int k = static_cast<int>(c1 - c0);
     if (k == kChains && GroupStats(kernels::ChainKind::kSum, reduce, l, c0, x.data(), nullptr,
@@ -269,7 +251,7 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
   if (dbeta) dbeta->Resize({l.c});
   const float count = static_cast<float>(l.count());
   const bool sequential = reduce.order == ReduceOrder::kSequential;
-  ParallelFor(l.c, GroupOrder(reduce) ? kChains : 1, [&](int64_t c0, int64_t c1) {
+  ParallelFor(l.c, kernels::ChannelReduce8Order(reduce) ? kChains : 1, [&](int64_t c0, int64_t c1) {
     float sum_dy[kChains], dotp[kChains];
     const int k = static_cast<int>(c1 - c0);
     if (k == kChains && GroupStats(kernels::ChainKind::kSumAndDot, reduce, l, c0, x.data(),
