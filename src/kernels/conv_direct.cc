@@ -23,10 +23,6 @@ namespace {
 // channel-major once rather than gathering it per task.
 constexpr int64_t kSmallPlane = 1024;
 
-// Output rows this short are gathered from a padded copy of the source
-// (PaddedSource): runs of at most 8 floats cost more in bounds than in copies.
-bool ShortRows(const TapSource& s) { return s.stride == 1 && s.ow <= 8; }
-
 // A run of consecutive flattened outputs (n, p, q0 .. q0+len-1) on one output
 // row, starting at offset j from the first column of the batch.
 struct PixelRun {
@@ -128,9 +124,14 @@ void ScatterPhase(const float* sub, const ConvGeometry& g, int64_t sub_h, int64_
   });
 }
 
-}  // namespace
-
-TapSource PaddedSource(const TapSource& s, int64_t images, AlignedFloats* buf) {
+// The source the ordered products gather taps from: s itself, or for
+// stride-1 output rows of at most 8 pixels (VGG's 4x4 and 2x2 layers) a
+// padded copy in buf, each plane of images x channels as (oh + kh - 1) x
+// (ow + kw - 1) floats with zeros where s reads outside its data, and the
+// same taps over it with no padding (TapGather::interior()). Runs that
+// short cost more in per-run bounds and masks than in the copy itself.
+TapSource GatherSource(const TapSource& s, int64_t images, AlignedFloats* buf) {
+  if (s.stride != 1 || s.ow > 8) return s;
   ImplicitLayout l;
   l.ph = s.oh + s.kh - 1;
   l.pw = s.ow + s.kw - 1;
@@ -142,12 +143,14 @@ TapSource PaddedSource(const TapSource& s, int64_t images, AlignedFloats* buf) {
   return TapSource{buf->data(), s.channels, l.ph, l.pw, s.kh, s.kw, 1, 0, 0, s.oh, s.ow};
 }
 
+}  // namespace
+
 void DirectForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
                    const ReduceSpec& spec, float* y) {
   const TapSource src = ForwardSource(g, x);
   if (ExactApplies(src, spec)) return ExactPatchGemm(src, g.n, g.o, w, bias, spec, y);
   AlignedFloats padded;
-  const TapSource s = ShortRows(src) ? PaddedSource(src, g.n, &padded) : src;
+  const TapSource s = GatherSource(src, g.n, &padded);
   const int64_t terms = g.c * g.kh * g.kw, total = g.n * g.oh * g.ow;
   OrderedGemmProblem p;
   p.m = g.o;
@@ -228,7 +231,7 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
         continue;
       }
       AlignedFloats padded;
-      const TapSource src = ShortRows(phase) ? PaddedSource(phase, g.n, &padded) : phase;
+      const TapSource src = GatherSource(phase, g.n, &padded);
       OrderedGemmProblem p;
       p.m = g.c;
       p.n = total;
@@ -271,7 +274,7 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
   if (LanesFilterApplies(src, g.o, spec)) return LanesBackwardFilter(src, g.n, g.o, dy, spec, dw);
   if (ExactFilterApplies(src, g.o, spec)) return ExactBackwardFilter(src, g.n, g.o, dy, spec, dw);
   AlignedFloats padded;
-  const TapSource s = ShortRows(src) ? PaddedSource(src, g.n, &padded) : src;
+  const TapSource s = GatherSource(src, g.n, &padded);
   const int64_t taps = g.c * g.kh * g.kw, plane = g.oh * g.ow, total = g.n * plane;
   OrderedGemmProblem p;
   p.m = g.o;

@@ -68,14 +68,6 @@ class TapGather {
   std::vector<int64_t> lo_, hi_;  // [run][b]: outputs [lo, hi) of the run are in range
 };
 
-// The source copied with its padding for stride 1 (conv_direct.cc): each
-// plane of images x s.channels as (oh + kh - 1) x (ow + kw - 1) floats in buf,
-// zero where s reads outside its data, and the source of the same taps over
-// it with no padding (TapGather::interior()). Gathers of short output rows
-// then copy whole runs: VGG's 4x4 and 2x2 layers gather runs of 4 and 2
-// floats, each with its own bounds when read from the unpadded source.
-TapSource PaddedSource(const TapSource& s, int64_t images, AlignedFloats* buf);
-
 // cols[t * ld + p * OW + q] for t = (c*KH + a)*KW + b: the zero-padded patch
 // matrix of image n of s (im2col).
 void Im2colImage(const TapSource& s, int64_t n, float* cols, int64_t ld);

@@ -165,7 +165,7 @@ TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
                      {1, 33, 5, 5, 3, Spec(3, 1, 0, PadMode::kSame)},  // 297 terms: 2 chunks
                      {2, 3, 7, 8, 2, Spec(1, 2, 0, PadMode::kSame)},   // taps-free phases
                      // VGG's 4x4 and 2x2 rows, gathered from a padded copy
-                     // (PaddedSource): runs of 4 and 2 across images.
+                     // (GatherSource): runs of 4 and 2 across images.
                      {3, 20, 4, 4, 8, Spec(3, 1, 1, PadMode::kExplicit)},
                      {5, 8, 2, 2, 5, Spec(3, 1, 1, PadMode::kExplicit)},
                      {1, 2, 9, 10, 3, Spec(4, 3, 1, PadMode::kExplicit)},
