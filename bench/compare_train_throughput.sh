@@ -12,6 +12,11 @@
 # better PyTorch, then each profile's ratio to the better PyTorch. The xwires
 # kernels run on the CPU's best SIMD target, or on XWIRES_SIMD_TARGET (e.g.
 # AVX2 on an AVX-512 machine, to measure that CPU class's code path).
+# PyTorch is then held to the same class (PEER_ISA, default: the class of
+# XWIRES_SIMD_TARGET): oneDNN through DNNL_MAX_CPU_ISA, ATen's vectorized
+# kernels through ATEN_CPU_CAPABILITY and OpenBLAS through OPENBLAS_CORETYPE,
+# so that both sides run the code a CPU of that class would run. PEER_ISA=
+# native leaves PyTorch on the machine's best ISA.
 # The peer needs Debian's python3-torch, python3-torchvision (resnet) and
 # libopenblas0-pthread (the OpenBLAS column); scripts/setup.sh leaves them out
 # because only this benchmark uses them.
@@ -30,19 +35,32 @@ rate() {  # images_per_s of one run of "$@"
 max() { awk -v a="$1" -v b="$2" 'BEGIN{print (b>a)?b:a}'; }
 
 # Steps and warm-up steps per run: about 1-8 s of training each (mlp's 20
-# steps took 0.2 s, within the noise of a shared machine).
-steps() { case "$1" in vgg11) echo "5 1" ;; mlp) echo "100 5" ;; simple_cnn) echo "40 5" ;; *) echo "8 2" ;; esac; }
+# steps took 0.2 s, within the noise of a shared machine; 100 still swung
+# 15-20% between runs at 18000 images/s).
+steps() { case "$1" in vgg11) echo "5 1" ;; mlp) echo "300 10" ;; simple_cnn) echo "40 5" ;; *) echo "8 2" ;; esac; }
+
+# PyTorch's ISA cap: "native", AVX2 or SSE4 (also AVX3*, which equals native
+# on an AVX-512 machine).
+peer_isa=${PEER_ISA:-${XWIRES_SIMD_TARGET:-native}}
+case "$peer_isa" in
+  native | AVX3*) peer_env=() ;;
+  AVX2) peer_env=(DNNL_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell) ;;
+  SSE4 | SSSE3 | SSE2) peer_env=(DNNL_MAX_CPU_ISA=SSE41 ATEN_CPU_CAPABILITY=default \
+                                 OPENBLAS_CORETYPE=Nehalem) ;;
+  *) echo "PEER_ISA: unknown class '$peer_isa' (native, AVX2 or SSE4)" >&2; exit 2 ;;
+esac
 
 target=$("$BUILD/bench/train_throughput" --arch mlp --profile tf --threads 1 --batch 8 --steps 1 \
          --warmup 0 | sed -n 's/.*target=\([A-Za-z0-9_+]*\).*/\1/p')
-echo "xwires kernels: hwy:$target; threads $THREADS, batch $BATCH, best of $REPEATS"
+echo "xwires kernels: hwy:$target; PyTorch ISA: $peer_isa${peer_env:+ (${peer_env[*]})}; threads $THREADS, batch $BATCH, best of $REPEATS"
 printf "%-10s %9s %9s %9s %9s %9s  %s\n" arch torch tf reference pytorch pytorch+ob \
   "torch/pt  tf/pt  ref/pt (pt = better PyTorch)"
 for arch in $ARCHS; do
   read -r s w <<<"$(steps "$arch")"
   declare -A r=([torch]=0 [tf]=0 [reference]=0 [pt]=0 [ob]=0)
   peer() {
-    /usr/bin/python3 "$HERE/peer_torch_throughput.py" --arch "$arch" --threads "$THREADS" \
+    env ${peer_env[@]+"${peer_env[@]}"} /usr/bin/python3 "$HERE/peer_torch_throughput.py" \
+      --arch "$arch" --threads "$THREADS" \
       --batch "$BATCH" --steps "$s" --warmup "$w" "$@"
   }
   for _ in $(seq "$REPEATS"); do
