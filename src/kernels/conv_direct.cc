@@ -130,7 +130,7 @@ void ScatterPhase(const float* sub, const ConvGeometry& g, int64_t sub_h, int64_
 // (ow + kw - 1) floats with zeros where s reads outside its data, and the
 // same taps over it with no padding (TapGather::interior()). Runs that
 // short cost more in per-run bounds and masks than in the copy itself.
-TapSource GatherSource(const TapSource& s, int64_t images, AlignedFloats* buf) {
+TapSource GatherSource(const TapSource& s, int64_t images, ScratchFloats* buf) {
   if (s.stride != 1 || s.ow > 8) return s;
   ImplicitLayout l;
   l.ph = s.oh + s.kh - 1;
@@ -149,7 +149,7 @@ void DirectForward(const ConvGeometry& g, const float* x, const float* w, const 
                    const ReduceSpec& spec, float* y) {
   const TapSource src = ForwardSource(g, x);
   if (ExactApplies(src, spec)) return ExactPatchGemm(src, g.n, g.o, w, bias, spec, y);
-  AlignedFloats padded;
+  ScratchFloats padded;
   const TapSource s = GatherSource(src, g.n, &padded);
   const int64_t terms = g.c * g.kh * g.kw, total = g.n * g.oh * g.ow;
   OrderedGemmProblem p;
@@ -181,7 +181,7 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
   // Stride 1: one phase, whose terms (o, kh', kw') are the flipped kernel's
   // taps in index order.
   if (g.stride == 1 && ExactApplies(FlippedSource(g, dy), spec)) {
-    AlignedFloats flipped(g.c * g.o * g.kh * g.kw);
+    ScratchFloats flipped(g.c * g.o * g.kh * g.kw);
     FlipKernel(g, w, flipped.data());
     return ExactPatchGemm(FlippedSource(g, dy), g.n, g.c, flipped.data(), nullptr, spec, dx);
   }
@@ -223,14 +223,14 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
       if (ExactApplies(phase, spec)) {
         // Kept per thread and grown only: the tiles overwrite it whole, so
         // no zero-fill and no page faults per call.
-        thread_local AlignedFloats sub;
+        thread_local ScratchFloats sub;
         const int64_t need = g.n * g.c * sub_h * sub_w;
         if (static_cast<int64_t>(sub.size()) < need) sub.resize(need);
         ExactPatchGemm(phase, g.n, g.c, wt.data(), nullptr, spec, sub.data());
         ScatterPhase(sub.data(), g, sub_h, sub_w, rh, rw, dx);
         continue;
       }
-      AlignedFloats padded;
+      ScratchFloats padded;
       const TapSource src = GatherSource(phase, g.n, &padded);
       OrderedGemmProblem p;
       p.m = g.c;
@@ -273,7 +273,7 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
   }
   if (LanesFilterApplies(src, g.o, spec)) return LanesBackwardFilter(src, g.n, g.o, dy, spec, dw);
   if (ExactFilterApplies(src, g.o, spec)) return ExactBackwardFilter(src, g.n, g.o, dy, spec, dw);
-  AlignedFloats padded;
+  ScratchFloats padded;
   const TapSource s = GatherSource(src, g.n, &padded);
   const int64_t taps = g.c * g.kh * g.kw, plane = g.oh * g.ow, total = g.n * plane;
   OrderedGemmProblem p;
@@ -285,7 +285,7 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
   // task would gather its rows of dy anew (a 2x2 plane: copies of 4 floats, as
   // slow as the products). dy as [O][N * plane] makes every chunk one strided
   // block, for one pass over dy.
-  AlignedFloats dyt;
+  ScratchFloats dyt;
   if (g.n > 1 && plane < kSmallPlane) {
     dyt.resize(g.o * total);
     ParallelFor(g.n, 1, [&](int64_t n0, int64_t n1) {
@@ -317,7 +317,7 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
     // Gather the taps as contiguous rows [kPanel][q], then transpose.
     const int64_t valid = std::min<int64_t>(kPanel, taps - j0);
     const int64_t width = q1 - q0;
-    thread_local AlignedFloats rows;
+    thread_local ScratchFloats rows;
     if (static_cast<int64_t>(rows.size()) < kPanel * width) rows.resize(kPanel * width);
     TapGather& gather = ThreadGather();
     gather.Reset(s, q0, q1);

@@ -180,8 +180,8 @@ void LanesBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch,
       pad_off[g * m_vec + m] = i * l.image_floats + pix[j + m * n_vec];
     }
   }
-  AlignedFloats state(int64_t{k} * l.taps * out_ch, 0.0f);  // [o][t][chain]
-  AlignedFloats pads(chunk * l.image_floats);
+  ScratchFloats state(int64_t{k} * l.taps * out_ch, 0.0f);  // [o][t][chain]
+  ScratchFloats pads(chunk * l.image_floats);
   // Tasks: channel halves x tap ranges of whole kernel rows, about 8.
   const int64_t halves = out_ch >= 16 ? 2 : 1;
   const int64_t rows = (l.taps + kTaps - 1) / kTaps;

@@ -110,21 +110,21 @@ void PatchGemm(const TapSource& src, bool pointwise, int64_t images, int64_t out
 // size O*kh*kw, instead of a GEMM with inner size O, a zeroed patch gradient
 // and a scatter.
 void FlippedBackwardData(const ConvGeometry& g, const float* w, const float* dy, float* dx) {
-  AlignedFloats flipped(g.c * g.o * g.kh * g.kw);
+  ScratchFloats flipped(g.c * g.o * g.kh * g.kw);
   FlipKernel(g, w, flipped.data());
   PatchGemm(FlippedSource(g, dy), false, g.n, g.c, flipped.data(), nullptr, dx);
 }
 
 }  // namespace
 
-std::vector<AlignedFloats> FilterBatches(
+std::vector<ScratchFloats> FilterBatches(
     int64_t images, int64_t per, int64_t partial_floats,
     const std::function<void(float*, int64_t, int64_t, bool, int64_t)>& body) {
   const int64_t batches = (images + per - 1) / per;
   const int64_t groups = std::min<int64_t>(batches, 4);
   // Per call, not thread-local: this thread may run another convolution while
   // it waits in ParallelFor (TBB work stealing), which must not share them.
-  std::vector<AlignedFloats> partials(groups);
+  std::vector<ScratchFloats> partials(groups);
   ParallelFor(groups, 1, [&](int64_t g0, int64_t g1) {
     for (int64_t gi = g0; gi < g1; ++gi) {
       partials[gi].resize(partial_floats);
@@ -139,7 +139,7 @@ std::vector<AlignedFloats> FilterBatches(
   return partials;
 }
 
-void SumPartials(const std::vector<AlignedFloats>& partials, int64_t n, float* dw) {
+void SumPartials(const std::vector<ScratchFloats>& partials, int64_t n, float* dw) {
   std::copy(partials[0].begin(), partials[0].begin() + n, dw);
   for (size_t gi = 1; gi < partials.size(); ++gi) {
     for (int64_t i = 0; i < n; ++i) dw[i] += partials[gi][i];

@@ -99,7 +99,7 @@ void ImplicitPatchGemmT(const TapSource& src, int64_t images, int64_t out_ch, co
                         const float* bias, float* y) {
   const ImplicitLayout l = MakeLayout(src, kLanes);
   if (ChannelTilesApply(l, out_ch)) return ChannelPatchGemm(src, l, images, out_ch, w, bias, y);
-  const AlignedFloats wp = PackWeightBlocks(w, out_ch, l.taps);
+  const ScratchFloats wp = PackWeightBlocks(w, out_ch, l.taps);
   const int64_t tiles = (out_ch + 5) / 6 * ((l.slots + kMaxVectors - 1) / kMaxVectors);
   const auto run = l.half ? TapTileAny<true, true> : TapTileAny<false, true>;
   ForEachPaddedImage(src, l, images, tiles, [&](int64_t n, const float* pad, Prefetcher& next) {
@@ -141,7 +141,7 @@ void ImplicitBackwardFilterT(const TapSource& src, int64_t images, int64_t out_c
     o0 += r;
   }
   const int64_t groups = std::min<int64_t>((images + per - 1) / per, 4);
-  AlignedFloats pads(groups * per * l.image_floats);
+  ScratchFloats pads(groups * per * l.image_floats);
   const auto run = l.half ? FilterTileAny<true> : FilterTileAny<false>;
   const auto partials = FilterRounds(
       images, per, out_ch * l.taps, static_cast<int64_t>(tiles.size()),

@@ -136,7 +136,7 @@ void DispatchTile(int vo, int n, F&& f) {
 
 void ChannelPatchGemm(const TapSource& src, const ImplicitLayout& l, int64_t images,
                       int64_t out_ch, const float* w, const float* bias, float* y) {
-  AlignedFloats wq(l.taps * out_ch);  // [taps][out_ch]
+  ScratchFloats wq(l.taps * out_ch);  // [taps][out_ch]
   for (int64_t o = 0; o < out_ch; ++o) {
     for (int64_t t = 0; t < l.taps; ++t) wq[t * out_ch + o] = w[o * l.taps + t];
   }
@@ -174,7 +174,7 @@ void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_
   const bool channel_major = l.plane * 4 < kPixelBlock;
   const int64_t cf = l.ph * l.pw, image_stride = channel_major ? cf : l.image_floats;
   const std::vector<int64_t> tap = channel_major ? ChannelMajorTaps(l, per) : l.tap;
-  AlignedFloats pads(groups * per * l.image_floats), dyt(groups * per * l.plane * out_ch);
+  ScratchFloats pads(groups * per * l.image_floats), dyt(groups * per * l.plane * out_ch);
   const auto partials = FilterRounds(
       images, per, l.taps * out_ch, static_cast<int64_t>(blocks.size()) - 1,
       [&](int64_t g, int64_t i, int64_t n) {
@@ -215,7 +215,7 @@ void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_
         }
       });
   std::vector<const float*> parts;
-  for (const AlignedFloats& p : partials) parts.push_back(p.data());
+  for (const ScratchFloats& p : partials) parts.push_back(p.data());
   TapsToFilter(parts, l.taps, out_ch, dw);
 }
 

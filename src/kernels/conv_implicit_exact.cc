@@ -195,7 +195,7 @@ void ExactPatchGemmT(const TapSource& src, int64_t images, int64_t out_ch, const
                      const float* bias, const ReduceSpec& spec, float* y) {
   const ImplicitLayout l = MakeLayout(src, kLanes);
   const int k = ChainCount(spec);
-  const AlignedFloats wp = PackWeightBlocks(w, out_ch, l.taps);
+  const ScratchFloats wp = PackWeightBlocks(w, out_ch, l.taps);
   const int64_t tiles = (out_ch + 5) / 6 * ((l.slots + kMaxVectors - 1) / kMaxVectors);
   // Chain c takes taps c, c + k, ...: one pass per chain reads every k-th
   // tap, so with many taps the passes stream the image from L2 k times.
@@ -237,8 +237,8 @@ void ExactBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch, 
   for (int64_t q = 0; q < chunk * l.plane; ++q) {
     poff[q] = q / l.plane * l.image_floats + pix[q % l.plane];
   }
-  AlignedFloats state(int64_t{k} * l.taps * out_ch, 0.0f);  // [chain][tap][out_ch]
-  AlignedFloats pads(chunk * l.image_floats), dyt(chunk * l.plane * out_ch);
+  ScratchFloats state(int64_t{k} * l.taps * out_ch, 0.0f);  // [chain][tap][out_ch]
+  ScratchFloats pads(chunk * l.image_floats), dyt(chunk * l.plane * out_ch);
   // A task is a channel block over a range of taps; with few channel blocks
   // the taps are split too, so that every thread has work.
   struct Task {

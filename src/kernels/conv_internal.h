@@ -12,6 +12,7 @@
 #include "xwires/core/conv.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/reduce.h"
+#include "src/scratch_floats.h"
 #include "xwires/core/tensor.h"
 
 namespace xw {
@@ -106,11 +107,11 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
 // (assign, not add), next_k is the size of the group's next batch (0 at its
 // end). Returns the partials, one per group, to be added in group order.
 // A function of images and per only: the same bits on any thread count.
-std::vector<AlignedFloats> FilterBatches(
+std::vector<ScratchFloats> FilterBatches(
     int64_t images, int64_t per, int64_t partial_floats,
     const std::function<void(float*, int64_t, int64_t, bool, int64_t)>& body);
 // dw[i] = partials[0][i] + partials[1][i] + ..., in group order, i < n.
-void SumPartials(const std::vector<AlignedFloats>& partials, int64_t n, float* dw);
+void SumPartials(const std::vector<ScratchFloats>& partials, int64_t n, float* dw);
 
 // kIm2colGemm (conv_im2col.cc): Eigen sgemm on patch matrices.
 void Im2colForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,

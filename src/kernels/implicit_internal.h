@@ -88,7 +88,7 @@ inline int TileRows(int64_t left, int most) {
 
 // Weights [out_ch, taps] in output-channel blocks of TileRows(., 6) rows:
 // block [o0, o0 + R) as wp[o0 * taps + t * R + r], for broadcasting.
-AlignedFloats PackWeightBlocks(const float* w, int64_t out_ch, int64_t taps);
+ScratchFloats PackWeightBlocks(const float* w, int64_t out_ch, int64_t taps);
 
 // body(n, pad, next) for every image n < images, in parallel chunks of 4
 // images: pad is image n as the layout reads it (PadImage, per-thread
@@ -117,7 +117,7 @@ bool ChannelFilterApplies(const ImplicitLayout& l, int64_t out_ch);
 // outputs of the group's partial (assign when first, else add), so every
 // output is summed in FilterBatches' order: the same bits on any thread
 // count. Returns the partials, one per group, to be added in group order.
-std::vector<AlignedFloats> FilterRounds(
+std::vector<ScratchFloats> FilterRounds(
     int64_t images, int64_t per, int64_t partial_floats, int64_t tiles,
     const std::function<void(int64_t, int64_t, int64_t)>& prepare,
     const std::function<void(float*, int64_t, int64_t, int64_t, int64_t, bool)>& tile);

@@ -121,8 +121,8 @@ XWIRES_NO_MEMSET_CALLS void PadImage(const TapSource& s, const ImplicitLayout& l
   }
 }
 
-AlignedFloats PackWeightBlocks(const float* w, int64_t out_ch, int64_t taps) {
-  AlignedFloats wp(out_ch * taps);
+ScratchFloats PackWeightBlocks(const float* w, int64_t out_ch, int64_t taps) {
+  ScratchFloats wp(out_ch * taps);
   for (int64_t o0 = 0; o0 < out_ch;) {
     const int r = TileRows(out_ch - o0, 6);
     for (int64_t t = 0; t < taps; ++t) {
@@ -149,13 +149,13 @@ void ForEachPaddedImage(const TapSource& src, const ImplicitLayout& l, int64_t i
   });
 }
 
-std::vector<AlignedFloats> FilterRounds(
+std::vector<ScratchFloats> FilterRounds(
     int64_t images, int64_t per, int64_t partial_floats, int64_t tiles,
     const std::function<void(int64_t, int64_t, int64_t)>& prepare,
     const std::function<void(float*, int64_t, int64_t, int64_t, int64_t, bool)>& tile) {
   const int64_t batches = (images + per - 1) / per;
   const int64_t groups = std::min<int64_t>(batches, 4);
-  std::vector<AlignedFloats> partials(groups);
+  std::vector<ScratchFloats> partials(groups);
   for (auto& p : partials) p.resize(partial_floats);
   const auto first_batch = [&](int64_t g) { return g * batches / groups; };
   // Batch round r of every group that has one: (group, first image, count).
@@ -199,7 +199,7 @@ void TapsToFilter(const std::vector<const float*>& parts, int64_t taps, int64_t 
   // [out_ch][taps], 16 channels per task. A scalar 16 x 16 block loop took
   // 3% of a VGG-11 step under tf (four parts of 512 x 4608).
   const float* sum = parts[0];
-  AlignedFloats total;
+  ScratchFloats total;
   if (parts.size() > 1) {
     total.resize(taps * out_ch);
     ParallelFor(taps, 64, [&](int64_t t0, int64_t t1) {

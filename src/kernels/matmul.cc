@@ -56,7 +56,7 @@ void OwnedMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
   p.t = k;
   // op(A) row-major: A itself, or A^T transposed once for the whole product
   // (per-panel gathers would redo it for every 32 columns of C).
-  AlignedFloats at;
+  ScratchFloats at;
   const float* arows = a;
   if (trans_a) {
     at.resize(static_cast<size_t>(m * k));

@@ -262,7 +262,7 @@ class Task {
     const int64_t n = t1 - t0;
     if (n > kChunk) {
       const int64_t mid = t0 + n / 2;
-      AlignedFloats right(rows_ * kPanel);
+      ScratchFloats right(rows_ * kPanel);
       Pairwise<kFma>(t0, mid, out);
       Pairwise<kFma>(mid, t1, right.data());
       AddInto(out, out, right.data(), rows_ * kPanel);

@@ -9,6 +9,7 @@
 #include "src/kernels/ordered_gemm.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/simd_target.h"
+#include "src/scratch_floats.h"
 #include "xwires/core/tensor.h"
 
 #ifndef XWIRES_ORDERED_GEMM_SHARED_
@@ -25,13 +26,13 @@ constexpr int64_t kChunk = 256;
 // Per-thread buffers, grown on demand and kept for the next call (shared by
 // every target's code).
 struct Scratch {
-  AlignedFloats bpack, apack, state, out, right;
+  ScratchFloats bpack, apack, state, out, right;
 };
 inline Scratch& ThreadScratch() {
   thread_local Scratch s;
   return s;
 }
-inline float* Grow(AlignedFloats& v, int64_t n) {
+inline float* Grow(ScratchFloats& v, int64_t n) {
   if (static_cast<int64_t>(v.size()) < n) v.resize(n);
   return v.data();
 }
