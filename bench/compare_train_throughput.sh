@@ -9,7 +9,9 @@
 # OMP_WAIT_POLICY=PASSIVE, and keeps the better: its spinning OpenMP
 # workers collapse when other processes share the cores.
 # Prints one table row per arch: images/s of each xwires profile and of the
-# better PyTorch, then each profile's ratio to the better PyTorch. The xwires
+# better PyTorch, then each profile's ratio to the better PyTorch, then the
+# median over rounds of each round's ratio (both sides measured minutes
+# apart, so a machine whose speed drifts moves both alike). The xwires
 # kernels run on the CPU's best SIMD target, or on XWIRES_SIMD_TARGET (e.g.
 # AVX2 on an AVX-512 machine, to measure that CPU class's code path).
 # PyTorch is then held to the same class (PEER_ISA, default: the class of
@@ -54,7 +56,7 @@ target=$("$BUILD/bench/train_throughput" --arch mlp --profile tf --threads 1 --b
          --warmup 0 | sed -n 's/.*target=\([A-Za-z0-9_+]*\).*/\1/p')
 echo "xwires kernels: hwy:$target; PyTorch ISA: $peer_isa${peer_env:+ (${peer_env[*]})}; threads $THREADS, batch $BATCH, best of $REPEATS"
 printf "%-10s %9s %9s %9s %9s %9s  %s\n" arch torch tf reference pytorch pytorch+ob \
-  "torch/pt  tf/pt  ref/pt (pt = better PyTorch)"
+  "torch/pt  tf/pt  ref/pt (pt = better PyTorch) | median of rounds"
 for arch in $ARCHS; do
   read -r s w <<<"$(steps "$arch")"
   declare -A r=([torch]=0 [tf]=0 [reference]=0 [pt]=0 [ob]=0)
@@ -63,20 +65,35 @@ for arch in $ARCHS; do
       --arch "$arch" --threads "$THREADS" \
       --batch "$BATCH" --steps "$s" --warmup "$w" "$@"
   }
+  declare -A rounds=([torch]="" [tf]="" [reference]="")
   for _ in $(seq "$REPEATS"); do
+    declare -A cur=()
     for p in torch tf reference; do
-      r[$p]=$(max "${r[$p]}" "$(rate "$BUILD/bench/train_throughput" --arch "$arch" --profile "$p" \
-              --threads "$THREADS" --batch "$BATCH" --steps "$s" --warmup "$w")")
+      cur[$p]=$(rate "$BUILD/bench/train_throughput" --arch "$arch" --profile "$p" \
+                --threads "$THREADS" --batch "$BATCH" --steps "$s" --warmup "$w")
+      r[$p]=$(max "${r[$p]}" "${cur[$p]}")
     done
     # PyTorch: best over both OpenMP wait policies, system BLAS and OpenBLAS.
-    r[pt]=$(max "${r[pt]}" "$(rate peer)")
-    r[pt]=$(max "${r[pt]}" "$(OMP_WAIT_POLICY=PASSIVE rate peer)")
-    r[ob]=$(max "${r[ob]}" "$(rate peer --blas openblas)")
-    r[ob]=$(max "${r[ob]}" "$(OMP_WAIT_POLICY=PASSIVE rate peer --blas openblas)")
+    pt1=$(rate peer)
+    pt2=$(OMP_WAIT_POLICY=PASSIVE rate peer)
+    ob1=$(rate peer --blas openblas)
+    ob2=$(OMP_WAIT_POLICY=PASSIVE rate peer --blas openblas)
+    r[pt]=$(max "${r[pt]}" "$(max "$pt1" "$pt2")")
+    r[ob]=$(max "${r[ob]}" "$(max "$ob1" "$ob2")")
+    # This round's ratios, each profile against the round's best PyTorch:
+    # runs minutes apart see the machine alike, so their median follows
+    # drift that the best-of columns (each side's luckiest run) do not.
+    round_pt=$(max "$(max "$pt1" "$pt2")" "$(max "$ob1" "$ob2")")
+    for p in torch tf reference; do
+      rounds[$p]+=" $(awk -v a="${cur[$p]}" -v b="$round_pt" 'BEGIN{printf "%.4f", a/b}')"
+    done
   done
+  median() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g |
+             awk '{v[NR]=$1} END{printf "%.2f", NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
   better=$(max "${r[pt]}" "${r[ob]}")
   ratio() { awk -v a="$1" -v b="$better" 'BEGIN{printf "%.2f", a/b}'; }
-  printf "%-10s %9.1f %9.1f %9.1f %9.1f %9.1f  %5s %6s %6s\n" "$arch" "${r[torch]}" "${r[tf]}" \
-    "${r[reference]}" "${r[pt]}" "${r[ob]}" "$(ratio "${r[torch]}")" "$(ratio "${r[tf]}")" \
-    "$(ratio "${r[reference]}")"
+  printf "%-10s %9.1f %9.1f %9.1f %9.1f %9.1f  %5s %6s %6s | %s %s %s\n" "$arch" "${r[torch]}" \
+    "${r[tf]}" "${r[reference]}" "${r[pt]}" "${r[ob]}" "$(ratio "${r[torch]}")" \
+    "$(ratio "${r[tf]}")" "$(ratio "${r[reference]}")" "$(median "${rounds[torch]}")" \
+    "$(median "${rounds[tf]}")" "$(median "${rounds[reference]}")"
 done
