@@ -139,11 +139,20 @@ std::vector<ScratchFloats> FilterBatches(
   return partials;
 }
 
+void SumPartials(const std::vector<const float*>& parts, int64_t n, float* dw) {
+  ParallelFor(n, GrainFor(n, 4096, 16), [&](int64_t i0, int64_t i1) {
+    std::copy(parts[0] + i0, parts[0] + i1, dw + i0);
+    for (size_t k = 1; k < parts.size(); ++k) {
+      const float* part = parts[k];
+      for (int64_t i = i0; i < i1; ++i) dw[i] += part[i];
+    }
+  });
+}
+
 void SumPartials(const std::vector<ScratchFloats>& partials, int64_t n, float* dw) {
-  std::copy(partials[0].begin(), partials[0].begin() + n, dw);
-  for (size_t gi = 1; gi < partials.size(); ++gi) {
-    for (int64_t i = 0; i < n; ++i) dw[i] += partials[gi][i];
-  }
+  std::vector<const float*> parts;
+  for (const ScratchFloats& p : partials) parts.push_back(p.data());
+  SumPartials(parts, n, dw);
 }
 
 void Im2colForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,

@@ -110,7 +110,9 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
 std::vector<ScratchFloats> FilterBatches(
     int64_t images, int64_t per, int64_t partial_floats,
     const std::function<void(float*, int64_t, int64_t, bool, int64_t)>& body);
-// dw[i] = partials[0][i] + partials[1][i] + ..., in group order, i < n.
+// dw[i] = parts[0][i] + parts[1][i] + ..., added in part order (the bits
+// do not depend on the threads), i < n, in parallel.
+void SumPartials(const std::vector<const float*>& parts, int64_t n, float* dw);
 void SumPartials(const std::vector<ScratchFloats>& partials, int64_t n, float* dw);
 
 // kIm2colGemm (conv_im2col.cc): Eigen sgemm on patch matrices.

@@ -202,15 +202,7 @@ void TapsToFilter(const std::vector<const float*>& parts, int64_t taps, int64_t 
   ScratchFloats total;
   if (parts.size() > 1) {
     total.resize(taps * out_ch);
-    ParallelFor(taps, 64, [&](int64_t t0, int64_t t1) {
-      const int64_t i0 = t0 * out_ch, i1 = t1 * out_ch;
-      float* out = total.data();
-      std::copy(parts[0] + i0, parts[0] + i1, out + i0);
-      for (size_t k = 1; k < parts.size(); ++k) {
-        const float* part = parts[k];
-        for (int64_t i = i0; i < i1; ++i) out[i] += part[i];
-      }
-    });
+    SumPartials(parts, taps * out_ch, total.data());
     sum = total.data();
   }
   constexpr int64_t kB = 16;
