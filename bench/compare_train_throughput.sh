@@ -54,7 +54,8 @@ esac
 
 target=$("$BUILD/bench/train_throughput" --arch mlp --profile tf --threads 1 --batch 8 --steps 1 \
          --warmup 0 | sed -n 's/.*target=\([A-Za-z0-9_+]*\).*/\1/p')
-echo "xwires kernels: hwy:$target; PyTorch ISA: $peer_isa${peer_env:+ (${peer_env[*]})}; threads $THREADS, batch $BATCH, best of $REPEATS"
+echo "xwires kernels: hwy:$target; PyTorch ISA: $peer_isa${peer_env:+ (${peer_env[*]})};" \
+  "threads $THREADS, batch $BATCH, best of $REPEATS"
 printf "%-10s %9s %9s %9s %9s %9s  %s\n" arch torch tf reference pytorch pytorch+ob \
   "torch/pt  tf/pt  ref/pt (pt = better PyTorch) | median of rounds"
 for arch in $ARCHS; do

@@ -31,7 +31,8 @@ fi
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DXWIRES_CORE_ONLY=ON -DXWIRES_NATIVE=OFF \
-  -DXWIRES_BUILD_BENCH=OFF -DXWIRES_POISON_SCRATCH=ON -DCMAKE_TOOLCHAIN_FILE=tests/cross/aarch64-toolchain.cmake \
+  -DXWIRES_BUILD_BENCH=OFF -DXWIRES_POISON_SCRATCH=ON \
+  -DCMAKE_TOOLCHAIN_FILE=tests/cross/aarch64-toolchain.cmake \
   "${launcher[@]}" >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" --target kernels_tests core_tests layers_tests
 cd "$BUILD"
