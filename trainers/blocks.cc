@@ -19,16 +19,16 @@ std::unique_ptr<Sequential> MakeDownsample(int64_t in, int64_t out, int stride) 
   return ds;
 }
 
-// Shared by both residual blocks: y = relu(main(x) + shortcut(x)).
+// Shared by both residual blocks: y = relu(main(x) + shortcut(x)). The
+// shortcut first, so that main's last batch norm can add it and clamp as it
+// writes (Sequential::ForwardAddRelu); the branches share no state.
 Result<const Tensor*> ResidualForward(Sequential& main, Sequential* downsample, const Tensor& x,
                                       const RunContext& ctx, Tensor* sum) {
-  XW_ASSIGN_OR_RETURN(const Tensor* m, main.Forward(x, ctx));
   const Tensor* shortcut = &x;
   if (downsample != nullptr) {
     XW_ASSIGN_OR_RETURN(shortcut, downsample->Forward(x, ctx));
   }
-  XW_RETURN_IF_ERROR(AddReluForward(*m, *shortcut, sum));
-  return sum;
+  return main.ForwardAddRelu(x, ctx, *shortcut, sum);
 }
 
 // dsum = relu'(y) * dy (in place on dy); dx = main'(dsum) + shortcut'(dsum).

@@ -134,6 +134,19 @@ Result<const Tensor*> BatchNorm2d::Forward(const Tensor& x, const RunContext& ct
   return &y_;
 }
 
+Result<const Tensor*> BatchNorm2d::ForwardFused(const Tensor& x, const RunContext& ctx,
+                                                const BatchNormEpilogue& epilogue, Tensor* out) {
+  if (!ctx.training) {
+    return Status::InvalidArgument("BatchNorm2d::ForwardFused: training mode only");
+  }
+  if (out == nullptr) return Status::InvalidArgument("BatchNorm2d::ForwardFused: null output");
+  x_ = &x;
+  XW_RETURN_IF_ERROR(BatchNormForwardTrain(x, weight_, bias_, ctx.bn, ctx.kernels.reduce, out,
+                                           &running_mean_, &running_var_, &cache_, epilogue));
+  num_batches_tracked_[0] += 1.0f;
+  return out;
+}
+
 Result<Tensor*> BatchNorm2d::Backward(Tensor& dy, const RunContext& ctx, bool need_dx) {
   XW_RETURN_IF_ERROR(BatchNormBackward(*x_, weight_, dy, cache_, ctx.kernels.reduce,
                                        need_dx ? &dx_ : nullptr, &dweight_, &dbias_));

@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include "xwires/core/tensor_ops.h"
+#include "xwires/trainers/layers.h"
+
 namespace xw {
 
 RunContext RunContext::ForProfile(const Profile& profile) {
@@ -23,13 +26,42 @@ Module* Sequential::Add(ModulePtr m) {
 }
 
 Result<const Tensor*> Sequential::Forward(const Tensor& x, const RunContext& ctx) {
+  return ForwardRange(x, ctx, children_.size());
+}
+
+Result<const Tensor*> Sequential::ForwardRange(const Tensor& x, const RunContext& ctx,
+                                               size_t end) {
   const Tensor* h = &x;
-  for (auto& [name, child] : children_) {
-    auto r = child->Forward(*h, ctx);
+  for (size_t i = 0; i < end; ++i) {
+    auto& [name, child] = children_[i];
+    // BN -> ReLU: the ReLU's output written by the BN's last pass; the ReLU's
+    // Backward masks with it as if it had run.
+    auto* bn = ctx.training && i + 1 < end ? dynamic_cast<BatchNorm2d*>(child.get()) : nullptr;
+    auto* relu = bn ? dynamic_cast<ReLU*>(children_[i + 1].second.get()) : nullptr;
+    auto r = relu ? bn->ForwardFused(*h, ctx, BatchNormEpilogue{nullptr, true}, relu->output())
+                  : child->Forward(*h, ctx);
     if (!r.ok()) return name.empty() ? r.status() : r.status().WithContext(name);
     h = *r;
+    if (relu) ++i;
   }
   return h;
+}
+
+Result<const Tensor*> Sequential::ForwardAddRelu(const Tensor& x, const RunContext& ctx,
+                                                 const Tensor& residual, Tensor* out) {
+  auto* bn = ctx.training && !children_.empty()
+                 ? dynamic_cast<BatchNorm2d*>(children_.back().second.get())
+                 : nullptr;
+  if (bn == nullptr) {
+    XW_ASSIGN_OR_RETURN(const Tensor* m, Forward(x, ctx));
+    XW_RETURN_IF_ERROR(AddReluForward(*m, residual, out));
+    return static_cast<const Tensor*>(out);
+  }
+  XW_ASSIGN_OR_RETURN(const Tensor* h, ForwardRange(x, ctx, children_.size() - 1));
+  auto r = bn->ForwardFused(*h, ctx, BatchNormEpilogue{&residual, true}, out);
+  const std::string& name = children_.back().first;
+  if (!r.ok()) return name.empty() ? r.status() : r.status().WithContext(name);
+  return r;
 }
 
 Result<Tensor*> Sequential::Backward(Tensor& dy, const RunContext& ctx, bool need_dx) {

@@ -37,13 +37,37 @@ Result<ChannelLayout> LayoutOf(const char* op, const Tensor& x) {
   return l;
 }
 
-// y = x * a + b over channel c (two roundings; the build never contracts).
-void ScaleShift(const float* x, const ChannelLayout& l, int64_t c, float a,
-                float b, float* y) {
+// y = x * a + b over channel c (two roundings; the build never contracts),
+// then + r (kResidual; one more rounding) and max(., 0) (kRelu, NaN passes
+// as in ReluForward): AddReluForward's bits without its pass over y.
+template <bool kResidual, bool kRelu>
+void ScaleShiftEpilogue(const float* x, const float* r, const ChannelLayout& l, int64_t c,
+                        float a, float b, float* y) {
   for (int64_t n = 0; n < l.n; ++n) {
     const int64_t base = (n * l.c + c) * l.s;
-    for (int64_t s = 0; s < l.s; ++s) y[base + s] = x[base + s] * a + b;
+    const float* xs = x + base;
+    const float* rs = kResidual ? r + base : nullptr;
+    float* ys = y + base;
+    for (int64_t s = 0; s < l.s; ++s) {
+      float v = xs[s] * a + b;
+      if constexpr (kResidual) v = v + rs[s];
+      if constexpr (kRelu) v = v < 0.0f ? 0.0f : v;
+      ys[s] = v;
+    }
   }
+}
+
+void ScaleShift(const float* x, const ChannelLayout& l, int64_t c, float a, float b, float* y) {
+  ScaleShiftEpilogue<false, false>(x, nullptr, l, c, a, b, y);
+}
+
+void ScaleShift(const float* x, const BatchNormEpilogue& e, const ChannelLayout& l, int64_t c,
+                float a, float b, float* y) {
+  const float* r = e.residual ? e.residual->data() : nullptr;
+  if (r && e.relu) return ScaleShiftEpilogue<true, true>(x, r, l, c, a, b, y);
+  if (r) return ScaleShiftEpilogue<true, false>(x, r, l, c, a, b, y);
+  if (e.relu) return ScaleShiftEpilogue<false, true>(x, r, l, c, a, b, y);
+  ScaleShiftEpilogue<false, false>(x, r, l, c, a, b, y);
 }
 
 // Strictly sequential sums over the (n, s) order of up to kChains channels at
@@ -142,12 +166,18 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
                              const Tensor& beta, const BatchNormSpec& spec,
                              const ReduceSpec& reduce, Tensor* y,
                              Tensor* running_mean, Tensor* running_var,
-                             BatchNormCache* cache) {
+                             BatchNormCache* cache, const BatchNormEpilogue& epilogue) {
   constexpr const char* kOp = "BatchNormForwardTrain";
   XW_ASSIGN_OR_RETURN(const ChannelLayout l, LayoutOf(kOp, x));
   XW_RETURN_IF_ERROR(CheckParams(kOp, l, gamma, beta));
   XW_RETURN_IF_ERROR(layers::CheckNotNull(kOp, "y", y));
   XW_RETURN_IF_ERROR(layers::CheckNotNull(kOp, "cache", cache));
+  if (epilogue.residual) {
+    XW_RETURN_IF_ERROR(layers::CheckShape(kOp, "residual", *epilogue.residual, x.shape()));
+    if (epilogue.residual == &x) {
+      return Status::InvalidArgument(std::string(kOp) + ": residual must not alias x");
+    }
+  }
   if (running_mean)
     XW_RETURN_IF_ERROR(
         layers::CheckShape(kOp, "running_mean", *running_mean, {l.c}));
@@ -198,7 +228,7 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
       const float var = var_sum[j] / count;
       const float invstd = 1.0f / std::sqrt(var + spec.eps);
       const float a = gamma[c] * invstd;
-      ScaleShift(x.data(), l, c, a, beta[c] - mean[j] * a, y->data());
+      ScaleShift(x.data(), epilogue, l, c, a, beta[c] - mean[j] * a, y->data());
       cache->mean[c] = mean[j];
       cache->invstd[c] = invstd;
       if (running_mean)

@@ -5,9 +5,11 @@
 #include <vector>
 
 #include "grad_check.h"
+#include "xwires/core/activation.h"
 #include "xwires/core/batchnorm.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/simd_target.h"
+#include "xwires/core/tensor_ops.h"
 
 namespace xw {
 namespace {
@@ -269,6 +271,66 @@ TEST_P(BatchNormThreadsTest, BitwiseIdenticalForOneTwoFourThreads) {
     EXPECT_TRUE(outs[i].BitwiseEqual(outs[12 + i]))
         << "output " << i << ", 4 threads";
   }
+}
+
+// The fused epilogue (residual add, ReLU, both) against the separate ops
+// on the unfused output, bit for bit: 11 channels (a vector group and a
+// partial one), every order, values of both signs, a NaN in the residual
+// (ReluForward lets it pass), and y written in place over the residual.
+TEST(BatchNormLayerTest, EpilogueEqualsSeparateOpsBitwise) {
+  const Tensor x = RandomTensor({4, 11, 8, 8}, 21, -3.0f, 5.0f);
+  const Tensor gamma = RandomTensor({11}, 22), beta = RandomTensor({11}, 23);
+  Tensor res = RandomTensor(x.shape(), 24, -2.0f, 2.0f);
+  res[5] = std::nanf("");
+  for (const char* order : {"sequential", "pairwise", "lanes8"}) {
+    for (bool fma : {false, true}) {
+      SCOPED_TRACE(std::string(order) + (fma ? " fma" : ""));
+      const ReduceSpec reduce = *ParseReduceOrder(order, fma);
+      Tensor plain;
+      BatchNormCache cache;
+      ASSERT_TRUE(
+          BatchNormForwardTrain(x, gamma, beta, {}, reduce, &plain, nullptr, nullptr, &cache)
+              .ok());
+      Tensor want_relu, want_add, want_both;
+      ASSERT_TRUE(ReluForward(plain, &want_relu).ok());
+      ASSERT_TRUE(AddForward(plain, res, &want_add).ok());
+      ASSERT_TRUE(AddReluForward(plain, res, &want_both).ok());
+      struct Case {
+        BatchNormEpilogue e;
+        const Tensor* want;
+      };
+      for (const Case& c : {Case{{nullptr, true}, &want_relu}, Case{{&res, false}, &want_add},
+                            Case{{&res, true}, &want_both}}) {
+        Tensor y;
+        ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, reduce, &y, nullptr, nullptr,
+                                          &cache, c.e)
+                        .ok());
+        EXPECT_TRUE(y.BitwiseEqual(*c.want)) << "residual " << (c.e.residual != nullptr)
+                                             << " relu " << c.e.relu;
+      }
+      Tensor in_place = res;  // y aliases the residual
+      ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, reduce, &in_place, nullptr, nullptr,
+                                        &cache, {&in_place, true})
+                      .ok());
+      EXPECT_TRUE(in_place.BitwiseEqual(want_both));
+    }
+  }
+  EXPECT_TRUE(std::isnan(res[5]));
+}
+
+TEST(BatchNormLayerTest, EpilogueResidualIsCheckedAndStateKept) {
+  const Tensor x = RandomTensor({2, 3, 4, 4}, 31);
+  Tensor gamma({3}, 1.0f), beta({3}, 0.0f), y, rm({3}, 0.5f), rv({3}, 2.0f);
+  BatchNormCache cache;
+  const Tensor wrong({2, 3, 4, 5});
+  Status s = BatchNormForwardTrain(x, gamma, beta, {}, {}, &y, &rm, &rv, &cache, {&wrong, true});
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("residual"), std::string::npos) << s.message();
+  s = BatchNormForwardTrain(x, gamma, beta, {}, {}, &y, &rm, &rv, &cache, {&x, false});
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("alias"), std::string::npos) << s.message();
+  EXPECT_EQ(rm[1], 0.5f);  // running stats untouched by the failed calls
+  EXPECT_EQ(rv[1], 2.0f);
 }
 
 TEST(BatchNormLayerTest, BadInputIsRejectedAndStateKept) {

@@ -14,6 +14,7 @@
 
 #include "grad_check.h"
 #include "xwires/trainers/architectures.h"
+#include "xwires/core/activation.h"
 #include "xwires/trainers/layers.h"
 #include "xwires/trainers/profile.h"
 
@@ -150,6 +151,83 @@ TEST(SequentialTest, InputGradientsOnlyWhereAParameterPrecedes) {
   free.Add(std::make_unique<Flatten>());
   free.Add(std::make_unique<ReLU>());
   EXPECT_FALSE(free.HasParameters());
+}
+
+// max(a + b, 0), written out (tensor_ops.h's Flatten hides the module here).
+Tensor AddRelu(const Tensor& a, const Tensor& b) {
+  Tensor y(a.shape());
+  for (int64_t i = 0; i < a.size(); ++i) {
+    const float v = a[i] + b[i];
+    y[i] = v < 0.0f ? 0.0f : v;
+  }
+  return y;
+}
+
+// Sequential fuses BN -> ReLU and a residual tail BN -> add -> ReLU in
+// training; outputs, running statistics and gradients must equal those of
+// the same modules run one by one (twins built alike). Outside training
+// nothing fuses, and ForwardFused refuses.
+TEST(SequentialTest, FusedBatchNormTailsEqualSeparateModules) {
+  RunContext ctx;
+  ctx.training = true;
+  const Tensor x = gradcheck::RandomTensor({3, 5, 4, 4}, 41, -2.0f, 3.0f);
+  const Tensor res = gradcheck::RandomTensor(x.shape(), 42, -1.0f, 1.0f);
+  const Tensor dy = gradcheck::RandomTensor(x.shape(), 43);
+  auto make = [] {
+    auto net = std::make_unique<Sequential>();
+    net->Add("bn1", std::make_unique<BatchNorm2d>(5));
+    net->Add("", std::make_unique<ReLU>());
+    net->Add("bn2", std::make_unique<BatchNorm2d>(5));
+    return net;
+  };
+  auto fused = make(), twin = make();
+  std::vector<StateEntry> fs, ts;
+  fused->Register("", &fs);
+  twin->Register("", &ts);
+  for (size_t i = 0; i < fs.size(); ++i) {  // distinct affine parameters
+    if (fs[i].grad == nullptr) continue;
+    *fs[i].value = gradcheck::RandomTensor(fs[i].value->shape(), 50 + i, 0.5f, 1.5f);
+    *ts[i].value = *fs[i].value;
+  }
+  Tensor out;
+  auto r = fused->ForwardAddRelu(x, ctx, res, &out);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, &out);
+  // The twin, module by module, then the separate add and ReLU.
+  const Tensor* h = &x;
+  for (size_t i = 0; i < twin->size(); ++i) h = *twin->child(i).second->Forward(*h, ctx);
+  Tensor want = AddRelu(*h, res);
+  EXPECT_TRUE(out.BitwiseEqual(want));
+  for (size_t i = 0; i < fs.size(); ++i) {
+    EXPECT_TRUE(fs[i].value->BitwiseEqual(*ts[i].value)) << fs[i].info.name;
+  }
+  // Backward from the same masked gradient: every gradient equal.
+  Tensor g1 = dy, g2 = dy;
+  ASSERT_TRUE(ReluBackward(out, g1, &g1).ok());
+  ASSERT_TRUE(ReluBackward(want, g2, &g2).ok());
+  auto d1 = fused->Backward(g1, ctx, true);
+  auto d2 = twin->Backward(g2, ctx, true);
+  ASSERT_TRUE(d1.ok() && d2.ok());
+  EXPECT_TRUE((*d1)->BitwiseEqual(**d2));
+  for (size_t i = 0; i < fs.size(); ++i) {
+    if (fs[i].grad) EXPECT_TRUE(fs[i].grad->BitwiseEqual(*ts[i].grad)) << fs[i].info.name;
+  }
+  // Eval mode takes the unfused path; a bad residual is named (last: bn1
+  // has run by then, as any module before a failing one has).
+  RunContext eval;
+  auto* bn = dynamic_cast<BatchNorm2d*>(fused->child(0).second.get());
+  ASSERT_NE(bn, nullptr);
+  EXPECT_FALSE(bn->ForwardFused(x, eval, {nullptr, true}, &out).ok());
+  auto e1 = fused->ForwardAddRelu(x, eval, res, &out);
+  ASSERT_TRUE(e1.ok());
+  h = &x;
+  for (size_t i = 0; i < twin->size(); ++i) h = *twin->child(i).second->Forward(*h, eval);
+  EXPECT_TRUE(out.BitwiseEqual(AddRelu(*h, res)));
+  const Tensor wrong({3, 5, 4, 3});
+  auto bad = fused->ForwardAddRelu(x, ctx, wrong, &out);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().ToString().find("bn2"), std::string::npos) << bad.status().ToString();
+  EXPECT_NE(bad.status().ToString().find("residual"), std::string::npos);
 }
 
 }  // namespace

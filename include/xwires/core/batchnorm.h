@@ -54,17 +54,32 @@ struct BatchNormCache {
   Tensor invstd;  // 1 / sqrt(biased batch var + eps)
 };
 
+// What the training forward applies to each normalised value as it writes
+// it, instead of separate passes over y: the same bits as AddForward /
+// ReluForward / AddReluForward run on y afterwards (each op rounds as it
+// would alone), one pass over memory fewer per op.
+struct BatchNormEpilogue {
+  // Added to the normalised value (not owned; x's shape; may be y itself
+  // but not x). Default: none.
+  const Tensor* residual = nullptr;
+  // Then max(., 0) with ReluForward's rule (NaN passes). Default: off.
+  bool relu = false;
+};
+
 // Training-mode forward: normalises with the batch statistics and, when
 // running_mean / running_var are non-null ([C], updated in place), folds the
-// batch statistics into them. y (required) is resized to x's shape; cache
-// (required) is resized to [C] each. Returns InvalidArgument for a rank other
-// than 2 or 4, mismatched [C] tensors, an empty batch, or a single value per
-// channel when unbiased_running_var needs n/(n-1). y must not alias x.
+// batch statistics into them, then applies `epilogue` to each value as it is
+// written. y (required) is resized to x's shape; cache (required) is resized
+// to [C] each. Returns InvalidArgument for a rank other than 2 or 4,
+// mismatched [C] tensors, a residual not shaped like x, an empty batch, or a
+// single value per channel when unbiased_running_var needs n/(n-1). y must
+// not alias x.
 Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
                              const Tensor& beta, const BatchNormSpec& spec,
                              const ReduceSpec& reduce, Tensor* y,
                              Tensor* running_mean, Tensor* running_var,
-                             BatchNormCache* cache);
+                             BatchNormCache* cache,
+                             const BatchNormEpilogue& epilogue = {});
 
 // Eval-mode forward: normalises with running_mean / running_var (spec.eps
 // applies; momentum is unused). y is resized to x's shape and may alias x.

@@ -68,6 +68,13 @@ class BatchNorm2d : public Module {
   explicit BatchNorm2d(int64_t channels);
 
   Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
+  // The training forward with `epilogue` applied as the output is written,
+  // into *out (not owned, kept by the caller until Backward) instead of the
+  // module's own buffer: Sequential's fusion of BN -> [add] -> ReLU. The
+  // same bits and state updates as Forward followed by the separate ops.
+  // InvalidArgument outside training (ctx.training false).
+  Result<const Tensor*> ForwardFused(const Tensor& x, const RunContext& ctx,
+                                     const BatchNormEpilogue& epilogue, Tensor* out);
   Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
   void Register(const std::string& prefix, std::vector<StateEntry>* out) override;
 
@@ -86,6 +93,9 @@ class ReLU : public Module {
   Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
   Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
   bool HasParameters() const override { return false; }
+  // The buffer Forward writes and Backward masks with, for a producer that
+  // applies this ReLU itself (Sequential's BatchNorm2d fusion).
+  Tensor* output() { return &y_; }
 
  private:
   Tensor y_;

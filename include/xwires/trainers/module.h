@@ -92,12 +92,24 @@ class Sequential : public Module {
   // Child i and its name, for per-module inspection (trainers/capture.h).
   const std::pair<std::string, ModulePtr>& child(size_t i) const { return children_[i]; }
 
+  // In training, a BatchNorm2d followed by a ReLU is one pass that writes
+  // the ReLU's output (BatchNorm2d::ForwardFused): the same bits as the two
+  // modules one after the other, one pass over memory fewer.
   Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
+  // *out = max(Forward(x) + residual, 0) with AddReluForward's bits, the
+  // residual block's tail; returns out. In training a last child BatchNorm2d
+  // adds and clamps as it writes, where AddReluForward would read its output
+  // back. residual must stay alive and unchanged during the call.
+  Result<const Tensor*> ForwardAddRelu(const Tensor& x, const RunContext& ctx,
+                                       const Tensor& residual, Tensor* out);
   Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
   void Register(const std::string& prefix, std::vector<StateEntry>* out) override;
   bool HasParameters() const override;
 
  private:
+  // Children [0, end) of Forward.
+  Result<const Tensor*> ForwardRange(const Tensor& x, const RunContext& ctx, size_t end);
+
   std::vector<std::pair<std::string, ModulePtr>> children_;
 };
 
