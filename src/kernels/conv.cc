@@ -8,6 +8,7 @@
 
 #include "src/kernels/channel_chains.h"
 #include "src/kernels/conv_internal.h"
+#include "src/scratch_floats.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/reduce.h"
 
@@ -68,7 +69,7 @@ void BiasGradient(const ConvGeometry& g, const float* dy, const ReduceSpec& spec
                                 g.o * plane, plane, nullptr, db + o0, nullptr)) {
       return;
     }
-    std::vector<float> col(g.n * plane);
+    ScratchFloats col(g.n * plane);  // each channel copied whole
     for (int64_t o = o0; o < o1; ++o) {
       for (int64_t n = 0; n < g.n; ++n) {
         const float* src = dy + (n * g.o + o) * plane;

@@ -201,7 +201,7 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
       const int64_t sub_taps = int64_t{sub_kh} * sub_kw, terms = g.o * sub_taps;
       const int64_t total = g.n * sub_h * sub_w;
       // A [C][O * sub taps]: w[o, c, KH-1-(a0 + s*m), KW-1-(b0 + s*k)].
-      std::vector<float> wt(g.c * terms);
+      ScratchFloats wt(g.c * terms);  // written whole below
       ForEachChannelPair(g.c, g.o, [&](int64_t c, int64_t o) {
         const float* src_w = w + (o * g.c + c) * g.kh * g.kw;
         for (int m = 0; m < sub_kh; ++m) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "src/kernels/conv_internal.h"
+#include "src/scratch_floats.h"
 #include "src/kernels/gemm_internal.h"
 #include "src/kernels/winograd_internal.h"
 #include "src/thread_scratch.h"
@@ -51,7 +52,7 @@ constexpr int kVSlot = 0, kMSlot = 1, kColsSlot = 2;
 void WinogradForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
                      float* y) {
   const int64_t th = (g.oh + 1) / 2, tw = (g.ow + 1) / 2, tiles_per_image = th * tw;
-  std::vector<float> u(16 * g.o * g.c);
+  ScratchFloats u(16 * g.o * g.c);  // TransformKernels writes all of it
   TransformKernels(w, g.o, g.c, u.data());
   // Images per group: ~256 tiles per GEMM, fixed by the geometry.
   const int64_t per = std::clamp<int64_t>(256 / tiles_per_image, 1, g.n);
@@ -91,7 +92,7 @@ void WinogradBackwardData(const ConvGeometry& g, const float* w, const float* dy
   t.c = g.o, t.h = g.oh, t.w = g.ow;
   t.o = g.c, t.oh = g.h, t.ow = g.w;
   t.pad_top = pt, t.pad_left = pl, t.pad_bottom = 2 - g.pad_bottom, t.pad_right = 2 - g.pad_right;
-  std::vector<float> wt(g.c * g.o * 9);  // [C][O][3][3], flipped
+  ScratchFloats wt(g.c * g.o * 9);  // [C][O][3][3], flipped; written whole
   for (int64_t o = 0; o < g.o; ++o) {
     for (int64_t c = 0; c < g.c; ++c) {
       for (int k = 0; k < 9; ++k) wt[(c * g.o + o) * 9 + k] = w[(o * g.c + c) * 9 + 8 - k];

@@ -210,7 +210,9 @@ TEST(SequentialTest, FusedBatchNormTailsEqualSeparateModules) {
   ASSERT_TRUE(d1.ok() && d2.ok());
   EXPECT_TRUE((*d1)->BitwiseEqual(**d2));
   for (size_t i = 0; i < fs.size(); ++i) {
-    if (fs[i].grad) EXPECT_TRUE(fs[i].grad->BitwiseEqual(*ts[i].grad)) << fs[i].info.name;
+    if (fs[i].grad) {
+      EXPECT_TRUE(fs[i].grad->BitwiseEqual(*ts[i].grad)) << fs[i].info.name;
+    }
   }
   // Eval mode takes the unfused path; a bad residual is named (last: bn1
   // has run by then, as any module before a failing one has).
