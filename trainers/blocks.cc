@@ -22,8 +22,9 @@ std::unique_ptr<Sequential> MakeDownsample(int64_t in, int64_t out, int stride) 
 // Shared by both residual blocks: y = relu(main(x) + shortcut(x)). The
 // shortcut first, so that main's last batch norm can add it and clamp as it
 // writes (Sequential::ForwardAddRelu); the branches share no state.
-Result<const Tensor*> ResidualForward(Sequential& main, Sequential* downsample, const Tensor& x,
-                                      const RunContext& ctx, Tensor* sum) {
+Result<const Tensor*> ResidualForward(Sequential& main, Sequential* downsample,
+                                      const Tensor& x, const RunContext& ctx,
+                                      Tensor* sum) {
   const Tensor* shortcut = &x;
   if (downsample != nullptr) {
     XW_ASSIGN_OR_RETURN(shortcut, downsample->Forward(x, ctx));

@@ -134,15 +134,19 @@ Result<const Tensor*> BatchNorm2d::Forward(const Tensor& x, const RunContext& ct
   return &y_;
 }
 
-Result<const Tensor*> BatchNorm2d::ForwardFused(const Tensor& x, const RunContext& ctx,
-                                                const BatchNormEpilogue& epilogue, Tensor* out) {
+Result<const Tensor*> BatchNorm2d::ForwardFused(
+    const Tensor& x, const RunContext& ctx, const BatchNormEpilogue& epilogue,
+    Tensor* out) {
   if (!ctx.training) {
-    return Status::InvalidArgument("BatchNorm2d::ForwardFused: training mode only");
+    return Status::InvalidArgument(
+        "BatchNorm2d::ForwardFused: training mode only");
   }
-  if (out == nullptr) return Status::InvalidArgument("BatchNorm2d::ForwardFused: null output");
+  if (out == nullptr)
+    return Status::InvalidArgument("BatchNorm2d::ForwardFused: null output");
   x_ = &x;
-  XW_RETURN_IF_ERROR(BatchNormForwardTrain(x, weight_, bias_, ctx.bn, ctx.kernels.reduce, out,
-                                           &running_mean_, &running_var_, &cache_, epilogue));
+  XW_RETURN_IF_ERROR(
+      BatchNormForwardTrain(x, weight_, bias_, ctx.bn, ctx.kernels.reduce, out,
+                            &running_mean_, &running_var_, &cache_, epilogue));
   num_batches_tracked_[0] += 1.0f;
   return out;
 }

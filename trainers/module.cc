@@ -29,16 +29,21 @@ Result<const Tensor*> Sequential::Forward(const Tensor& x, const RunContext& ctx
   return ForwardRange(x, ctx, children_.size());
 }
 
-Result<const Tensor*> Sequential::ForwardRange(const Tensor& x, const RunContext& ctx,
+Result<const Tensor*> Sequential::ForwardRange(const Tensor& x,
+                                               const RunContext& ctx,
                                                size_t end) {
   const Tensor* h = &x;
   for (size_t i = 0; i < end; ++i) {
     auto& [name, child] = children_[i];
     // BN -> ReLU: the ReLU's output written by the BN's last pass; the ReLU's
     // Backward masks with it as if it had run.
-    auto* bn = ctx.training && i + 1 < end ? dynamic_cast<BatchNorm2d*>(child.get()) : nullptr;
-    auto* relu = bn ? dynamic_cast<ReLU*>(children_[i + 1].second.get()) : nullptr;
-    auto r = relu ? bn->ForwardFused(*h, ctx, BatchNormEpilogue{nullptr, true}, relu->output())
+    auto* bn = ctx.training && i + 1 < end
+                   ? dynamic_cast<BatchNorm2d*>(child.get())
+                   : nullptr;
+    auto* relu =
+        bn ? dynamic_cast<ReLU*>(children_[i + 1].second.get()) : nullptr;
+    auto r = relu ? bn->ForwardFused(*h, ctx, BatchNormEpilogue{nullptr, true},
+                                     relu->output())
                   : child->Forward(*h, ctx);
     if (!r.ok()) return name.empty() ? r.status() : r.status().WithContext(name);
     h = *r;
@@ -47,8 +52,10 @@ Result<const Tensor*> Sequential::ForwardRange(const Tensor& x, const RunContext
   return h;
 }
 
-Result<const Tensor*> Sequential::ForwardAddRelu(const Tensor& x, const RunContext& ctx,
-                                                 const Tensor& residual, Tensor* out) {
+Result<const Tensor*> Sequential::ForwardAddRelu(const Tensor& x,
+                                                 const RunContext& ctx,
+                                                 const Tensor& residual,
+                                                 Tensor* out) {
   auto* bn = ctx.training && !children_.empty()
                  ? dynamic_cast<BatchNorm2d*>(children_.back().second.get())
                  : nullptr;
@@ -57,7 +64,8 @@ Result<const Tensor*> Sequential::ForwardAddRelu(const Tensor& x, const RunConte
     XW_RETURN_IF_ERROR(AddReluForward(*m, residual, out));
     return static_cast<const Tensor*>(out);
   }
-  XW_ASSIGN_OR_RETURN(const Tensor* h, ForwardRange(x, ctx, children_.size() - 1));
+  XW_ASSIGN_OR_RETURN(const Tensor* h,
+                      ForwardRange(x, ctx, children_.size() - 1));
   auto r = bn->ForwardFused(*h, ctx, BatchNormEpilogue{&residual, true}, out);
   const std::string& name = children_.back().first;
   if (!r.ok()) return name.empty() ? r.status() : r.status().WithContext(name);

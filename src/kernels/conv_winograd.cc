@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "src/kernels/conv_internal.h"
-#include "src/scratch_floats.h"
 #include "src/kernels/gemm_internal.h"
 #include "src/kernels/winograd_internal.h"
+#include "src/scratch_floats.h"
 #include "src/thread_scratch.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/tensor.h"

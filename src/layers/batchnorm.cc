@@ -41,8 +41,8 @@ Result<ChannelLayout> LayoutOf(const char* op, const Tensor& x) {
 // then + r (kResidual; one more rounding) and max(., 0) (kRelu, NaN passes
 // as in ReluForward): AddReluForward's bits without its pass over y.
 template <bool kResidual, bool kRelu>
-void ScaleShiftEpilogue(const float* x, const float* r, const ChannelLayout& l, int64_t c,
-                        float a, float b, float* y) {
+void ScaleShiftEpilogue(const float* x, const float* r, const ChannelLayout& l,
+                        int64_t c, float a, float b, float* y) {
   for (int64_t n = 0; n < l.n; ++n) {
     const int64_t base = (n * l.c + c) * l.s;
     const float* xs = x + base;
@@ -57,12 +57,13 @@ void ScaleShiftEpilogue(const float* x, const float* r, const ChannelLayout& l, 
   }
 }
 
-void ScaleShift(const float* x, const ChannelLayout& l, int64_t c, float a, float b, float* y) {
+void ScaleShift(const float* x, const ChannelLayout& l, int64_t c, float a,
+                float b, float* y) {
   ScaleShiftEpilogue<false, false>(x, nullptr, l, c, a, b, y);
 }
 
-void ScaleShift(const float* x, const BatchNormEpilogue& e, const ChannelLayout& l, int64_t c,
-                float a, float b, float* y) {
+void ScaleShift(const float* x, const BatchNormEpilogue& e,
+                const ChannelLayout& l, int64_t c, float a, float b, float* y) {
   const float* r = e.residual ? e.residual->data() : nullptr;
   if (r && e.relu) return ScaleShiftEpilogue<true, true>(x, r, l, c, a, b, y);
   if (r) return ScaleShiftEpilogue<true, false>(x, r, l, c, a, b, y);
@@ -166,16 +167,19 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
                              const Tensor& beta, const BatchNormSpec& spec,
                              const ReduceSpec& reduce, Tensor* y,
                              Tensor* running_mean, Tensor* running_var,
-                             BatchNormCache* cache, const BatchNormEpilogue& epilogue) {
+                             BatchNormCache* cache,
+                             const BatchNormEpilogue& epilogue) {
   constexpr const char* kOp = "BatchNormForwardTrain";
   XW_ASSIGN_OR_RETURN(const ChannelLayout l, LayoutOf(kOp, x));
   XW_RETURN_IF_ERROR(CheckParams(kOp, l, gamma, beta));
   XW_RETURN_IF_ERROR(layers::CheckNotNull(kOp, "y", y));
   XW_RETURN_IF_ERROR(layers::CheckNotNull(kOp, "cache", cache));
   if (epilogue.residual) {
-    XW_RETURN_IF_ERROR(layers::CheckShape(kOp, "residual", *epilogue.residual, x.shape()));
+    XW_RETURN_IF_ERROR(
+        layers::CheckShape(kOp, "residual", *epilogue.residual, x.shape()));
     if (epilogue.residual == &x) {
-      return Status::InvalidArgument(std::string(kOp) + ": residual must not alias x");
+      return Status::InvalidArgument(std::string(kOp) +
+                                     ": residual must not alias x");
     }
   }
   if (running_mean)

@@ -288,9 +288,9 @@ TEST(BatchNormLayerTest, EpilogueEqualsSeparateOpsBitwise) {
       const ReduceSpec reduce = *ParseReduceOrder(order, fma);
       Tensor plain;
       BatchNormCache cache;
-      ASSERT_TRUE(
-          BatchNormForwardTrain(x, gamma, beta, {}, reduce, &plain, nullptr, nullptr, &cache)
-              .ok());
+      ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, reduce, &plain,
+                                        nullptr, nullptr, &cache)
+                      .ok());
       Tensor want_relu, want_add, want_both;
       ASSERT_TRUE(ReluForward(plain, &want_relu).ok());
       ASSERT_TRUE(AddForward(plain, res, &want_add).ok());
@@ -299,18 +299,20 @@ TEST(BatchNormLayerTest, EpilogueEqualsSeparateOpsBitwise) {
         BatchNormEpilogue e;
         const Tensor* want;
       };
-      for (const Case& c : {Case{{nullptr, true}, &want_relu}, Case{{&res, false}, &want_add},
-                            Case{{&res, true}, &want_both}}) {
+      for (const Case& c :
+           {Case{{nullptr, true}, &want_relu}, Case{{&res, false}, &want_add},
+            Case{{&res, true}, &want_both}}) {
         Tensor y;
-        ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, reduce, &y, nullptr, nullptr,
-                                          &cache, c.e)
+        ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, reduce, &y,
+                                          nullptr, nullptr, &cache, c.e)
                         .ok());
-        EXPECT_TRUE(y.BitwiseEqual(*c.want)) << "residual " << (c.e.residual != nullptr)
-                                             << " relu " << c.e.relu;
+        EXPECT_TRUE(y.BitwiseEqual(*c.want))
+            << "residual " << (c.e.residual != nullptr) << " relu " << c.e.relu;
       }
       Tensor in_place = res;  // y aliases the residual
-      ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, reduce, &in_place, nullptr, nullptr,
-                                        &cache, {&in_place, true})
+      ASSERT_TRUE(BatchNormForwardTrain(x, gamma, beta, {}, reduce, &in_place,
+                                        nullptr, nullptr, &cache,
+                                        {&in_place, true})
                       .ok());
       EXPECT_TRUE(in_place.BitwiseEqual(want_both));
     }
@@ -323,10 +325,12 @@ TEST(BatchNormLayerTest, EpilogueResidualIsCheckedAndStateKept) {
   Tensor gamma({3}, 1.0f), beta({3}, 0.0f), y, rm({3}, 0.5f), rv({3}, 2.0f);
   BatchNormCache cache;
   const Tensor wrong({2, 3, 4, 5});
-  Status s = BatchNormForwardTrain(x, gamma, beta, {}, {}, &y, &rm, &rv, &cache, {&wrong, true});
+  Status s = BatchNormForwardTrain(x, gamma, beta, {}, {}, &y, &rm, &rv, &cache,
+                                   {&wrong, true});
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(s.message().find("residual"), std::string::npos) << s.message();
-  s = BatchNormForwardTrain(x, gamma, beta, {}, {}, &y, &rm, &rv, &cache, {&x, false});
+  s = BatchNormForwardTrain(x, gamma, beta, {}, {}, &y, &rm, &rv, &cache,
+                            {&x, false});
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(s.message().find("alias"), std::string::npos) << s.message();
   EXPECT_EQ(rm[1], 0.5f);  // running stats untouched by the failed calls

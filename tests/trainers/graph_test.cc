@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "grad_check.h"
-#include "xwires/trainers/architectures.h"
 #include "xwires/core/activation.h"
+#include "xwires/trainers/architectures.h"
 #include "xwires/trainers/layers.h"
 #include "xwires/trainers/profile.h"
 
@@ -186,7 +186,8 @@ TEST(SequentialTest, FusedBatchNormTailsEqualSeparateModules) {
   twin->Register("", &ts);
   for (size_t i = 0; i < fs.size(); ++i) {  // distinct affine parameters
     if (fs[i].grad == nullptr) continue;
-    *fs[i].value = gradcheck::RandomTensor(fs[i].value->shape(), 50 + i, 0.5f, 1.5f);
+    *fs[i].value =
+        gradcheck::RandomTensor(fs[i].value->shape(), 50 + i, 0.5f, 1.5f);
     *ts[i].value = *fs[i].value;
   }
   Tensor out;
@@ -195,7 +196,8 @@ TEST(SequentialTest, FusedBatchNormTailsEqualSeparateModules) {
   EXPECT_EQ(*r, &out);
   // The twin, module by module, then the separate add and ReLU.
   const Tensor* h = &x;
-  for (size_t i = 0; i < twin->size(); ++i) h = *twin->child(i).second->Forward(*h, ctx);
+  for (size_t i = 0; i < twin->size(); ++i)
+    h = *twin->child(i).second->Forward(*h, ctx);
   Tensor want = AddRelu(*h, res);
   EXPECT_TRUE(out.BitwiseEqual(want));
   for (size_t i = 0; i < fs.size(); ++i) {
@@ -223,12 +225,14 @@ TEST(SequentialTest, FusedBatchNormTailsEqualSeparateModules) {
   auto e1 = fused->ForwardAddRelu(x, eval, res, &out);
   ASSERT_TRUE(e1.ok());
   h = &x;
-  for (size_t i = 0; i < twin->size(); ++i) h = *twin->child(i).second->Forward(*h, eval);
+  for (size_t i = 0; i < twin->size(); ++i)
+    h = *twin->child(i).second->Forward(*h, eval);
   EXPECT_TRUE(out.BitwiseEqual(AddRelu(*h, res)));
   const Tensor wrong({3, 5, 4, 3});
   auto bad = fused->ForwardAddRelu(x, ctx, wrong, &out);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().ToString().find("bn2"), std::string::npos) << bad.status().ToString();
+  EXPECT_NE(bad.status().ToString().find("bn2"), std::string::npos)
+      << bad.status().ToString();
   EXPECT_NE(bad.status().ToString().find("residual"), std::string::npos);
 }
 

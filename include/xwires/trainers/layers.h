@@ -74,7 +74,8 @@ class BatchNorm2d : public Module {
   // same bits and state updates as Forward followed by the separate ops.
   // InvalidArgument outside training (ctx.training false).
   Result<const Tensor*> ForwardFused(const Tensor& x, const RunContext& ctx,
-                                     const BatchNormEpilogue& epilogue, Tensor* out);
+                                     const BatchNormEpilogue& epilogue,
+                                     Tensor* out);
   Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
   void Register(const std::string& prefix, std::vector<StateEntry>* out) override;
 

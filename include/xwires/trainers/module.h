@@ -108,7 +108,8 @@ class Sequential : public Module {
 
  private:
   // Children [0, end) of Forward.
-  Result<const Tensor*> ForwardRange(const Tensor& x, const RunContext& ctx, size_t end);
+  Result<const Tensor*> ForwardRange(const Tensor& x, const RunContext& ctx,
+                                     size_t end);
 
   std::vector<std::pair<std::string, ModulePtr>> children_;
 };
