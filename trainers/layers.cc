@@ -122,15 +122,10 @@ BatchNorm2d::BatchNorm2d(int64_t channels)
       num_batches_tracked_(Shape{}), dweight_({channels}), dbias_({channels}) {}
 
 Result<const Tensor*> BatchNorm2d::Forward(const Tensor& x, const RunContext& ctx) {
+  if (ctx.training) return ForwardFused(x, ctx, BatchNormEpilogue{}, &y_);
   x_ = &x;
-  if (ctx.training) {
-    XW_RETURN_IF_ERROR(BatchNormForwardTrain(x, weight_, bias_, ctx.bn, ctx.kernels.reduce, &y_,
-                                             &running_mean_, &running_var_, &cache_));
-    num_batches_tracked_[0] += 1.0f;
-  } else {
-    XW_RETURN_IF_ERROR(
-        BatchNormForwardEval(x, weight_, bias_, running_mean_, running_var_, ctx.bn, &y_));
-  }
+  XW_RETURN_IF_ERROR(
+      BatchNormForwardEval(x, weight_, bias_, running_mean_, running_var_, ctx.bn, &y_));
   return &y_;
 }
 

@@ -149,10 +149,14 @@ void SumPartials(const std::vector<const float*>& parts, int64_t n, float* dw) {
   });
 }
 
-void SumPartials(const std::vector<ScratchFloats>& partials, int64_t n, float* dw) {
+std::vector<const float*> PartPointers(const std::vector<ScratchFloats>& partials) {
   std::vector<const float*> parts;
   for (const ScratchFloats& p : partials) parts.push_back(p.data());
-  SumPartials(parts, n, dw);
+  return parts;
+}
+
+void SumPartials(const std::vector<ScratchFloats>& partials, int64_t n, float* dw) {
+  SumPartials(PartPointers(partials), n, dw);
 }
 
 void Im2colForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,

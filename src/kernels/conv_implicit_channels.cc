@@ -214,9 +214,7 @@ void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_
           }
         }
       });
-  std::vector<const float*> parts;
-  for (const ScratchFloats& p : partials) parts.push_back(p.data());
-  TapsToFilter(parts, l.taps, out_ch, dw);
+  TapsToFilter(PartPointers(partials), l.taps, out_ch, dw);
 }
 
 }  // namespace HWY_NAMESPACE

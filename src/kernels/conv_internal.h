@@ -114,6 +114,8 @@ std::vector<ScratchFloats> FilterBatches(
 // do not depend on the threads), i < n, in parallel.
 void SumPartials(const std::vector<const float*>& parts, int64_t n, float* dw);
 void SumPartials(const std::vector<ScratchFloats>& partials, int64_t n, float* dw);
+// The partials' data pointers, in order (for SumPartials and TapsToFilter).
+std::vector<const float*> PartPointers(const std::vector<ScratchFloats>& partials);
 
 // kIm2colGemm (conv_im2col.cc): Eigen sgemm on patch matrices.
 void Im2colForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,

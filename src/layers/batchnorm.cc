@@ -57,11 +57,6 @@ void ScaleShiftEpilogue(const float* x, const float* r, const ChannelLayout& l,
   }
 }
 
-void ScaleShift(const float* x, const ChannelLayout& l, int64_t c, float a,
-                float b, float* y) {
-  ScaleShiftEpilogue<false, false>(x, nullptr, l, c, a, b, y);
-}
-
 void ScaleShift(const float* x, const BatchNormEpilogue& e,
                 const ChannelLayout& l, int64_t c, float a, float b, float* y) {
   const float* r = e.residual ? e.residual->data() : nullptr;
@@ -264,7 +259,8 @@ Status BatchNormForwardEval(const Tensor& x, const Tensor& gamma,
     for (int64_t c = c0; c < c1; ++c) {
       const float invstd = 1.0f / std::sqrt(running_var[c] + spec.eps);
       const float a = gamma[c] * invstd;
-      ScaleShift(x.data(), l, c, a, beta[c] - running_mean[c] * a, y->data());
+      ScaleShift(x.data(), BatchNormEpilogue{}, l, c, a,
+                 beta[c] - running_mean[c] * a, y->data());
     }
   });
   return Status::OK();
