@@ -208,9 +208,8 @@ void LanesBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch,
         const int64_t o0 = out_ch * h / halves, o1 = out_ch * (h + 1) / halves;
         const int64_t t0 = std::min(l.taps, rows * part / parts * kTaps);
         const int64_t t1 = std::min(l.taps, rows * (part + 1) / parts * kTaps);
-        Prefetcher fetch =
-            TaskShare(src.data + n1 * src_floats, next * src_floats, task,
-                      halves * parts, steps);
+        Prefetcher fetch = TaskShare(src.data + n1 * src_floats, next * src_floats, task,
+                                     halves * parts, steps);
         for (int64_t g0 = 0; g0 < count * per_image; g0 += kGroupBlock) {
           const int64_t g1 = std::min(count * per_image, g0 + kGroupBlock);
           fetch.Step();

@@ -262,8 +262,7 @@ void ExactBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch, 
     o0 += int64_t{kLanes} * vo;
   }
   const auto run = spec.fma ? FilterChainTileAny<true> : FilterChainTileAny<false>;
-  const int64_t src_floats = src.channels * src.h * src.w,
-                dy_floats = out_ch * l.plane;
+  const int64_t src_floats = src.channels * src.h * src.w, dy_floats = out_ch * l.plane;
   for (int64_t n0 = 0; n0 < images; n0 += chunk) {
     const int64_t count = std::min(chunk, images - n0);
     ParallelFor(count, 1, [&](int64_t i0, int64_t i1) {
@@ -282,10 +281,10 @@ void ExactBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch, 
     ParallelFor(ntasks, 1, [&](int64_t a, int64_t b) {
       for (int64_t ti = a; ti < b; ++ti) {
         const Task& tk = tasks[ti];
-        const int64_t steps = (count * l.plane + kPixelBlock - 1) /
-                              kPixelBlock * ((tk.t1 - tk.t0 + 5) / 6);
-        Prefetcher fetch_x = TaskShare(src.data + n1 * src_floats,
-                                       next * src_floats, ti, ntasks, steps);
+        const int64_t steps = (count * l.plane + kPixelBlock - 1) / kPixelBlock *
+                              ((tk.t1 - tk.t0 + 5) / 6);
+        Prefetcher fetch_x =
+            TaskShare(src.data + n1 * src_floats, next * src_floats, ti, ntasks, steps);
         Prefetcher fetch_dy =
             TaskShare(dy + n1 * dy_floats, next * dy_floats, ti, ntasks, steps);
         // Blocks of kPixelBlock pixels sweep the task's taps (every chain
