@@ -188,7 +188,6 @@ void LanesBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch,
   const int64_t parts = std::clamp<int64_t>(8 / halves, 1, rows);
   const auto run = half ? (spec.fma ? RunTask<true, true> : RunTask<true, false>)
                         : (spec.fma ? RunTask<false, true> : RunTask<false, false>);
-  const int64_t src_floats = src.channels * src.h * src.w;
   for (int64_t n0 = 0; n0 < images; n0 += chunk) {
     const int64_t count = std::min(chunk, images - n0);
     ParallelFor(count, 1, [&](int64_t i0, int64_t i1) {
@@ -199,20 +198,14 @@ void LanesBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch,
     const LanesArgs args{pads.data(), pad_off.data(), l.pw,         dy + n0 * out_ch * l.plane,
                          dy_off.data(), l.plane,      l.tap.data(), l.taps,
                          state.data()};
-    // Each task fetches its share of the next chunk's images (TaskShare).
-    const int64_t n1 = n0 + count, next = std::min(chunk, images - n1);
-    const int64_t steps = (count * per_image + kGroupBlock - 1) / kGroupBlock;
     ParallelFor(halves * parts, 1, [&](int64_t a, int64_t b) {
       for (int64_t task = a; task < b; ++task) {
         const int64_t h = task / parts, part = task % parts;
         const int64_t o0 = out_ch * h / halves, o1 = out_ch * (h + 1) / halves;
         const int64_t t0 = std::min(l.taps, rows * part / parts * kTaps);
         const int64_t t1 = std::min(l.taps, rows * (part + 1) / parts * kTaps);
-        Prefetcher fetch = TaskShare(src.data + n1 * src_floats, next * src_floats, task,
-                                     halves * parts, steps);
         for (int64_t g0 = 0; g0 < count * per_image; g0 += kGroupBlock) {
           const int64_t g1 = std::min(count * per_image, g0 + kGroupBlock);
-          fetch.Step();
           run(k, args, g0, g1, o0, o1, t0, t1);
         }
       }

@@ -262,7 +262,6 @@ void ExactBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch, 
     o0 += int64_t{kLanes} * vo;
   }
   const auto run = spec.fma ? FilterChainTileAny<true> : FilterChainTileAny<false>;
-  const int64_t src_floats = src.channels * src.h * src.w, dy_floats = out_ch * l.plane;
   for (int64_t n0 = 0; n0 < images; n0 += chunk) {
     const int64_t count = std::min(chunk, images - n0);
     ParallelFor(count, 1, [&](int64_t i0, int64_t i1) {
@@ -272,29 +271,15 @@ void ExactBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch, 
                    dyt.data() + i * l.plane * out_ch);
       }
     });
-    // The next chunk's images and gradients, each task fetching its share
-    // while it computes, so that the padding and transposes above read
-    // them from cache (they waited on memory for 4% of a resnet20 step
-    // under reference; 2% after).
-    const int64_t n1 = n0 + count, next = std::min(chunk, images - n1);
-    const int64_t ntasks = static_cast<int64_t>(tasks.size());
-    ParallelFor(ntasks, 1, [&](int64_t a, int64_t b) {
+    ParallelFor(static_cast<int64_t>(tasks.size()), 1, [&](int64_t a, int64_t b) {
       for (int64_t ti = a; ti < b; ++ti) {
         const Task& tk = tasks[ti];
-        const int64_t steps = (count * l.plane + kPixelBlock - 1) / kPixelBlock *
-                              ((tk.t1 - tk.t0 + 5) / 6);
-        Prefetcher fetch_x =
-            TaskShare(src.data + n1 * src_floats, next * src_floats, ti, ntasks, steps);
-        Prefetcher fetch_dy =
-            TaskShare(dy + n1 * dy_floats, next * dy_floats, ti, ntasks, steps);
         // Blocks of kPixelBlock pixels sweep the task's taps (every chain
         // in turn), so that their gradient rows and patch entries stay in
         // L1; the chains resume from the state, the same bits.
         for (int64_t q0 = 0; q0 < count * l.plane; q0 += kPixelBlock) {
           const int64_t q1 = std::min(count * l.plane, q0 + kPixelBlock);
           for (int64_t t0 = tk.t0; t0 < tk.t1;) {
-            fetch_x.Step();
-            fetch_dy.Step();
             const int u = TileRows(tk.t1 - t0, 6);
             run(tk.vo, u, pads.data(), poff.data(), dyt.data() + tk.o0, q0, q1, n0 * l.plane,
                 out_ch, l, t0, k, state.data() + t0 * out_ch + tk.o0);

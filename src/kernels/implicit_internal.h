@@ -78,18 +78,6 @@ class Prefetcher {
   int64_t per_step_;
 };
 
-// Task `task`'s share (of `tasks` equal ones) of floats [data, data +
-// floats), fetched in `steps` steps: the filter gradients' tasks fetch the
-// next chunk of images while they compute, so that padding it reads cache.
-// data == nullptr or floats <= 0 fetches nothing.
-inline Prefetcher TaskShare(const float* data, int64_t floats, int64_t task, int64_t tasks,
-                            int64_t steps) {
-  if (data == nullptr || floats <= 0 || tasks <= 0) return Prefetcher(nullptr, 0, steps);
-  const int64_t share = (floats + tasks - 1) / tasks;
-  const int64_t begin = std::min(floats, task * share);
-  return Prefetcher(data + begin, std::min(share, floats - begin), steps);
-}
-
 // Largest tile height of {6, 4, 2, 1} (forward) or {4, 2, 1} that fits.
 inline int TileRows(int64_t left, int most) {
   for (int r : {6, 4, 2, 1}) {
