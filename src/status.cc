@@ -29,7 +29,7 @@ std::string Status::ToString() const {
 }
 
 Status Status::WithContext(const std::string& context) const {
-  if (ok()) return *this;
+  if (ok() || context.empty()) return *this;
   return Status(code_, context + ": " + message_);
 }
 

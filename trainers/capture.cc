@@ -28,8 +28,7 @@ Result<const Tensor*> Walk(Module& m, const std::string& path, const Tensor& x,
   auto* seq = dynamic_cast<Sequential*>(&m);
   if (seq == nullptr) {
     auto r = m.Forward(x, ctx);
-    if (!r.ok())
-      return path.empty() ? r.status() : r.status().WithContext(path);
+    if (!r.ok()) return r.status().WithContext(path);
     out->push_back({path, TypeName(m), **r});
     return *r;
   }

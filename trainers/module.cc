@@ -6,14 +6,6 @@
 #include "xwires/trainers/layers.h"
 
 namespace xw {
-namespace {
-
-// A child's error, prefixed with the child's name when it has one.
-Status InChild(const std::string& name, const Status& s) {
-  return name.empty() ? s : s.WithContext(name);
-}
-
-}  // namespace
 
 RunContext RunContext::ForProfile(const Profile& profile) {
   RunContext ctx;
@@ -53,7 +45,7 @@ Result<const Tensor*> Sequential::ForwardRange(const Tensor& x,
     auto r = relu ? bn->ForwardFused(*h, ctx, BatchNormEpilogue{nullptr, true},
                                      relu->output())
                   : child->Forward(*h, ctx);
-    if (!r.ok()) return InChild(name, r.status());
+    if (!r.ok()) return r.status().WithContext(name);
     h = *r;
     if (relu) ++i;
   }
@@ -76,7 +68,7 @@ Result<const Tensor*> Sequential::ForwardAddRelu(const Tensor& x,
                       ForwardRange(x, ctx, children_.size() - 1));
   auto r = bn->ForwardFused(*h, ctx, BatchNormEpilogue{&residual, true}, out);
   const std::string& name = children_.back().first;
-  if (!r.ok()) return InChild(name, r.status());
+  if (!r.ok()) return r.status().WithContext(name);
   return r;
 }
 
@@ -91,7 +83,7 @@ Result<Tensor*> Sequential::Backward(Tensor& dy, const RunContext& ctx, bool nee
     auto& [name, child] = children_[i];
     const bool need = need_dx || i > first;
     auto r = child->Backward(*g, ctx, need);
-    if (!r.ok()) return InChild(name, r.status());
+    if (!r.ok()) return r.status().WithContext(name);
     g = *r;
     if (!need) return static_cast<Tensor*>(nullptr);
   }

@@ -68,6 +68,8 @@ TEST(StatusTest, ResultCarriesValueOrError) {
   EXPECT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().ToString(), "not found: file x.bin");
   EXPECT_EQ(bad.status().WithContext("load").message(), "load: file x.bin");
+  EXPECT_EQ(bad.status().WithContext("").message(), "file x.bin");
+  EXPECT_TRUE(Status::OK().WithContext("load").ok());
 }
 
 }  // namespace

@@ -66,7 +66,8 @@ class Status {
   const std::string& message() const { return message_; }
   // "invalid argument: <message>", or "OK".
   std::string ToString() const;
-  // Returns a copy whose message is "<context>: <message>".
+  // Returns a copy whose message is "<context>: <message>"; an OK status,
+  // or an empty context (an unnamed child module), is returned unchanged.
   Status WithContext(const std::string& context) const;
 
  private:
