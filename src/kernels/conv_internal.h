@@ -58,10 +58,16 @@ class TapGather {
   // floats at data + start()[r] + c*h*w + a*w + b, copied without bounds.
   bool interior() const { return interior_; }
   const int64_t* start() const { return start_.data(); }
+  // How many whole images [begin, end) is (0 if it starts or ends inside
+  // one), and the first: outputs of images first_image() onwards, each in
+  // raster order.
+  int64_t whole_images() const { return whole_images_; }
+  int64_t first_image() const { return first_image_; }
 
  private:
   TapSource s_{};
   bool interior_ = false;
+  int64_t whole_images_ = 0, first_image_ = 0;
   std::vector<int64_t> start_;  // [run]: interior runs' first source float of tap 0
   std::vector<Run> runs_;
   std::vector<int64_t> row_;     // [run][a]: offset of the source row, -1 if padding

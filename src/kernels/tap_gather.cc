@@ -5,6 +5,7 @@
 // so every target writes the same bits; the vector width changes only how
 // many floats one copy moves.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #undef HWY_TARGET_INCLUDE
@@ -165,9 +166,53 @@ void InteriorTapRows(const TapGather& g, int64_t t0, int64_t t1, float* dst, int
   }
 }
 
+// TapRowsT for whole images of at most kSmallPlane output and source
+// pixels (VGG's 2x2 layers: per image and tap two runs of two floats, whose
+// bounds cost more than the copy). Each kernel offset (a, b) maps every
+// output pixel to its source pixel or to a zero slot; a source plane is
+// loaded once and read by all kh x kw of its taps.
+constexpr int64_t kSmallPlane = 16;
+constexpr int kSmallKernel = 49;  // taps per channel (7 x 7)
+
+bool SmallPlanes(const TapGather& g) {
+  const TapSource& s = g.source();
+  return g.whole_images() > 0 && s.oh * s.ow <= kSmallPlane && s.h * s.w <= kSmallPlane &&
+         s.kh * s.kw <= kSmallKernel;
+}
+
+void SmallPlaneTapRows(const TapGather& g, int64_t t0, int64_t t1, float* dst, int64_t ld) {
+  const TapSource& s = g.source();
+  const int64_t plane = s.oh * s.ow, hw = s.h * s.w, khw = int64_t{s.kh} * s.kw;
+  uint8_t from[kSmallKernel][kSmallPlane];  // source pixel, or hw: the zero slot
+  for (int64_t k = 0; k < khw; ++k) {
+    const int64_t a = k / s.kw, b = k % s.kw;
+    for (int64_t j = 0; j < plane; ++j) {
+      const int64_t u = j / s.ow * s.stride + a - s.pad_top;
+      const int64_t v = j % s.ow * s.stride + b - s.pad_left;
+      from[k][j] = static_cast<uint8_t>(u >= 0 && u < s.h && v >= 0 && v < s.w ? u * s.w + v : hw);
+    }
+  }
+  float src[kSmallPlane + 1];
+  src[hw] = 0.0f;
+  const int64_t c0 = t0 / khw, c1 = (t1 + khw - 1) / khw;
+  for (int64_t i = 0; i < g.whole_images(); ++i) {
+    const int64_t n = g.first_image() + i;
+    for (int64_t c = c0; c < c1; ++c) {
+      std::copy_n(s.data + (n * s.channels + c) * hw, hw, src);
+      const int64_t k0 = std::max(t0 - c * khw, int64_t{0});
+      const int64_t k1 = std::min(t1 - c * khw, khw);
+      for (int64_t k = k0; k < k1; ++k) {
+        float* out = dst + (c * khw + k - t0) * ld + i * plane;
+        for (int64_t j = 0; j < plane; ++j) out[j] = src[from[k][j]];
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void TapRowsT(const TapGather& g, int64_t t0, int64_t t1, float* dst, int64_t ld) {
+  if (SmallPlanes(g)) return SmallPlaneTapRows(g, t0, t1, dst, ld);
   if (g.interior()) return InteriorTapRows(g, t0, t1, dst, ld);
   const TapSource& s = g.source();
   const int64_t khw = int64_t{s.kh} * s.kw, plane = s.h * s.w;
@@ -349,6 +394,9 @@ void TapGather::Reset(const TapSource& s, int64_t begin, int64_t end) {
       col_[r * s.kw + b] = v0 + lo * s.stride;
     }
   }
+  const bool whole = plane > 0 && begin % plane == 0 && end % plane == 0;
+  whole_images_ = whole ? (end - begin) / plane : 0;
+  first_image_ = whole ? begin / plane : 0;
   interior_ = s.stride == 1;
   for (size_t r = 0; r < nr && interior_; ++r) {
     for (int a = 0; a < s.kh; ++a) interior_ = interior_ && row_[r * s.kh + a] >= 0;

@@ -72,6 +72,15 @@ TEST(TapGatherTest, TapRowsEqualTheDefinitionOnEveryTarget) {
       {1, 2, 6, 6, 3, 3, 1, 3, 3, 8, 8, 0, 64, 0, 18},      // pad > k-1
       {1, 2, 7, 12, 2, 2, 1, -1, -1, 6, 11, 1, 66, 0, 8},   // shifted window
       {1, 1, 3, 1, 3, 3, 1, 1, 1, 3, 1, 0, 3, 0, 9},        // one-pixel rows
+      // Whole images of at most 16 pixels (the small-plane copy): VGG's
+      // 2x2 layers, tap ranges starting and ending inside a channel, a
+      // first image other than 0, stride 2, 1x1 planes and a 5x5 kernel.
+      {3, 4, 2, 2, 3, 3, 1, 1, 1, 2, 2, 0, 12, 5, 31},
+      {3, 3, 4, 4, 3, 3, 1, 1, 1, 4, 4, 16, 48, 0, 27},
+      {2, 2, 4, 4, 3, 3, 2, 1, 1, 2, 2, 4, 8, 1, 17},
+      {2, 3, 1, 1, 3, 3, 1, 1, 1, 1, 1, 0, 2, 4, 22},
+      {2, 2, 3, 3, 5, 5, 1, 2, 2, 3, 3, 9, 18, 0, 50},
+      {2, 2, 2, 2, 3, 3, 1, 1, 1, 2, 2, 2, 7, 0, 18},       // not whole: the runs
   };
   for (const GatherCase& k : cases) {
     const Tensor x = RandomTensor({k.images, k.channels, k.h, k.w}, 3);
