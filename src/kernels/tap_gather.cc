@@ -166,24 +166,24 @@ void InteriorTapRows(const TapGather& g, int64_t t0, int64_t t1, float* dst, int
   }
 }
 
-// TapRowsT for whole images of at most kSmallPlane output and source
+// TapRowsT for whole images of at most kTinyPlane output and source
 // pixels (VGG's 2x2 layers: per image and tap two runs of two floats, whose
 // bounds cost more than the copy). Each kernel offset (a, b) maps every
 // output pixel to its source pixel or to a zero slot; a source plane is
 // loaded once and read by all kh x kw of its taps.
-constexpr int64_t kSmallPlane = 16;
-constexpr int kSmallKernel = 49;  // taps per channel (7 x 7)
+constexpr int64_t kTinyPlane = 16;
+constexpr int kTinyKernel = 49;  // taps per channel (7 x 7)
 
-bool SmallPlanes(const TapGather& g) {
+bool TinyPlanes(const TapGather& g) {
   const TapSource& s = g.source();
-  return g.whole_images() > 0 && s.oh * s.ow <= kSmallPlane && s.h * s.w <= kSmallPlane &&
-         s.kh * s.kw <= kSmallKernel;
+  return g.whole_images() > 0 && s.oh * s.ow <= kTinyPlane && s.h * s.w <= kTinyPlane &&
+         s.kh * s.kw <= kTinyKernel;
 }
 
-void SmallPlaneTapRows(const TapGather& g, int64_t t0, int64_t t1, float* dst, int64_t ld) {
+void TinyPlaneTapRows(const TapGather& g, int64_t t0, int64_t t1, float* dst, int64_t ld) {
   const TapSource& s = g.source();
   const int64_t plane = s.oh * s.ow, hw = s.h * s.w, khw = int64_t{s.kh} * s.kw;
-  uint8_t from[kSmallKernel][kSmallPlane];  // source pixel, or hw: the zero slot
+  uint8_t from[kTinyKernel][kTinyPlane];  // source pixel, or hw: the zero slot
   for (int64_t k = 0; k < khw; ++k) {
     const int64_t a = k / s.kw, b = k % s.kw;
     for (int64_t j = 0; j < plane; ++j) {
@@ -192,7 +192,7 @@ void SmallPlaneTapRows(const TapGather& g, int64_t t0, int64_t t1, float* dst, i
       from[k][j] = static_cast<uint8_t>(u >= 0 && u < s.h && v >= 0 && v < s.w ? u * s.w + v : hw);
     }
   }
-  float src[kSmallPlane + 1];
+  float src[kTinyPlane + 1];
   src[hw] = 0.0f;
   const int64_t c0 = t0 / khw, c1 = (t1 + khw - 1) / khw;
   for (int64_t i = 0; i < g.whole_images(); ++i) {
@@ -212,7 +212,7 @@ void SmallPlaneTapRows(const TapGather& g, int64_t t0, int64_t t1, float* dst, i
 }  // namespace
 
 void TapRowsT(const TapGather& g, int64_t t0, int64_t t1, float* dst, int64_t ld) {
-  if (SmallPlanes(g)) return SmallPlaneTapRows(g, t0, t1, dst, ld);
+  if (TinyPlanes(g)) return TinyPlaneTapRows(g, t0, t1, dst, ld);
   if (g.interior()) return InteriorTapRows(g, t0, t1, dst, ld);
   const TapSource& s = g.source();
   const int64_t khw = int64_t{s.kh} * s.kw, plane = s.h * s.w;

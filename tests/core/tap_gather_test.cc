@@ -72,7 +72,7 @@ TEST(TapGatherTest, TapRowsEqualTheDefinitionOnEveryTarget) {
       {1, 2, 6, 6, 3, 3, 1, 3, 3, 8, 8, 0, 64, 0, 18},      // pad > k-1
       {1, 2, 7, 12, 2, 2, 1, -1, -1, 6, 11, 1, 66, 0, 8},   // shifted window
       {1, 1, 3, 1, 3, 3, 1, 1, 1, 3, 1, 0, 3, 0, 9},        // one-pixel rows
-      // Whole images of at most 16 pixels (the small-plane copy): VGG's
+      // Whole images of at most 16 pixels (the tiny-plane copy): VGG's
       // 2x2 layers, tap ranges starting and ending inside a channel, a
       // first image other than 0, stride 2, 1x1 planes and a 5x5 kernel.
       {3, 4, 2, 2, 3, 3, 1, 1, 1, 2, 2, 0, 12, 5, 31},
