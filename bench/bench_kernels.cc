@@ -24,6 +24,7 @@
 // the kernels' unfused 6 x 4 tile stops near 92 GFLOP/s.
 //
 //   build-*/bench/bench_kernels [--threads=1] --benchmark_filter=conv/resnet
+//       [--benchmark_min_time=1s]  (default 0.1 s per benchmark, 0.2 s peak/)
 #include <benchmark/benchmark.h>
 
 #include <time.h>
@@ -221,6 +222,16 @@ void BM_Conv(benchmark::State& state, Layer l, KernelNumerics num, Pass pass) {
   });
 }
 
+// Whether the command line sets --benchmark_min_time: a benchmark's own
+// MinTime overrides that flag in Google Benchmark, so the defaults below
+// apply only when the user gave none (a longer time steadies the backward
+// passes, whose first iterations touch fresh scratch).
+bool g_user_min_time = false;
+
+benchmark::internal::Benchmark* DefaultMinTime(benchmark::internal::Benchmark* b, double s) {
+  return g_user_min_time ? b : b->MinTime(s);
+}
+
 void Register() {
   for (const bool half : {false, true}) {
     if (half && KernelFloatLanes() < 16) continue;
@@ -228,8 +239,8 @@ void Register() {
       for (const bool fma : {true, false}) {
         const std::string name = std::string("peak/") + (fma ? "fused" : "unfused") +
                                  (half ? "_8lanes" : "") + (narrow ? "_8x2" : "");
-        benchmark::RegisterBenchmark(name.c_str(), BM_Peak, fma, half, narrow)
-            ->MinTime(0.2)
+        DefaultMinTime(benchmark::RegisterBenchmark(name.c_str(), BM_Peak, fma, half, narrow),
+                       0.2)
             ->MeasureProcessCPUTime()
             ->Unit(benchmark::kMillisecond);
       }
@@ -255,7 +266,7 @@ void Register() {
     auto* b = benchmark::RegisterBenchmark(("gemm/" + gc.name).c_str(), BM_Gemm, gc.num);
     b->Args({64, 1024, 576})->Args({256, 256, 256})->Args({512, 512, 512})->Args({128, 10, 64});
     b->Args({128, 512, 3072})->Args({512, 3072, 128});  // mlp: fc1 forward, fc1 weight gradient
-    b->MinTime(0.1)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+    DefaultMinTime(b, 0.1)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
   }
 
   // ResNet-20's batch norms at batch 128, args {n, c, hw}, under each
@@ -268,11 +279,11 @@ void Register() {
     for (const bool backward : {false, true}) {
       const std::string name =
           std::string("batchnorm/") + order_name + (backward ? "/backward" : "/forward");
-      benchmark::RegisterBenchmark(name.c_str(), BM_BatchNorm, order, backward)
-          ->Args({128, 16, 32})
-          ->Args({128, 32, 16})
-          ->Args({128, 64, 8})
-          ->MinTime(0.1)
+      DefaultMinTime(benchmark::RegisterBenchmark(name.c_str(), BM_BatchNorm, order, backward)
+                         ->Args({128, 16, 32})
+                         ->Args({128, 32, 16})
+                         ->Args({128, 64, 8}),
+                     0.1)
           ->MeasureProcessCPUTime()
           ->Unit(benchmark::kMillisecond);
     }
@@ -288,11 +299,11 @@ void Register() {
   for (const GemmCase& gc : {gemms[0], gemms[1], gemms[2]}) {
     for (const auto& [pass, pass_name] : dense_passes) {
       const std::string name = "dense/" + gc.name + "/" + pass_name;
-      benchmark::RegisterBenchmark(name.c_str(), BM_Dense, gc.num, pass)
-          ->Args({128, 3072, 512})
-          ->Args({128, 512, 4096})
-          ->Args({128, 4096, 4096})
-          ->MinTime(0.1)
+      DefaultMinTime(benchmark::RegisterBenchmark(name.c_str(), BM_Dense, gc.num, pass)
+                         ->Args({128, 3072, 512})
+                         ->Args({128, 512, 4096})
+                         ->Args({128, 4096, 4096}),
+                     0.1)
           ->MinWarmUpTime(0.05)
           ->MeasureProcessCPUTime()
           ->Unit(benchmark::kMillisecond);
@@ -334,8 +345,7 @@ void Register() {
         const std::string name = std::string("conv/") + l.name + "/" + a.name + "/" + pass_name;
         // The warm-up keeps first-call allocations (page faults) out of
         // layers that run only a few iterations.
-        benchmark::RegisterBenchmark(name.c_str(), BM_Conv, l, a.num, pass)
-            ->MinTime(0.1)
+        DefaultMinTime(benchmark::RegisterBenchmark(name.c_str(), BM_Conv, l, a.num, pass), 0.1)
             ->MinWarmUpTime(0.05)
             ->MeasureProcessCPUTime()
             ->Unit(benchmark::kMillisecond);
@@ -359,6 +369,9 @@ int main(int argc, char** argv) {
   if (xw::Status s = xw::SetKernelTargetFromEnv(); !s.ok()) {
     std::fprintf(stderr, "bench_kernels: %s\n", s.message().c_str());
     return 2;
+  }
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--benchmark_min_time", 20) == 0) xw::g_user_min_time = true;
   }
   xw::Register();
   benchmark::AddCustomContext("kernel_target", xw::KernelTargetVariant() + " (" +
