@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "grad_check.h"
+#include "src/kernels/ordered_gemm.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/reduce.h"
+#include "xwires/core/simd_target.h"
 
 namespace xw {
 namespace {
@@ -52,6 +55,20 @@ struct Operands {
   }
 };
 
+// Elements of Matmul(op, s) that differ from xw::Dot's bits.
+int CountNotDot(const Operands& op, const ReduceSpec& s) {
+  std::vector<float> c(op.m * op.n);
+  Matmul(op.a.data(), op.b.data(), c.data(), op.m, op.n, op.k, op.ta, op.tb, false, Owned(s));
+  int bad = 0;
+  for (int64_t i = 0; i < op.m; ++i) {
+    for (int64_t j = 0; j < op.n; ++j) {
+      const float ref = op.DotRef(i, j, s);
+      if (std::memcmp(&ref, &c[i * op.n + j], 4) != 0) ++bad;
+    }
+  }
+  return bad;
+}
+
 // Owned matmul is exactly xw::Dot per element, for every order, every
 // transpose combination, and sizes that leave partial panels, row blocks and
 // term chunks (k > 256 crosses the engine's chunk boundary).
@@ -61,21 +78,36 @@ TEST(MatmulTest, OwnedEqualsDotPerElementBitwise) {
     for (int tr = 0; tr < 4; ++tr) {
       Operands op(sh[0], sh[1], sh[2], tr & 1, tr & 2, 11 + tr);
       for (const ReduceSpec& s : AllSpecs()) {
-        std::vector<float> c(op.m * op.n);
-        Matmul(op.a.data(), op.b.data(), c.data(), op.m, op.n, op.k, op.ta, op.tb, false,
-               Owned(s));
-        int bad = 0;
-        for (int64_t i = 0; i < op.m; ++i) {
-          for (int64_t j = 0; j < op.n; ++j) {
-            const float ref = op.DotRef(i, j, s);
-            if (std::memcmp(&ref, &c[i * op.n + j], 4) != 0) ++bad;
-          }
-        }
-        EXPECT_EQ(bad, 0) << ReduceOrderName(s) << " fma=" << s.fma << " m=" << op.m
-                          << " n=" << op.n << " k=" << op.k << " trans=" << tr;
+        EXPECT_EQ(CountNotDot(op, s), 0) << ReduceOrderName(s) << " fma=" << s.fma
+                                         << " m=" << op.m << " n=" << op.n << " k=" << op.k
+                                         << " trans=" << tr;
       }
     }
   }
+}
+
+// Products of one term chunk fold each row tile's lanes as they finish
+// (OneChunkLanes): on every target and tile set, with row counts that leave
+// several full row tiles and a partial one whatever the tile height (8, 6,
+// 4, 3 or 1 rows), and term counts below, at and between the lane counts.
+TEST(MatmulTest, OneChunkProductsEqualDotOnEveryTarget) {
+  const int64_t shapes[][3] = {{29, 40, 100}, {17, 33, 3}, {25, 8, 256}, {9, 64, 17}};
+  for (const std::string& target : KernelTargets()) {
+    ASSERT_TRUE(SetKernelTarget(target).ok());
+    for (int split : target == "AVX3" ? std::vector<int>{0, 1} : std::vector<int>{-1}) {
+      kernels::SetSplitWideOpsTiles(split);
+      for (const auto& sh : shapes) {
+        Operands op(sh[0], sh[1], sh[2], true, false, 40 + sh[2]);  // a weight gradient's
+        for (const ReduceSpec& s : AllSpecs()) {
+          EXPECT_EQ(CountNotDot(op, s), 0) << ReduceOrderName(s) << " fma=" << s.fma << " on "
+                                           << target << " split=" << split << " m=" << op.m
+                                           << " n=" << op.n << " k=" << op.k;
+        }
+      }
+    }
+  }
+  kernels::SetSplitWideOpsTiles(-1);
+  ASSERT_TRUE(SetKernelTarget("").ok());
 }
 
 TEST(MatmulTest, EigenAndOwnedMatchDoubleReference) {
