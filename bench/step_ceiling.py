@@ -48,8 +48,29 @@ def run_bench(path, repetitions, min_time):
     cmd = [path, "--benchmark_filter=conv/vgg11_b128|dense/.*/(128/512/4096|128/4096/4096)",
            f"--benchmark_repetitions={repetitions}", f"--benchmark_min_time={min_time}s",
            "--benchmark_format=json"]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        sys.exit(f"step_ceiling: cannot run {path}: {e.strerror}")
+    if done.returncode != 0:
+        sys.exit(f"step_ceiling: {path} exited with {done.returncode}: {done.stderr.strip()}")
+    try:
+        return json.loads(done.stdout)
+    except json.JSONDecodeError as e:
+        sys.exit(f"step_ceiling: {path} printed no JSON report ({e})")
+
+
+def read_report(path):
+    try:
+        with open(path) as f:
+            report = json.load(f)
+    except OSError as e:
+        sys.exit(f"step_ceiling: cannot read {path}: {e.strerror}")
+    except json.JSONDecodeError as e:
+        sys.exit(f"step_ceiling: {path} is not a bench_kernels JSON report ({e})")
+    if not isinstance(report, dict) or not isinstance(report.get("benchmarks"), list):
+        sys.exit(f"step_ceiling: {path} has no 'benchmarks' list (not a bench_kernels JSON report)")
+    return report
 
 
 def best_times(report):
@@ -82,7 +103,9 @@ def step_ms(best, conv_algo, gemm):
     dense = sum(get(f"dense/{gemm}/{p}/{shape}") for shape in VGG11_DENSE
                 for p in ("forward", "data_grad", "weight_grad"))
     if missing:
-        sys.exit("step_ceiling: no measurement for " + ", ".join(missing))
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        sys.exit("step_ceiling: no measurement for " + ", ".join(missing[:3]) + more +
+                 " (run bench_kernels with the filter in run_bench, or pass --bench)")
     return conv, dense
 
 
@@ -98,19 +121,17 @@ def main():
     if a.bench:
         report = run_bench(a.bench, a.repetitions, a.min_time)
     else:
-        with open(a.json) as f:
-            report = json.load(f)
+        report = read_report(a.json)
     best = best_times(report)
+    rows = [(prof, *step_ms(best, algo, gemm)) for prof, (algo, gemm) in PROFILES.items()]
     ctx = report.get("context", {})
     print(f"VGG-11, batch {BATCH}, kernels only; kernel_target: {ctx.get('kernel_target', '?')}")
     head = f"{'profile':10s} {'conv ms':>8s} {'dense ms':>9s} {'step ms':>8s} {'images/s':>9s}"
     print(head + ("  x PyTorch" if a.pytorch else ""))
-    for prof, (algo, gemm) in PROFILES.items():
-        conv, dense = step_ms(best, algo, gemm)
+    for prof, conv, dense in rows:
         ips = BATCH * 1000.0 / (conv + dense)
         line = f"{prof:10s} {conv:8.1f} {dense:9.1f} {conv + dense:8.1f} {ips:9.1f}"
         print(line + (f"  {ips / a.pytorch:9.2f}" if a.pytorch else ""))
-
 
 if __name__ == "__main__":
     main()
