@@ -2,7 +2,10 @@
 
 #include <string>
 
+#include "src/kernels/conv_internal.h"
+#include "src/scratch_floats.h"
 #include "xwires/core/matmul.h"
+#include "xwires/core/parallel.h"
 #include "xwires/core/reduce.h"
 #include "xwires/core/status.h"
 
@@ -63,13 +66,34 @@ void DenseBackward(const Tensor& x, const Tensor& w, const Tensor& dy, const Ker
     dx->Resize(x.shape());
     Matmul(dy.data(), w.data(), dx->data(), rows, in, out, false, false, false, num);
   }
+  if (dw != nullptr) dw->Resize(w.shape());
+  if (db != nullptr) db->Resize({out});
+  if (dw == nullptr && db == nullptr) return;
+  if (rows == 0) {  // sums of no terms
+    if (dw != nullptr) dw->Fill(0.0f);
+    if (db != nullptr) db->Fill(0.0f);
+    return;
+  }
+  // dy transposed once, [out, rows]: each bias sum then reads its terms one
+  // float apart instead of `out` apart (the same terms in the same order, so
+  // the same bits; the strided sums were 2% of mlp's step on AVX2), and the
+  // owned GEMM takes it as its A instead of transposing dy itself.
+  ScratchFloats dyt(rows * out);
+  ParallelFor(out, GrainFor(out, 64, 8), [&](int64_t o0, int64_t o1) {
+    kernels::TransposeToPanel(dy.data() + o0, out, o1 - o0, rows, dyt.data() + o0 * rows);
+  });
   if (dw != nullptr) {
-    dw->Resize(w.shape());
-    Matmul(dy.data(), x.data(), dw->data(), out, in, rows, /*trans_a=*/true, false, false, num);
+    if (num.gemm == GemmKind::kOwned) {
+      Matmul(dyt.data(), x.data(), dw->data(), out, in, rows, false, false, false, num);
+    } else {
+      Matmul(dy.data(), x.data(), dw->data(), out, in, rows, /*trans_a=*/true, false, false,
+             num);
+    }
   }
   if (db != nullptr) {
-    db->Resize({out});
-    for (int64_t j = 0; j < out; ++j) (*db)[j] = Sum(dy.data() + j, rows, num.reduce, out);
+    ParallelFor(out, GrainFor(out, 16, 8), [&](int64_t j0, int64_t j1) {
+      for (int64_t j = j0; j < j1; ++j) (*db)[j] = Sum(dyt.data() + j * rows, rows, num.reduce);
+    });
   }
 }
 

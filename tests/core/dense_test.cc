@@ -80,6 +80,46 @@ TEST(DenseTest, FiniteDifferenceGradients) {
   }
 }
 
+// The backward's bits per element: db[j] is xw::Sum over column j of dy
+// (stride out) and, for the owned GEMM, dw[j][k] is xw::Dot over the batch of
+// dy's column j and x's column k, whatever layout the kernels read them in.
+// Batches that are and are not multiples of 8 (the transposes' fast path),
+// and one row.
+TEST(DenseTest, BackwardIsSumAndDotPerElementBitwise) {
+  std::vector<KernelNumerics> nums = Numerics();
+  for (const char* order : {"lanes4", "lanes16"}) {
+    KernelNumerics num;
+    num.gemm = GemmKind::kOwned;
+    num.reduce = *ParseReduceOrder(order, false);
+    nums.push_back(num);
+  }
+  for (int64_t rows : {128, 37, 1}) {
+    const int64_t in = 45, out = 70;
+    Tensor x = RandomTensor({rows, in}, 20 + rows), w = RandomTensor({out, in}, 21);
+    Tensor dy = RandomTensor({rows, out}, 22 + rows);
+    for (const KernelNumerics& num : nums) {
+      Tensor dw({1}, 5.0f), db({1}, 5.0f);  // wrong shapes and stale values on purpose
+      DenseBackward(x, w, dy, num, nullptr, &dw, &db);
+      ASSERT_EQ(dw.shape(), (Shape{out, in}));
+      ASSERT_EQ(db.shape(), (Shape{out}));
+      int bad_db = 0, bad_dw = 0;
+      std::vector<float> a(rows), b(rows);
+      for (int64_t j = 0; j < out; ++j) {
+        const float want = Sum(dy.data() + j, rows, num.reduce, out);
+        if (std::memcmp(&want, &db[j], 4) != 0) ++bad_db;
+        if (num.gemm != GemmKind::kOwned) continue;
+        for (int64_t k = 0; k < in; ++k) {
+          for (int64_t r = 0; r < rows; ++r) a[r] = dy[r * out + j], b[r] = x[r * in + k];
+          const float dot = Dot(a.data(), b.data(), rows, num.reduce);
+          if (std::memcmp(&dot, &dw[j * in + k], 4) != 0) ++bad_dw;
+        }
+      }
+      EXPECT_EQ(bad_db, 0) << Name(num) << " rows=" << rows;
+      EXPECT_EQ(bad_dw, 0) << Name(num) << " rows=" << rows;
+    }
+  }
+}
+
 TEST(DenseTest, NullOutputsAreSkippedAndThreadsDoNotChangeBits) {
   Tensor x = RandomTensor({64, 100}, 8), w = RandomTensor({70, 100}, 9);
   Tensor dy = RandomTensor({64, 70}, 10);
