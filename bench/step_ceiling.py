@@ -45,7 +45,8 @@ PROFILES = {
 
 
 def run_bench(path, repetitions, min_time):
-    cmd = [path, "--benchmark_filter=conv/vgg11_b128|dense/.*/(128/512/4096|128/4096/4096)",
+    shapes = "|".join(VGG11_DENSE)
+    cmd = [path, f"--benchmark_filter=conv/vgg11_b128|dense/.*/({shapes})",
            f"--benchmark_repetitions={repetitions}", f"--benchmark_min_time={min_time}s",
            "--benchmark_format=json"]
     try:

@@ -77,13 +77,18 @@ void DenseBackward(const Tensor& x, const Tensor& w, const Tensor& dy, const Ker
   // dy transposed once, [out, rows]: each bias sum then reads its terms one
   // float apart instead of `out` apart (the same terms in the same order, so
   // the same bits; the strided sums were 2% of mlp's step on AVX2), and the
-  // owned GEMM takes it as its A instead of transposing dy itself.
-  ScratchFloats dyt(rows * out);
-  ParallelFor(out, GrainFor(out, 64, 8), [&](int64_t o0, int64_t o1) {
-    kernels::TransposeToPanel(dy.data() + o0, out, o1 - o0, rows, dyt.data() + o0 * rows);
-  });
+  // owned GEMM takes it as its A instead of transposing dy itself. Eigen's
+  // weight gradient reads dy as it is, so without a bias it needs none.
+  const bool owned = num.gemm == GemmKind::kOwned;
+  ScratchFloats dyt;
+  if (db != nullptr || owned) {
+    dyt.resize(rows * out);
+    ParallelFor(out, GrainFor(out, 64, 8), [&](int64_t o0, int64_t o1) {
+      kernels::TransposeToPanel(dy.data() + o0, out, o1 - o0, rows, dyt.data() + o0 * rows);
+    });
+  }
   if (dw != nullptr) {
-    if (num.gemm == GemmKind::kOwned) {
+    if (owned) {
       Matmul(dyt.data(), x.data(), dw->data(), out, in, rows, false, false, false, num);
     } else {
       Matmul(dy.data(), x.data(), dw->data(), out, in, rows, /*trans_a=*/true, false, false,
