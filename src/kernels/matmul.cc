@@ -60,11 +60,9 @@ void OwnedMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
   const float* arows = a;
   if (trans_a) {
     at.resize(static_cast<size_t>(m * k));
+    // 8x8 vector blocks, as DenseBackward transposes dy.
     ParallelFor(m, GrainFor(m, 16, 16), [&](int64_t i0, int64_t i1) {
-      for (int64_t t = 0; t < k; ++t) {
-        const float* src = a + t * m;
-        for (int64_t i = i0; i < i1; ++i) at[i * k + t] = src[i];
-      }
+      kernels::TransposeToPanel(a + i0, m, i1 - i0, k, at.data() + i0 * k);
     });
     arows = at.data();
   }
