@@ -171,23 +171,34 @@ void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_
   // more than 4 images; measured on AVX2, no gain on larger planes), and its
   // gradient as [image][pixel][out_ch].
   const int64_t groups = std::min<int64_t>((images + per - 1) / per, 4);
+  // A round's tasks are its batches x channel blocks x tap parts. The parts
+  // keep both threads busy where there are few of the others (one 64-channel
+  // block of an 8x8 layer at batch 32 was one task: the whole filter
+  // gradient on one thread). Parts own disjoint outputs and each chain still
+  // runs over the batch in order, so the bits do not depend on them.
+  const int64_t channel_blocks = static_cast<int64_t>(blocks.size()) - 1;
+  const int64_t parts =
+      std::clamp<int64_t>(8 / (groups * channel_blocks), 1, (l.taps + 5) / 6);
   const bool channel_major = l.plane * 4 < kPixelBlock;
   const int64_t cf = l.ph * l.pw, image_stride = channel_major ? cf : l.image_floats;
   const std::vector<int64_t> tap = channel_major ? ChannelMajorTaps(l, per) : l.tap;
   ScratchFloats pads(groups * per * l.image_floats), dyt(groups * per * l.plane * out_ch);
   const auto partials = FilterRounds(
-      images, per, l.taps * out_ch, static_cast<int64_t>(blocks.size()) - 1,
+      images, per, l.taps * out_ch, channel_blocks * parts,
       [&](int64_t g, int64_t i, int64_t n) {
         PadImage(src, l, n, pads.data() + g * per * l.image_floats + i * image_stride,
                  channel_major ? per * cf : 0);
         PixelMajor(dy + n * out_ch * l.plane, out_ch, l.plane,
                    dyt.data() + (g * per + i) * l.plane * out_ch);
       },
-      [&](float* part, int64_t g, int64_t, int64_t k, int64_t bi, bool first) {
-        // One channel block over all taps: blocks of kPixelBlock pixels
-        // sweep every tap tile, so that their gradient rows stay in L1;
-        // each tile's chain over the batch resumes from `chains`.
-        const int64_t o0 = blocks[bi];
+      [&](float* part, int64_t g, int64_t, int64_t k, int64_t ti, bool first) {
+        // One channel block over one part of the taps (whole tiles of 6):
+        // blocks of kPixelBlock pixels sweep the part's tap tiles, so that
+        // their gradient rows stay in L1; each tile's chain over the batch
+        // resumes from `chains`.
+        const int64_t o0 = blocks[ti / parts], p = ti % parts;
+        const int64_t tb = (l.taps + 5) / 6 * p / parts * 6;
+        const int64_t te = std::min(l.taps, (l.taps + 5) / 6 * (p + 1) / parts * 6);
         const int vo = ChannelVectors(out_ch - o0);
         const int64_t width = int64_t{kLanes} * vo;
         float* chains = ThreadScratch(1, l.taps * width);
@@ -195,8 +206,8 @@ void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_
         const float* gd = dyt.data() + g * per * l.plane * out_ch + o0;
         for (int64_t q0 = 0; q0 < k * l.plane; q0 += kPixelBlock) {
           const int64_t q1 = std::min(k * l.plane, q0 + kPixelBlock);
-          for (int64_t t0 = 0; t0 < l.taps;) {
-            const int u = TileRows(l.taps - t0, 6);
+          for (int64_t t0 = tb; t0 < te;) {
+            const int u = TileRows(te - t0, 6);
             DispatchTile(vo, u, [&]<int VO, int U>() {
               FilterTile<VO, U>(gp, image_stride, tap.data() + t0, gd, q0, q1, out_ch, l, pix.data(),
                                 q0 > 0, chains + t0 * width);
@@ -206,7 +217,7 @@ void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_
         }
         // The batch's chains into the group's partial: assign, or add in order.
         const DF d;
-        for (int64_t t = 0; t < l.taps; ++t) {
+        for (int64_t t = tb; t < te; ++t) {
           for (int64_t c = 0; c < width; c += kLanes) {
             float* dst = part + t * out_ch + o0 + c;
             const VF x = hn::LoadU(d, chains + t * width + c);
