@@ -63,7 +63,11 @@ TEST(ConvGradTest, BitwiseIdenticalForOneTwoFourThreads) {
                      {6, 8, 12, 11, 24, Spec(3, 2, 0, PadMode::kSame)},
                      {8, 8, 16, 16, 24, Spec(3, 1, 1, PadMode::kExplicit)},
                      {10, 8, 16, 16, 24, Spec(3, 2, 0, PadMode::kSame)},
-                     {9, 8, 8, 8, 32, Spec(3, 1, 1, PadMode::kExplicit)}};
+                     {9, 8, 8, 8, 32, Spec(3, 1, 1, PadMode::kExplicit)},
+                     // Winograd's two schedules: 5 groups of 3 images (a
+                     // group per task), and the cases above (fewer groups:
+                     // every group's transforms, then their 16 GEMMs each).
+                     {15, 4, 18, 18, 8, Spec(3, 1, 1, PadMode::kExplicit)}};
   convtest::ForEachTarget([&](const std::string&) {
   for (const Case& k : cs) {
     Tensor x = RandomTensor({k.n, k.c, k.h, k.w}, 31);

@@ -216,6 +216,9 @@ TEST(ConvTest, AllAlgorithmsMatchDoubleReference) {
       {1, 3, 6, 6, 2, Spec(3, 1, 3, PadMode::kExplicit)},  // pad > k-1
       {2, 3, 10, 11, 4, Spec(3, 3, 1, PadMode::kExplicit)},
       {9, 8, 8, 8, 16, Spec(3, 1, 1, PadMode::kExplicit)},  // multi-image GEMM groups
+      // Winograd: 81 tiles per image, groups of 3 images: 4 groups, one per
+      // task (the cases above are fewer groups, run phase by phase).
+      {12, 2, 18, 18, 3, Spec(3, 1, 1, PadMode::kExplicit)},
       // Output rows of 16k or 8 pixels: im2col without a patch matrix
       // (conv_implicit.cc), with channel and tap counts that leave partial
       // register tiles, phases for stride 2, TensorFlow's asymmetric pads.
