@@ -24,8 +24,7 @@ namespace kernels {
 namespace {
 
 // U[e][o][c] = (G g G^T)[e] for every (o, c) 3x3 kernel g.
-void TransformKernels(const float* w, int64_t o_count, int64_t c_count,
-                      float* u) {
+void TransformKernels(const float* w, int64_t o_count, int64_t c_count, float* u) {
   const int64_t oc = o_count * c_count;
   // Per kernel, in parallel: 512 x 512 kernels took a VGG 2x2 layer's
   // Winograd call 5 ms on one thread.
@@ -59,26 +58,24 @@ namespace {
 // One group of images [n0, n1) (nt tiles), as WinogradForward batches them:
 // input transforms into v ([16][C][nt]), the 16 GEMMs into m ([16][O][nt],
 // readable kWinogradBlock floats past its end), output transforms.
-void InputGroup(const ConvGeometry& g, const float* x, int64_t n0, int64_t n1,
-                int64_t nt, float* v) {
+void InputGroup(const ConvGeometry& g, const float* x, int64_t n0, int64_t n1, int64_t nt,
+                float* v) {
   const int64_t th = (g.oh + 1) / 2, tw = (g.ow + 1) / 2;
   float* cols = ThreadScratch(kColsSlot, WinogradColsFloats(th, tw));
   for (int64_t n = n0; n < n1; ++n) {
     for (int64_t c = 0; c < g.c; ++c) {
-      WinogradInputTiles(g, x + (n * g.c + c) * g.h * g.w, c,
-                         (n - n0) * th * tw, nt, cols, v);
+      WinogradInputTiles(g, x + (n * g.c + c) * g.h * g.w, c, (n - n0) * th * tw, nt, cols, v);
     }
   }
 }
 
-void GemmOne(const ConvGeometry& g, const float* u, const float* v, int64_t nt,
-             int e, float* m) {
-  EigenGemm(u + e * g.o * g.c, g.c, v + e * g.c * nt, nt, m + e * g.o * nt, nt,
-            g.o, nt, g.c, false, false, false);
+void GemmOne(const ConvGeometry& g, const float* u, const float* v, int64_t nt, int e, float* m) {
+  EigenGemm(u + e * g.o * g.c, g.c, v + e * g.c * nt, nt, m + e * g.o * nt, nt, g.o, nt, g.c, false,
+            false, false);
 }
 
-void OutputGroup(const ConvGeometry& g, const float* m, int64_t n0, int64_t n1,
-                 int64_t nt, const float* bias, float* y) {
+void OutputGroup(const ConvGeometry& g, const float* m, int64_t n0, int64_t n1, int64_t nt,
+                 const float* bias, float* y) {
   const int64_t tiles_per_image = (g.oh + 1) / 2 * ((g.ow + 1) / 2);
   for (int64_t n = n0; n < n1; ++n) {
     for (int64_t o = 0; o < g.o; ++o) {
@@ -90,8 +87,8 @@ void OutputGroup(const ConvGeometry& g, const float* m, int64_t n0, int64_t n1,
 
 }  // namespace
 
-void WinogradForward(const ConvGeometry& g, const float* x, const float* w,
-                     const float* bias, float* y) {
+void WinogradForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
+                     float* y) {
   const int64_t tiles_per_image = (g.oh + 1) / 2 * ((g.ow + 1) / 2);
   ScratchFloats u(16 * g.o * g.c);  // TransformKernels writes all of it
   TransformKernels(w, g.o, g.c, u.data());
@@ -114,8 +111,7 @@ void WinogradForward(const ConvGeometry& g, const float* x, const float* w,
   // images) would leave threads idle: every group's buffers at once, and
   // each phase parallel over images or over the 16 GEMMs of every group.
   const int64_t full_nt = per * tiles_per_image;
-  const int64_t v_floats = 16 * g.c * full_nt,
-                m_floats = 16 * g.o * full_nt + kWinogradBlock;
+  const int64_t v_floats = 16 * g.c * full_nt, m_floats = 16 * g.o * full_nt + kWinogradBlock;
   ScratchFloats v(groups * v_floats), m(groups * m_floats);
   const auto nt_of = [&](int64_t gi) {
     return (std::min(g.n, (gi + 1) * per) - gi * per) * tiles_per_image;
@@ -131,22 +127,20 @@ void WinogradForward(const ConvGeometry& g, const float* x, const float* w,
   ParallelFor(groups * 16, 1, [&](int64_t a, int64_t b) {
     for (int64_t i = a; i < b; ++i) {
       const int64_t gi = i / 16;
-      GemmOne(g, u.data(), v.data() + gi * v_floats, nt_of(gi),
-              static_cast<int>(i % 16), m.data() + gi * m_floats);
+      GemmOne(g, u.data(), v.data() + gi * v_floats, nt_of(gi), static_cast<int>(i % 16),
+              m.data() + gi * m_floats);
     }
   });
   ParallelFor(g.n, 1, [&](int64_t a, int64_t b) {
     for (int64_t n = a; n < b; ++n) {
       const int64_t gi = n / per;
-      OutputGroup(g,
-                  m.data() + gi * m_floats + (n - gi * per) * tiles_per_image,
-                  n, n + 1, nt_of(gi), bias, y);
+      OutputGroup(g, m.data() + gi * m_floats + (n - gi * per) * tiles_per_image, n, n + 1,
+                  nt_of(gi), bias, y);
     }
   });
 }
 
-void WinogradBackwardData(const ConvGeometry& g, const float* w,
-                          const float* dy, float* dx) {
+void WinogradBackwardData(const ConvGeometry& g, const float* w, const float* dy, float* dx) {
   // Stride-1 transposed convolution: pads become 2 - pad (top/left) so that
   // output pixel h reads dy rows h - 2 + pad_top ... h + pad_top.
   const int pt = 2 - g.pad_top, pl = 2 - g.pad_left;
@@ -157,14 +151,12 @@ void WinogradBackwardData(const ConvGeometry& g, const float* w,
   ConvGeometry t = g;
   t.c = g.o, t.h = g.oh, t.w = g.ow;
   t.o = g.c, t.oh = g.h, t.ow = g.w;
-  t.pad_top = pt, t.pad_left = pl, t.pad_bottom = 2 - g.pad_bottom,
-  t.pad_right = 2 - g.pad_right;
+  t.pad_top = pt, t.pad_left = pl, t.pad_bottom = 2 - g.pad_bottom, t.pad_right = 2 - g.pad_right;
   ScratchFloats wt(g.c * g.o * 9);  // [C][O][3][3], flipped; written whole
   ParallelFor(g.c, GrainFor(g.c, 8, 16), [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       for (int64_t o = 0; o < g.o; ++o) {
-        for (int k = 0; k < 9; ++k)
-          wt[(c * g.o + o) * 9 + k] = w[(o * g.c + c) * 9 + 8 - k];
+        for (int k = 0; k < 9; ++k) wt[(c * g.o + o) * 9 + k] = w[(o * g.c + c) * 9 + 8 - k];
       }
     }
   });
