@@ -51,10 +51,6 @@ void TransformKernels(const float* w, int64_t o_count, int64_t c_count, float* u
 // outputs, and one plane's tile columns.
 constexpr int kVSlot = 0, kMSlot = 1, kColsSlot = 2;
 
-}  // namespace
-
-namespace {
-
 // One group of images [n0, n1) (nt tiles), as WinogradForward batches them:
 // input transforms into v ([16][C][nt]), the 16 GEMMs into m ([16][O][nt],
 // readable kWinogradBlock floats past its end), output transforms.
