@@ -94,6 +94,9 @@ void ImagesToMatrix(const float* nchw, int64_t n0, int64_t k, int64_t ch, int64_
 // dst[q * panel + j] = rows[j * ld + q] for q < width, j < panel
 // (tap_gather.cc): tap rows into the ordered GEMM's B panel layout.
 void TransposeToPanel(const float* rows, int64_t ld, int64_t width, int64_t panel, float* dst);
+// dst [cols, rows] = src [rows, cols] transposed, TransposeToPanel over
+// blocks of 16 columns in parallel (tap_gather.cc). Data movement only.
+void TransposeMatrix(const float* src, int64_t rows, int64_t cols, float* dst);
 
 TapSource ForwardSource(const ConvGeometry& g, const float* x);
 

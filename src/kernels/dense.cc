@@ -83,9 +83,7 @@ void DenseBackward(const Tensor& x, const Tensor& w, const Tensor& dy, const Ker
   ScratchFloats dyt;
   if (db != nullptr || owned) {
     dyt.resize(rows * out);
-    ParallelFor(out, GrainFor(out, 64, 8), [&](int64_t o0, int64_t o1) {
-      kernels::TransposeToPanel(dy.data() + o0, out, o1 - o0, rows, dyt.data() + o0 * rows);
-    });
+    kernels::TransposeMatrix(dy.data(), rows, out, dyt.data());
   }
   if (dw != nullptr) {
     if (owned) {

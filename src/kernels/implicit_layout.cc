@@ -205,11 +205,7 @@ void TapsToFilter(const std::vector<const float*>& parts, int64_t taps, int64_t 
     SumPartials(parts, taps * out_ch, total.data());
     sum = total.data();
   }
-  constexpr int64_t kB = 16;
-  ParallelFor((out_ch + kB - 1) / kB, 1, [&](int64_t b0, int64_t b1) {
-    const int64_t o0 = b0 * kB, o1 = std::min(out_ch, b1 * kB);
-    TransposeToPanel(sum + o0, out_ch, o1 - o0, taps, dw + o0 * taps);
-  });
+  TransposeMatrix(sum, taps, out_ch, dw);
 }
 
 std::vector<int64_t> PixelOffsets(const ImplicitLayout& l, int64_t ow) {

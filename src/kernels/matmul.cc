@@ -60,10 +60,7 @@ void OwnedMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
   const float* arows = a;
   if (trans_a) {
     at.resize(static_cast<size_t>(m * k));
-    // 8x8 vector blocks, as DenseBackward transposes dy.
-    ParallelFor(m, GrainFor(m, 16, 16), [&](int64_t i0, int64_t i1) {
-      kernels::TransposeToPanel(a + i0, m, i1 - i0, k, at.data() + i0 * k);
-    });
+    kernels::TransposeMatrix(a, k, m, at.data());
     arows = at.data();
   }
   p.a = [=](int64_t i0, int64_t, int64_t t0, int64_t, float*, int64_t* ld) -> const float* {

@@ -17,6 +17,7 @@
 #include "src/kernels/hwy_copy.h"
 #include "src/kernels/implicit_internal.h"
 #include "src/kernels/transpose8-inl.h"
+#include "xwires/core/parallel.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace xw {
@@ -427,6 +428,14 @@ void Col2imAdd(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_i
 
 void TransposeToPanel(const float* rows, int64_t ld, int64_t width, int64_t panel, float* dst) {
   HWY_DYNAMIC_DISPATCH(TransposeToPanelT)(rows, ld, width, panel, dst);
+}
+
+void TransposeMatrix(const float* src, int64_t rows, int64_t cols, float* dst) {
+  constexpr int64_t kB = 16;
+  ParallelFor((cols + kB - 1) / kB, 1, [&](int64_t b0, int64_t b1) {
+    const int64_t c0 = b0 * kB, c1 = std::min(cols, b1 * kB);
+    TransposeToPanel(src + c0, cols, c1 - c0, rows, dst + c0 * rows);
+  });
 }
 
 }  // namespace kernels
