@@ -177,8 +177,7 @@ void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_
   // gradient on one thread). Parts own disjoint outputs and each chain still
   // runs over the batch in order, so the bits do not depend on them.
   const int64_t channel_blocks = static_cast<int64_t>(blocks.size()) - 1;
-  const int64_t parts =
-      std::clamp<int64_t>(8 / (groups * channel_blocks), 1, (l.taps + 5) / 6);
+  const int64_t parts = TapParts(l.taps, groups * channel_blocks);
   const bool channel_major = l.plane * 4 < kPixelBlock;
   const int64_t cf = l.ph * l.pw, image_stride = channel_major ? cf : l.image_floats;
   const std::vector<int64_t> tap = channel_major ? ChannelMajorTaps(l, per) : l.tap;
@@ -197,8 +196,8 @@ void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_
         // their gradient rows stay in L1; each tile's chain over the batch
         // resumes from `chains`.
         const int64_t o0 = blocks[ti / parts], p = ti % parts;
-        const int64_t tb = (l.taps + 5) / 6 * p / parts * 6;
-        const int64_t te = std::min(l.taps, (l.taps + 5) / 6 * (p + 1) / parts * 6);
+        const int64_t tb = TapPartBegin(l.taps, p, parts);
+        const int64_t te = TapPartBegin(l.taps, p + 1, parts);
         const int vo = ChannelVectors(out_ch - o0);
         const int64_t width = int64_t{kLanes} * vo;
         float* chains = ThreadScratch(1, l.taps * width);

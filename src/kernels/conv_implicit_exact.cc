@@ -250,14 +250,12 @@ void ExactBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch, 
   for (int64_t o0 = 0; o0 < out_ch; ++channel_blocks) {
     o0 += int64_t{kLanes} * ChannelVectors(out_ch - o0);
   }
-  const int64_t parts = std::clamp<int64_t>(8 / channel_blocks, 1, (l.taps + 5) / 6);
+  const int64_t parts = TapParts(l.taps, channel_blocks);
   for (int64_t o0 = 0; o0 < out_ch;) {
     const int vo = ChannelVectors(out_ch - o0);
     for (int64_t p = 0; p < parts; ++p) {
-      // Part boundaries on multiples of 6 taps: whole tiles.
-      const int64_t t0 = (l.taps + 5) / 6 * p / parts * 6;
-      const int64_t t1 = std::min(l.taps, (l.taps + 5) / 6 * (p + 1) / parts * 6);
-      tasks.push_back({o0, t0, t1, vo});
+      tasks.push_back({o0, TapPartBegin(l.taps, p, parts), TapPartBegin(l.taps, p + 1, parts),
+                       vo});
     }
     o0 += int64_t{kLanes} * vo;
   }

@@ -86,6 +86,17 @@ inline int TileRows(int64_t left, int most) {
   return 1;
 }
 
+// The filter gradients' tap parts: enough parts that `blocks` other tasks
+// times the parts make about 8 (at least 1, at most one per 6-tap tile),
+// and part p's first tap, on a multiple of 6 (whole tiles); part `parts`
+// begins at taps. Parts own disjoint outputs, so they do not change bits.
+inline int64_t TapParts(int64_t taps, int64_t blocks) {
+  return std::clamp<int64_t>(8 / blocks, 1, (taps + 5) / 6);
+}
+inline int64_t TapPartBegin(int64_t taps, int64_t p, int64_t parts) {
+  return std::min(taps, (taps + 5) / 6 * p / parts * 6);
+}
+
 // Weights [out_ch, taps] in output-channel blocks of TileRows(., 6) rows:
 // block [o0, o0 + R) as wp[o0 * taps + t * R + r], for broadcasting.
 ScratchFloats PackWeightBlocks(const float* w, int64_t out_ch, int64_t taps);
