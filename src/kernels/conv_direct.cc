@@ -148,6 +148,7 @@ TapSource GatherSource(const TapSource& s, int64_t images, ScratchFloats* buf) {
 void DirectForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
                    const ReduceSpec& spec, float* y) {
   const TapSource src = ForwardSource(g, x);
+  if (PaddingFreeApplies(src, spec)) return PaddingFreePatchGemm(src, g.n, g.o, w, bias, spec, y);
   if (ExactApplies(src, spec)) return ExactPatchGemm(src, g.n, g.o, w, bias, spec, y);
   ScratchFloats padded;
   const TapSource s = GatherSource(src, g.n, &padded);
@@ -180,9 +181,14 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
                         const ReduceSpec& spec, float* dx) {
   // Stride 1: one phase, whose terms (o, kh', kw') are the flipped kernel's
   // taps in index order.
-  if (g.stride == 1 && ExactApplies(FlippedSource(g, dy), spec)) {
+  const bool padding_free = g.stride == 1 && PaddingFreeApplies(FlippedSource(g, dy), spec);
+  if (g.stride == 1 && (padding_free || ExactApplies(FlippedSource(g, dy), spec))) {
     ScratchFloats flipped(g.c * g.o * g.kh * g.kw);
     FlipKernel(g, w, flipped.data());
+    if (padding_free) {
+      return PaddingFreePatchGemm(FlippedSource(g, dy), g.n, g.c, flipped.data(), nullptr, spec,
+                                  dx);
+    }
     return ExactPatchGemm(FlippedSource(g, dy), g.n, g.c, flipped.data(), nullptr, spec, dx);
   }
   const int s = g.stride;

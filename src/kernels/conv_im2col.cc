@@ -55,6 +55,11 @@ int64_t ImagesPerGemm(int64_t plane, int64_t images) {
 }
 int64_t ImagesPerGemm(const ConvGeometry& g) { return ImagesPerGemm(g.oh * g.ow, g.n); }
 
+// The implicit tiles' order: each output one FMA chain over its taps in
+// index order, as Eigen's GEBP kernel runs a depth that fits one block. The
+// padding-free products (small planes) follow it too.
+constexpr ReduceSpec kTapChain{ReduceOrder::kSequential, 1, true};
+
 // ThreadScratch slots of a GEMM batch: its patch matrix (or patch gradient),
 // its output matrix, and dY as a matrix.
 constexpr int kColsSlot = 0, kMatSlot = 1, kActSlot = 2;
@@ -88,6 +93,9 @@ const float* Patches(const TapSource& src, bool pointwise, int64_t n0, int64_t k
 // forward pass, and for stride 1 also the data gradient.
 void PatchGemm(const TapSource& src, bool pointwise, int64_t images, int64_t out_ch,
                const float* w, const float* bias, float* y) {
+  if (PaddingFreeApplies(src, kTapChain)) {
+    return PaddingFreePatchGemm(src, images, out_ch, w, bias, kTapChain, y);
+  }
   if (ImplicitApplies(src)) return ImplicitPatchGemm(src, images, out_ch, w, bias, y);
   if (NarrowImplicitApplies(src)) return NarrowImplicitPatchGemm(src, images, out_ch, w, bias, y);
   const int64_t plane = src.oh * src.ow, taps = src.channels * src.kh * src.kw;

@@ -201,6 +201,22 @@ void ForEachChannelPair(int64_t c_count, int64_t o_count, const F& f) {
   });
 }
 
+// Convolutions without the taps that read padding (conv_padding_free.cc):
+// output pixels in classes with the same in-range taps, each class one
+// ordered GEMM over only those taps. For sequential chains (`spec`), where
+// a padding tap's zero term changes nothing, so the bits are those of the
+// chain over every tap (finite weights). Taken where at most this fraction
+// of the taps is in range: VGG's 4x4 planes (3x3, pad 1) have 69%, 2x2 44%,
+// 8x8 84%.
+inline constexpr double kPaddingFreeMaxFraction = 0.75;
+// The fraction of (output pixel, tap) pairs of s that read its data.
+double InRangeTapFraction(const TapSource& s);
+bool PaddingFreeApplies(const TapSource& s, const ReduceSpec& spec);
+// y[n, o, :] = W [out_ch, T] x patches(src, image n) (+ bias[o]), n < images,
+// each output's in-range taps reduced in index order per spec.
+void PaddingFreePatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
+                          const float* bias, const ReduceSpec& spec, float* y);
+
 // The data gradient of a stride-1 convolution as a forward one (conv_im2col.cc):
 // dx = correlation of dy with the kernel flipped in space and transposed in
 // channels, W'[c, o, a, b] = W[o, c, kh-1-a, kw-1-b] (`flipped`, C*O*kh*kw

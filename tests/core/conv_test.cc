@@ -183,7 +183,15 @@ TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
                      // Over 1024 taps (forward) and terms (data gradient):
                      // lanesK chains run in blocks of taps, same bits.
                      {1, 120, 8, 8, 16, Spec(3, 1, 1, PadMode::kExplicit)},
-                     {1, 16, 8, 8, 120, Spec(3, 1, 1, PadMode::kExplicit)}};
+                     {1, 16, 8, 8, 120, Spec(3, 1, 1, PadMode::kExplicit)},
+                     // Planes where most taps read padding
+                     // (conv_padding_free.cc for sequential orders): a
+                     // 1x1 plane, a 5x5 kernel on 3x3, pixels whose every
+                     // tap is padding (1x1 kernel, pad 1), and stride 2.
+                     {3, 6, 1, 1, 7, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {2, 3, 3, 3, 5, Spec(5, 1, 2, PadMode::kExplicit)},
+                     {2, 4, 2, 3, 3, Spec(1, 1, 1, PadMode::kExplicit)},
+                     {2, 5, 5, 4, 6, Spec(3, 2, 2, PadMode::kExplicit)}};
   convtest::ForEachTarget([&](const std::string&) {
   for (const Case& k : cs) {
     const auto [g, x, w, dy] = convtest::MakeOperands(k, 3, 4, 5);
@@ -200,6 +208,65 @@ TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
       EXPECT_EQ(convtest::BiasGradMismatches(g, dy, db, cfg.num.reduce), 0) << id;
     }
   }
+  });
+}
+
+// Small planes go to the padding-free products for sequential chains only,
+// by the fraction of taps that read data: 3x3 kernels with pad 1 have
+// 10 x 10 of 16 x 9 taps in range on 4x4, 4 x 4 of 4 x 9 on 2x2, 22 x 22
+// of 64 x 9 on 8x8.
+TEST(ConvTest, PaddingFreeTakesPlanesMostlyPadding) {
+  const auto source = [](int64_t side) {
+    return kernels::TapSource{nullptr, 8, side, side, 3, 3, 1, 1, 1, side, side};
+  };
+  EXPECT_DOUBLE_EQ(kernels::InRangeTapFraction(source(4)), 100.0 / 144.0);
+  EXPECT_DOUBLE_EQ(kernels::InRangeTapFraction(source(2)), 16.0 / 36.0);
+  EXPECT_DOUBLE_EQ(kernels::InRangeTapFraction(source(8)), 484.0 / 576.0);
+  EXPECT_DOUBLE_EQ(kernels::InRangeTapFraction(kernels::TapSource{
+                       nullptr, 8, 4, 4, 3, 3, 1, 0, 0, 2, 2}),
+                   1.0);  // no padding
+  const ReduceSpec seq = *ParseReduceOrder("sequential", false);
+  EXPECT_TRUE(kernels::PaddingFreeApplies(source(4), seq));
+  EXPECT_TRUE(kernels::PaddingFreeApplies(source(2), *ParseReduceOrder("lanes1", true)));
+  EXPECT_FALSE(kernels::PaddingFreeApplies(source(8), seq));
+  // A chain per lane or a tree would put the terms in other places.
+  EXPECT_FALSE(kernels::PaddingFreeApplies(source(4), *ParseReduceOrder("lanes8", true)));
+  EXPECT_FALSE(kernels::PaddingFreeApplies(source(4), *ParseReduceOrder("pairwise", false)));
+}
+
+// The im2col algorithm on planes mostly padding (VGG's 4x4 and 2x2) is the
+// tap-order FMA chain of its tiles: bit for bit Dot(sequential, fma) over the
+// zero-padded patch, forward and (stride 1) data gradient, on every target,
+// also where the inputs hold exact zeros (after a ReLU) so that padding and
+// data both give signed-zero terms. The bias is added after the chain.
+TEST(ConvTest, Im2colSmallPlanesAreTapChainsBitwise) {
+  const ReduceSpec chain = *ParseReduceOrder("sequential", true);
+  const Case cs[] = {{3, 20, 4, 4, 8, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {5, 8, 2, 2, 33, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {2, 6, 1, 1, 7, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {2, 3, 3, 3, 5, Spec(5, 1, 2, PadMode::kExplicit)}};
+  KernelNumerics num;
+  num.conv_algo = ConvAlgo::kIm2colGemm;
+  convtest::ForEachTarget([&](const std::string& target) {
+    for (const Case& k : cs) {
+      auto [g, x, w, dy] = convtest::MakeOperands(k, 3, 4, 5);
+      for (int64_t i = 0; i < x.size(); i += 2) x[i] = std::max(x[i], 0.0f);
+      for (int64_t i = 1; i < dy.size(); i += 3) dy[i] = 0.0f;
+      Tensor y, dx, yb;
+      Conv2dForward(x, w, nullptr, k.spec, num, &y);
+      Conv2dBackward(x, w, dy, k.spec, num, &dx, nullptr, nullptr);
+      const std::string id = target + " " + k.Name();
+      EXPECT_EQ(ForwardMismatches(g, x, w, y, chain), 0) << id;
+      EXPECT_EQ(DataGradMismatches(g, w, dy, dx, chain), 0) << id;
+      const Tensor bias = RandomTensor({g.o}, 9);
+      Conv2dForward(x, w, &bias, k.spec, num, &yb);
+      int bad = 0;
+      for (int64_t i = 0; i < y.size(); ++i) {
+        const float want = y[i] + bias[i / (g.oh * g.ow) % g.o];
+        bad += std::memcmp(&want, &yb[i], 4) != 0;
+      }
+      EXPECT_EQ(bad, 0) << id << " with bias";
+    }
   });
 }
 
@@ -289,9 +356,11 @@ TEST(ConvTest, SplitOpAvx3RunsNarrowRowsOnAvx2Tiles) {
     return std::find(targets.begin(), targets.end(), t) != targets.end();
   };
   if (!has("AVX3") || !has("AVX2")) GTEST_SKIP() << "needs a CPU with AVX-512";
-  const Case cs[] = {{2, 6, 4, 4, 16, Spec(3, 1, 1, PadMode::kExplicit)},
+  // (4x4 planes, mostly padding, take the padding-free products instead:
+  // the same chains.)
+  const Case cs[] = {{2, 6, 16, 4, 16, Spec(3, 1, 1, PadMode::kExplicit)},
                      {1, 3, 5, 24, 5, Spec(3, 1, 1, PadMode::kExplicit)},
-                     {2, 64, 4, 4, 8, Spec(3, 1, 1, PadMode::kExplicit)}};  // 576 taps
+                     {2, 64, 8, 4, 8, Spec(3, 1, 1, PadMode::kExplicit)}};  // 576 taps
   KernelNumerics num;
   num.conv_algo = ConvAlgo::kIm2colGemm;
   const ReduceSpec chain = *ParseReduceOrder("sequential", true);
