@@ -273,6 +273,9 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
   // layer 90 -> 98, 128-to-256 86 -> 89 (the 256-channel 8x8 layer, past
   // it, ran 87 on the ordered products and 81 on the tiles). On 8-lane
   // targets (AVX2) the lanes tiles were as fast or faster everywhere.
+  if (PaddingFreeApplies(src, spec)) {
+    return PaddingFreeBackwardFilter(src, 0, g.n, g.o, dy, spec, /*add=*/false, dw);
+  }
   const bool exact_first = KernelFloatLanes() >= 16 && g.c * g.kh * g.kw >= 64;
   if (exact_first && ExactFilterApplies(src, g.o, spec, /*per_chain_bound=*/true)) {
     return ExactBackwardFilter(src, g.n, g.o, dy, spec, dw);

@@ -202,12 +202,21 @@ void Im2colBackwardData(const ConvGeometry& g, const float* w, const float* dy, 
 
 void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw) {
   const TapSource src = ForwardSource(g, x);
-  if (ImplicitFilterApplies(src, g.o)) {
-    // Batches of ~2048 output pixels: a pixel-vector tile ends in a
-    // horizontal sum per batch, so small planes need more images per batch.
-    const int64_t per = std::clamp<int64_t>(2048 / (g.oh * g.ow), 1, g.n);
-    return ImplicitBackwardFilter(src, g.n, g.o, dy, per, dw);
+  // Batches of ~2048 output pixels: a pixel-vector tile ends in a
+  // horizontal sum per batch, so small planes need more images per batch.
+  const int64_t per_batch = std::clamp<int64_t>(2048 / (g.oh * g.ow), 1, g.n);
+  if (PaddingFreeApplies(src, kTapChain)) {
+    // The channel-vector tiles' sums (one chain per output and batch, batch
+    // results added in order within FilterBatches' groups), without the
+    // terms that read padding.
+    const auto partials = FilterBatches(
+        g.n, per_batch, g.o * g.c * g.kh * g.kw,
+        [&](float* acc, int64_t n0, int64_t k, bool first, int64_t) {
+          PaddingFreeBackwardFilter(src, n0, k, g.o, dy, kTapChain, !first, acc);
+        });
+    return SumPartials(partials, g.o * g.c * g.kh * g.kw, dw);
   }
+  if (ImplicitFilterApplies(src, g.o)) return ImplicitBackwardFilter(src, g.n, g.o, dy, per_batch, dw);
   const int64_t plane = g.oh * g.ow, taps = g.c * g.kh * g.kw;
   const bool pointwise = IsPointwise(g);
   const auto partials = FilterBatches(

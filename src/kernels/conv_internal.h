@@ -216,6 +216,12 @@ bool PaddingFreeApplies(const TapSource& s, const ReduceSpec& spec);
 // each output's in-range taps reduced in index order per spec.
 void PaddingFreePatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
                           const float* bias, const ReduceSpec& spec, float* y);
+// dw [out_ch, T] = (add ? dw + : ) the chain over images [n0, n0 + images)
+// of src and their output pixels (n, p, q), in index order per spec, of
+// dy[n, o, p, q] * x at tap t, the terms that read padding left out: each tap
+// (a, b) one ordered GEMM over the pixels where it reads the source.
+void PaddingFreeBackwardFilter(const TapSource& src, int64_t n0, int64_t images, int64_t out_ch,
+                               const float* dy, const ReduceSpec& spec, bool add, float* dw);
 
 // The data gradient of a stride-1 convolution as a forward one (conv_im2col.cc):
 // dx = correlation of dy with the kernel flipped in space and transposed in
