@@ -203,9 +203,9 @@ void ForEachChannelPair(int64_t c_count, int64_t o_count, const F& f) {
 
 // Convolutions without the taps that read padding (conv_padding_free.cc):
 // output pixels in classes with the same in-range taps, each class one
-// ordered GEMM over only those taps. For sequential chains (`spec`), where
-// a padding tap's zero term changes nothing, so the bits are those of the
-// chain over every tap (finite weights). Taken where at most this fraction
+// ordered GEMM over only those taps. For sequential and lanesK chains
+// (`spec`), where a padding tap's zero term changes nothing, so the bits are
+// those of the chains over every tap (finite weights). Taken where at most this fraction
 // of the taps is in range: VGG's 4x4 planes (3x3, pad 1) have 69%, 2x2 44%,
 // 8x8 84%.
 inline constexpr double kPaddingFreeMaxFraction = 0.75;

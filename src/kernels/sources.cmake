@@ -7,6 +7,7 @@ target_sources(xwires_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/conv_direct.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_im2col.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_padding_free.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv_padding_free_filter.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_winograd.cc
   ${CMAKE_CURRENT_LIST_DIR}/implicit_layout.cc
 )

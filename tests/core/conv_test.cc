@@ -211,7 +211,7 @@ TEST(ConvTest, DirectEqualsDotOverPatchesBitwise) {
   });
 }
 
-// Small planes go to the padding-free products for sequential chains only,
+// Small planes go to the padding-free products for sequential and lanesK chains,
 // by the fraction of taps that read data: 3x3 kernels with pad 1 have
 // 10 x 10 of 16 x 9 taps in range on 4x4, 4 x 4 of 4 x 9 on 2x2, 22 x 22
 // of 64 x 9 on 8x8.
@@ -229,9 +229,11 @@ TEST(ConvTest, PaddingFreeTakesPlanesMostlyPadding) {
   EXPECT_TRUE(kernels::PaddingFreeApplies(source(4), seq));
   EXPECT_TRUE(kernels::PaddingFreeApplies(source(2), *ParseReduceOrder("lanes1", true)));
   EXPECT_FALSE(kernels::PaddingFreeApplies(source(8), seq));
-  // A chain per lane or a tree would put the terms in other places.
-  EXPECT_FALSE(kernels::PaddingFreeApplies(source(4), *ParseReduceOrder("lanes8", true)));
+  // lanesK chains too (each chain its own product); a tree would put the
+  // terms in other places.
+  EXPECT_TRUE(kernels::PaddingFreeApplies(source(4), *ParseReduceOrder("lanes8", true)));
   EXPECT_FALSE(kernels::PaddingFreeApplies(source(4), *ParseReduceOrder("pairwise", false)));
+  EXPECT_FALSE(kernels::PaddingFreeApplies(source(4), *ParseReduceOrder("kahan", false)));
 }
 
 // The im2col algorithm on planes mostly padding (VGG's 4x4 and 2x2) is the
