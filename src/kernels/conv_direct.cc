@@ -181,15 +181,15 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
                         const ReduceSpec& spec, float* dx) {
   // Stride 1: one phase, whose terms (o, kh', kw') are the flipped kernel's
   // taps in index order.
-  const bool padding_free = g.stride == 1 && PaddingFreeApplies(FlippedSource(g, dy), spec);
-  if (g.stride == 1 && (padding_free || ExactApplies(FlippedSource(g, dy), spec))) {
+  const TapSource flipped_src = FlippedSource(g, dy);
+  const bool padding_free = g.stride == 1 && PaddingFreeApplies(flipped_src, spec);
+  if (g.stride == 1 && (padding_free || ExactApplies(flipped_src, spec))) {
     ScratchFloats flipped(g.c * g.o * g.kh * g.kw);
     FlipKernel(g, w, flipped.data());
     if (padding_free) {
-      return PaddingFreePatchGemm(FlippedSource(g, dy), g.n, g.c, flipped.data(), nullptr, spec,
-                                  dx);
+      return PaddingFreePatchGemm(flipped_src, g.n, g.c, flipped.data(), nullptr, spec, dx);
     }
-    return ExactPatchGemm(FlippedSource(g, dy), g.n, g.c, flipped.data(), nullptr, spec, dx);
+    return ExactPatchGemm(flipped_src, g.n, g.c, flipped.data(), nullptr, spec, dx);
   }
   const int s = g.stride;
   const int fpt = g.kh - 1 - g.pad_top, fpl = g.kw - 1 - g.pad_left;  // flipped pads
@@ -262,6 +262,9 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
 void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
                           const ReduceSpec& spec, float* dw) {
   const TapSource src = ForwardSource(g, x);
+  if (PaddingFreeApplies(src, spec)) {  // small planes, mostly padding
+    return PaddingFreeBackwardFilter(src, 0, g.n, g.o, dy, spec, /*add=*/false, dw);
+  }
   // Both tile sets give the same bits. The lanes tiles hold a K-chain set
   // in vectors of min(K, lanes) pixels, the exact tiles output channels in
   // full vectors: on 16-lane targets the latter won wherever both applied
@@ -273,9 +276,6 @@ void DirectBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
   // layer 90 -> 98, 128-to-256 86 -> 89 (the 256-channel 8x8 layer, past
   // it, ran 87 on the ordered products and 81 on the tiles). On 8-lane
   // targets (AVX2) the lanes tiles were as fast or faster everywhere.
-  if (PaddingFreeApplies(src, spec)) {
-    return PaddingFreeBackwardFilter(src, 0, g.n, g.o, dy, spec, /*add=*/false, dw);
-  }
   const bool exact_first = KernelFloatLanes() >= 16 && g.c * g.kh * g.kw >= 64;
   if (exact_first && ExactFilterApplies(src, g.o, spec, /*per_chain_bound=*/true)) {
     return ExactBackwardFilter(src, g.n, g.o, dy, spec, dw);

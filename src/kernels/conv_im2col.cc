@@ -216,7 +216,9 @@ void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy
         });
     return SumPartials(partials, g.o * g.c * g.kh * g.kw, dw);
   }
-  if (ImplicitFilterApplies(src, g.o)) return ImplicitBackwardFilter(src, g.n, g.o, dy, per_batch, dw);
+  if (ImplicitFilterApplies(src, g.o)) {
+    return ImplicitBackwardFilter(src, g.n, g.o, dy, per_batch, dw);
+  }
   const int64_t plane = g.oh * g.ow, taps = g.c * g.kh * g.kw;
   const bool pointwise = IsPointwise(g);
   const auto partials = FilterBatches(

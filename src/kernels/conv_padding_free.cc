@@ -199,7 +199,9 @@ void PaddingFreePatchGemm(const TapSource& src, int64_t images, int64_t out_ch, 
     const int64_t terms = static_cast<int64_t>(term.size());
     std::vector<int64_t> b_row(terms, -1), a_off(terms, -1);
     for (int64_t v = 0; v < terms; ++v) {
-      if (term[v] >= 0) b_row[v] = tap[term[v]], a_off[v] = off[term[v]];
+      if (term[v] < 0) continue;
+      b_row[v] = tap[term[v]];
+      a_off[v] = off[term[v]];
     }
     if (static_cast<int64_t>(a.size()) < rows * terms) a.resize(rows * terms);
     ParallelFor(rows, GrainFor(rows, 16), [&](int64_t i0, int64_t i1) {
