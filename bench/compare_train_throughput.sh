@@ -19,9 +19,10 @@
 # kernels through ATEN_CPU_CAPABILITY and OpenBLAS through OPENBLAS_CORETYPE,
 # so that both sides run the code a CPU of that class would run. PEER_ISA=
 # native leaves PyTorch on the machine's best ISA.
-# The peer needs Debian's python3-torch, python3-torchvision (resnet) and
-# libopenblas0-pthread (the OpenBLAS column); scripts/setup.sh leaves them out
-# because only this benchmark uses them.
+# The peer needs Debian's python3-torch, python3-torchvision (resnet), which
+# scripts/setup.sh installs for the Python package, and libopenblas0-pthread
+# (the OpenBLAS column), which it leaves out because only this benchmark
+# uses it.
 #   bash bench/compare_train_throughput.sh [BUILD_DIR] [THREADS] [BATCH] [REPEATS]
 set -euo pipefail
 BUILD=${1:-build}
