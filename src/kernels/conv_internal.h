@@ -145,7 +145,8 @@ void ImplicitPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, con
 // target's tiles (NarrowImplicitPatchGemm): rows that 16-float slots do not
 // tile and 8-float ones do (4 pixels wide with an even row count, or a
 // multiple of 8 but not of 16), where the AVX2 half-row tiles ran VGG's 4x4
-// layers at 92 GFLOP/s per core against 67 for the patch matrix and Eigen.
+// layers at 92 GFLOP/s per core against 67 for the patch matrix and Eigen
+// (those layers now take the padding-free products, checked first).
 // Changes the tf profile's bits on such CPUs; the fingerprint's
 // kernel_target says so (KernelTargetVariant).
 bool NarrowImplicitApplies(const TapSource& s);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "src/kernels/conv_internal.h"
+#include "src/kernels/implicit_internal.h"
 #include "src/kernels/ordered_gemm.h"
 #include "src/kernels/padding_free_internal.h"
 #include "src/scratch_floats.h"
@@ -76,7 +77,7 @@ ScratchFloats ChannelsLast(const float* nchw, int64_t n0, int64_t images, int64_
   ScratchFloats t(images * plane * ch);
   ParallelFor(images, 1, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
-      TransposeToPanel(nchw + (n0 + i) * ch * plane, plane, plane, ch, t.data() + i * plane * ch);
+      PixelMajor(nchw + (n0 + i) * ch * plane, ch, plane, t.data() + i * plane * ch);
     }
   });
   return t;
