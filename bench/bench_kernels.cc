@@ -319,6 +319,12 @@ void Register() {
       {"resnet_short_32to64", 32, 32, 16, 64, 1, 2}, {"resnet_64c_8px", 32, 64, 8, 64, 3, 1},
       {"vgg_64c_32px", 32, 64, 32, 64, 3, 1},      {"vgg_256c_8px", 32, 256, 8, 256, 3, 1},
       {"vgg_512c_4px", 32, 512, 4, 512, 3, 1},
+      // ResNet-20's stage convolutions at compare_train_throughput.sh's batch
+      // of 128: 8 MiB per activation, so the source streams from L3 or DRAM
+      // as it does in training, where the batch-32 shapes above stay in L2/L3.
+      {"resnet_b128_16c_32px", 128, 16, 32, 16, 3, 1},
+      {"resnet_b128_32c_16px", 128, 32, 16, 32, 3, 1},
+      {"resnet_b128_64c_8px", 128, 64, 8, 64, 3, 1},
       // VGG-11's eight convolutions at compare_train_throughput.sh's batch
       // of 128 (its two 512-channel 2x2 layers are one shape).
       {"vgg11_b128_3to64", 128, 3, 32, 64, 3, 1},

@@ -6,6 +6,7 @@
 // target and close to a double-precision convolution.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -180,7 +181,8 @@ TEST(TapGatherTest, PadImageEqualsTheDefinitionOnEveryTarget) {
                            {2, 17, 17, 3, 2, 1, 1, 0}, {2, 32, 32, 3, 2, 1, 1, 3},
                            {1, 40, 40, 1, 2, 0, 0, 0}, {2, 11, 10, 3, 3, 1, 1, 0},
                            {2, 6, 6, 3, 1, 3, 3, 0},   {1, 3, 1, 3, 1, 1, 1, 2},
-                           {2, 9, 3, 5, 2, 4, 4, 0}};
+                           {2, 9, 3, 5, 2, 4, 4, 0},   {2, 16, 16, 3, 2, 1, 1, 2},
+                           {2, 32, 32, 1, 2, 0, 0, 3}};
   for (const PadCase& k : cases) {
     const int64_t oh = (k.h + 2 * k.pad_top - k.k) / k.stride + 1;
     const int64_t ow = (k.w + 2 * k.pad_left - k.k) / k.stride + 1;
@@ -189,14 +191,17 @@ TEST(TapGatherTest, PadImageEqualsTheDefinitionOnEveryTarget) {
                       k.pad_top, k.pad_left, oh, ow};
     const ImplicitLayout l = MakeLayout(s, 8);
     const int64_t plane = l.ph * l.pw, stride = plane + k.spare;
-    const int64_t planes = int64_t{k.stride} * k.stride * k.channels;
+    // Only the phases some tap reads: min(stride, k) rows and columns of them.
+    const int64_t phase_cols = std::min(k.stride, k.k);
+    const int64_t planes = std::min(k.stride, k.k) * phase_cols * k.channels;
+    EXPECT_EQ(l.image_floats, planes * plane);
     ForEachTarget([&](const std::string& target) {
       std::vector<float> pad(planes * stride + 7, kSentinel);
       PadImage(s, l, 1, pad.data(), k.spare == 0 ? 0 : stride);
       int bad = 0;
       for (int64_t f = 0; f < planes; ++f) {
         const int64_t phase = f / k.channels, c = f % k.channels;
-        const int64_t pa = phase / k.stride, pb = phase % k.stride;
+        const int64_t pa = phase / phase_cols, pb = phase % phase_cols;
         for (int64_t i = 0; i < stride; ++i) {
           float want = kSentinel;
           if (i < plane) {
