@@ -194,6 +194,16 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
   const int s = g.stride;
   const int fpt = g.kh - 1 - g.pad_top, fpl = g.kw - 1 - g.pad_left;  // flipped pads
   const auto mod = [s](int64_t v) { return ((v % s) + s) % s; };
+  // Phases the tiles compute into sub-grids, or that are zeros: with stride
+  // 2, when every phase is one of those, interleaved into dx in one pass at
+  // the end (InterleavePhases2); else each scattered (ScatterPhase).
+  // Kept per thread and grown only: the tiles overwrite it whole, so no
+  // zero-fill and no page faults per call.
+  thread_local ScratchFloats subs;
+  std::vector<const float*> sub_of(s * s, nullptr);  // [rh * s + rw]; null: zeros
+  std::vector<int> deferred;                          // rh * s + rw, in order
+  int64_t used = 0;                                   // floats of subs taken
+  bool all_deferred = true;
   for (int rh = 0; rh < s && rh < g.h; ++rh) {
     for (int rw = 0; rw < s && rw < g.w; ++rw) {
       const int a0 = static_cast<int>(mod(fpt - rh)), b0 = static_cast<int>(mod(fpl - rw));
@@ -223,19 +233,22 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
       // ordered product over gathered taps below (ResNet's stride-2 layers:
       // 33-40 GFLOP/s per core that way, the gathers as slow as the products).
       if (terms == 0) {  // no tap reaches the phase (1x1 kernels): zeros
-        ScatterPhase(nullptr, g, sub_h, sub_w, rh, rw, dx);
+        deferred.push_back(rh * s + rw);
         continue;
       }
       if (ExactApplies(phase, spec)) {
-        // Kept per thread and grown only: the tiles overwrite it whole, so
-        // no zero-fill and no page faults per call.
-        thread_local ScratchFloats sub;
-        const int64_t need = g.n * g.c * sub_h * sub_w;
-        if (static_cast<int64_t>(sub.size()) < need) sub.resize(need);
-        ExactPatchGemm(phase, g.n, g.c, wt.data(), nullptr, spec, sub.data());
-        ScatterPhase(sub.data(), g, sub_h, sub_w, rh, rw, dx);
+        // The phases' sub-grids together are dx's size.
+        if (static_cast<int64_t>(subs.size()) < g.n * g.c * g.h * g.w) {
+          subs.resize(g.n * g.c * g.h * g.w);
+        }
+        float* sub = subs.data() + used;
+        used += g.n * g.c * sub_h * sub_w;
+        ExactPatchGemm(phase, g.n, g.c, wt.data(), nullptr, spec, sub);
+        sub_of[rh * s + rw] = sub;
+        deferred.push_back(rh * s + rw);
         continue;
       }
+      all_deferred = false;
       ScratchFloats padded;
       const TapSource src = GatherSource(phase, g.n, &padded);
       OrderedGemmProblem p;
@@ -254,6 +267,11 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
       };
       RunOrderedGemm(p, spec);
     }
+  }
+  if (s == 2 && all_deferred) return InterleavePhases2(sub_of.data(), g, dx);
+  for (const int ph : deferred) {
+    const int rh = ph / s, rw = ph % s;
+    ScatterPhase(sub_of[ph], g, (g.h - rh + s - 1) / s, (g.w - rw + s - 1) / s, rh, rw, dx);
   }
 }
 

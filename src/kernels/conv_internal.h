@@ -84,6 +84,14 @@ void Im2colImage(const TapSource& s, int64_t n, float* cols, int64_t ld);
 // in index order, outputs in raster order within a tap (padding dropped).
 void Col2imAdd(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_img);
 
+// dx [N, C, H, W] of a stride-2 data gradient (g.stride == 2) from its four
+// phases (tap_gather.cc): pixel (y, x) is pixel (y / 2, x / 2) of
+// subs[2 * (y % 2) + x % 2], a [N, C, ceil or floor of H/2, of W/2]
+// sub-grid (the phase's rows and columns), or zero where that is null.
+// One pass of whole rows, where a scatter per phase wrote every other float
+// of dx four times.
+void InterleavePhases2(const float* const* subs, const ConvGeometry& g, float* dx);
+
 // Images [n0, n0+k) of an NCHW tensor with `ch` channels of `plane` pixels
 // as a [ch, *] matrix whose rows are `ld` floats apart (conv_im2col.cc):
 // channel c of image n0 + i at mat + c * ld + i * plane, so that the pixels

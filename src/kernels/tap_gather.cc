@@ -282,6 +282,40 @@ HWY_INLINE void AddRow(const float* src, int64_t len, float* dst) {
   }
 }
 
+// AddRowStride2's pairs of vectors of D's width from q on, while they fit.
+template <class D>
+HWY_INLINE int64_t AddPairsStride2(D d, const float* src, int64_t hi, int64_t pairs, int64_t q,
+                                   float* dst) {
+  const int64_t n = static_cast<int64_t>(hn::Lanes(d));
+  for (; q + n <= hi && q + n <= pairs; q += n) {
+    hn::Vec<D> even, odd;
+    hn::LoadInterleaved2(d, dst + 2 * q, even, odd);
+    hn::StoreInterleaved2(hn::Add(even, hn::LoadU(d, src + q)), odd, d, dst + 2 * q);
+  }
+  return q;
+}
+
+// dst[2q] += src[q] for q in [lo, hi): vectors of the even lanes of
+// dst[2q, 2q + 2n), the odd lanes stored back as they were (the same
+// floats, one thread per image), where those pairs end within the row
+// (q + n <= pairs, the pairs (dst[2q], dst[2q + 1]) the row holds whole);
+// whole vectors, then 8 and 4 lanes, then one by one (ResNet's rows are 15
+// or 16 outputs). Each float gets the same one addition either way.
+HWY_INLINE void AddRowStride2(const float* src, int64_t lo, int64_t hi, int64_t pairs,
+                              float* dst) {
+  int64_t q = lo;
+#if HWY_TARGET != HWY_SCALAR
+  q = AddPairsStride2(DF(), src, hi, pairs, q, dst);
+  if constexpr (HWY_LANES(float) > 8) {
+    q = AddPairsStride2(hn::CappedTag<float, 8>(), src, hi, pairs, q, dst);
+  }
+  if constexpr (HWY_LANES(float) > 4) {
+    q = AddPairsStride2(hn::CappedTag<float, 4>(), src, hi, pairs, q, dst);
+  }
+#endif
+  for (; q < hi; ++q) dst[2 * q] += src[q];
+}
+
 void Col2imAddT(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_img) {
   const int64_t khw = int64_t{g.kh} * g.kw, s = g.stride;
   // Kernel column b adds outputs q in [lo[b], hi[b]) to input column q*s + b - pad_left.
@@ -301,11 +335,47 @@ void Col2imAddT(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_
       float* dst = plane + u * g.w + b - g.pad_left;  // + q*s, for q in [lo, hi)
       if (s == 1) {
         AddRow(src + lo[b], hi[b] - lo[b], dst + lo[b]);
+      } else if (s == 2) {
+        AddRowStride2(src, lo[b], hi[b], (g.w - (b - g.pad_left)) / 2, dst);
       } else {
         for (int64_t q = lo[b]; q < hi[b]; ++q) dst[q * s] += src[q];
       }
     }
   }
+}
+
+// InterleavePhases2 (conv_internal.h): each dx row from its two phases'
+// sub-grid rows, vectors of n pixels of each stored as 2n interleaved
+// floats. Copies only, so every target writes the same floats.
+void InterleavePhases2T(const float* const* subs, const ConvGeometry& g, float* dx) {
+  const int64_t sub_h[2] = {(g.h + 1) / 2, g.h / 2}, sub_w[2] = {(g.w + 1) / 2, g.w / 2};
+  ParallelFor(g.n * g.c, 16, [&](int64_t p0, int64_t p1) {
+    const DF d;
+    const int64_t n = static_cast<int64_t>(hn::Lanes(d));
+    for (int64_t plane = p0; plane < p1; ++plane) {
+      for (int64_t y = 0; y < g.h; ++y) {
+        const int rh = static_cast<int>(y % 2);
+        const int64_t row = plane * sub_h[rh] + y / 2;
+        const float* even = subs[2 * rh] ? subs[2 * rh] + row * sub_w[0] : nullptr;
+        const float* odd = subs[2 * rh + 1] ? subs[2 * rh + 1] + row * sub_w[1] : nullptr;
+        float* dst = dx + (plane * g.h + y) * g.w;
+        if (even == nullptr && odd == nullptr) {
+          ZeroRun(g.w, /*spill=*/false, dst);
+          continue;
+        }
+        int64_t j = 0;
+        for (; j + n <= sub_w[1]; j += n) {
+          const VF a = even ? hn::LoadU(d, even + j) : hn::Zero(d);
+          const VF b = odd ? hn::LoadU(d, odd + j) : hn::Zero(d);
+          hn::StoreInterleaved2(a, b, d, dst + 2 * j);
+        }
+        for (; j < sub_w[0]; ++j) {
+          dst[2 * j] = even ? even[j] : 0.0f;
+          if (2 * j + 1 < g.w) dst[2 * j + 1] = odd ? odd[j] : 0.0f;
+        }
+      }
+    }
+  });
 }
 
 #ifdef XWIRES_HAVE_TRANSPOSE8
@@ -376,6 +446,11 @@ HWY_EXPORT(TapRowsT);
 HWY_EXPORT(Col2imAddT);
 HWY_EXPORT(TransposeToPanelT);
 HWY_EXPORT(PadImageStridedT);
+HWY_EXPORT(InterleavePhases2T);
+
+void InterleavePhases2(const float* const* subs, const ConvGeometry& g, float* dx) {
+  HWY_DYNAMIC_DISPATCH(InterleavePhases2T)(subs, g, dx);
+}
 
 void PadImageStrided(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad,
                      int64_t plane_stride) {
