@@ -344,14 +344,29 @@ void Col2imAddT(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_
   }
 }
 
+// dst[2j] = even[j], dst[2j + 1] = odd[j] (zeros for a null row) in
+// vectors of D's width from j on, while both rows have them; returns the
+// first j left.
+template <class D>
+HWY_INLINE int64_t InterleaveRow2(D d, const float* even, const float* odd, int64_t len,
+                                  int64_t j, float* dst) {
+  const int64_t n = static_cast<int64_t>(hn::Lanes(d));
+  for (; j + n <= len; j += n) {
+    const hn::Vec<D> a = even ? hn::LoadU(d, even + j) : hn::Zero(d);
+    const hn::Vec<D> b = odd ? hn::LoadU(d, odd + j) : hn::Zero(d);
+    hn::StoreInterleaved2(a, b, d, dst + 2 * j);
+  }
+  return j;
+}
+
 // InterleavePhases2 (conv_internal.h): each dx row from its two phases'
-// sub-grid rows, vectors of n pixels of each stored as 2n interleaved
-// floats. Copies only, so every target writes the same floats.
+// sub-grid rows, vectors of n pixels of each (the target's width, then 8
+// and 4) stored as 2n interleaved floats. Copies only, so every target
+// writes the same floats.
 void InterleavePhases2T(const float* const* subs, const ConvGeometry& g, float* dx) {
   const int64_t sub_h[2] = {(g.h + 1) / 2, g.h / 2}, sub_w[2] = {(g.w + 1) / 2, g.w / 2};
   ParallelFor(g.n * g.c, 16, [&](int64_t p0, int64_t p1) {
     const DF d;
-    const int64_t n = static_cast<int64_t>(hn::Lanes(d));
     for (int64_t plane = p0; plane < p1; ++plane) {
       for (int64_t y = 0; y < g.h; ++y) {
         const int rh = static_cast<int>(y % 2);
@@ -363,11 +378,12 @@ void InterleavePhases2T(const float* const* subs, const ConvGeometry& g, float* 
           ZeroRun(g.w, /*spill=*/false, dst);
           continue;
         }
-        int64_t j = 0;
-        for (; j + n <= sub_w[1]; j += n) {
-          const VF a = even ? hn::LoadU(d, even + j) : hn::Zero(d);
-          const VF b = odd ? hn::LoadU(d, odd + j) : hn::Zero(d);
-          hn::StoreInterleaved2(a, b, d, dst + 2 * j);
+        int64_t j = InterleaveRow2(d, even, odd, sub_w[1], 0, dst);
+        if constexpr (HWY_LANES(float) > 8) {
+          j = InterleaveRow2(hn::CappedTag<float, 8>(), even, odd, sub_w[1], j, dst);
+        }
+        if constexpr (HWY_LANES(float) > 4) {
+          j = InterleaveRow2(hn::CappedTag<float, 4>(), even, odd, sub_w[1], j, dst);
         }
         for (; j < sub_w[0]; ++j) {
           dst[2 * j] = even ? even[j] : 0.0f;
