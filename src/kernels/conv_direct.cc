@@ -196,13 +196,14 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
   const auto mod = [s](int64_t v) { return ((v % s) + s) % s; };
   // Phases the tiles compute into sub-grids, or that are zeros: with stride
   // 2, when every phase is one of those, interleaved into dx in one pass at
-  // the end (InterleavePhases2); else each scattered (ScatterPhase).
-  // Kept per thread and grown only: the tiles overwrite it whole, so no
-  // zero-fill and no page faults per call.
-  thread_local ScratchFloats subs;
+  // the end (InterleavePhases2); else each scattered (ScatterPhase). So all
+  // of a call's sub-grids are held at once (a 3x3 kernel's: dx's size).
+  // One buffer per phase, kept per thread and grown only: the tiles
+  // overwrite it whole, so no zero-fill and no page faults per call.
+  thread_local std::vector<ScratchFloats> subs;
+  if (static_cast<int64_t>(subs.size()) < int64_t{s} * s) subs.resize(int64_t{s} * s);
   std::vector<const float*> sub_of(s * s, nullptr);  // [rh * s + rw]; null: zeros
   std::vector<int> deferred;                          // rh * s + rw, in order
-  int64_t used = 0;                                   // floats of subs taken
   bool all_deferred = true;
   for (int rh = 0; rh < s && rh < g.h; ++rh) {
     for (int rw = 0; rw < s && rw < g.w; ++rw) {
@@ -237,14 +238,11 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
         continue;
       }
       if (ExactApplies(phase, spec)) {
-        // The phases' sub-grids together are dx's size.
-        if (static_cast<int64_t>(subs.size()) < g.n * g.c * g.h * g.w) {
-          subs.resize(g.n * g.c * g.h * g.w);
-        }
-        float* sub = subs.data() + used;
-        used += g.n * g.c * sub_h * sub_w;
-        ExactPatchGemm(phase, g.n, g.c, wt.data(), nullptr, spec, sub);
-        sub_of[rh * s + rw] = sub;
+        ScratchFloats& sub = subs[rh * s + rw];
+        const int64_t need = g.n * g.c * sub_h * sub_w;
+        if (static_cast<int64_t>(sub.size()) < need) sub.resize(need);
+        ExactPatchGemm(phase, g.n, g.c, wt.data(), nullptr, spec, sub.data());
+        sub_of[rh * s + rw] = sub.data();
         deferred.push_back(rh * s + rw);
         continue;
       }

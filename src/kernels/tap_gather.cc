@@ -80,8 +80,9 @@ HWY_INLINE VF Stride2Chunk(const float* src, int64_t lo, int64_t hi, int64_t k) 
 // the chunk before it (same floats, same values), or, when the row is
 // shorter than a vector and spill is true, one that runs past the row into
 // floats the caller rewrites later. Only a short row without spill takes a
-// masked store: Zen 4 ran those masked stores about 10x slower than whole
-// ones (PadImageStridedT 37% of ResNet's stride-2 filter gradient).
+// masked store: on Zen 4, perf put most of PadImageStridedT's time (37% of
+// ResNet's 16-to-32 stride-2 filter gradient; 20% after) at the masked
+// store of each row's last vector.
 template <class Chunk>
 HWY_INLINE void StoreRow(int64_t len, bool spill, float* out, const Chunk& chunk) {
   const DF d;
