@@ -100,7 +100,6 @@ std::pair<int64_t, int64_t> PixelsReading(int a, int64_t out, int64_t stride, in
 namespace {
 
 using padfree::AxisRange;
-using padfree::Chains;
 using padfree::InRange;
 
 // Output pixels whose in-range taps are rows x cols (per channel).
@@ -163,7 +162,7 @@ double InRangeTapFraction(const TapSource& s) {
 }
 
 bool PaddingFreeApplies(const TapSource& s, const ReduceSpec& spec) {
-  return Chains(spec) > 0 && InRangeTapFraction(s) <= kPaddingFreeMaxFraction;
+  return ChainCount(spec) > 0 && InRangeTapFraction(s) <= kPaddingFreeMaxFraction;
 }
 
 void PaddingFreePatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
@@ -195,7 +194,7 @@ void PaddingFreePatchGemm(const TapSource& src, int64_t images, int64_t out_ch, 
         }
       }
     }
-    const std::vector<int64_t> term = Positions(static_cast<int64_t>(tap.size()), Chains(spec),
+    const std::vector<int64_t> term = Positions(static_cast<int64_t>(tap.size()), ChainCount(spec),
                                                 [&](int64_t u) { return tap[u]; });
     const int64_t terms = static_cast<int64_t>(term.size());
     std::vector<int64_t> b_row(terms, -1), a_off(terms, -1);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "src/kernels/conv_internal.h"
+#include "src/kernels/implicit_internal.h"
 #include "src/kernels/padding_free_internal.h"
 #include "src/scratch_floats.h"
 #include "xwires/core/parallel.h"
@@ -72,7 +73,7 @@ void PaddingFreeBackwardFilter(const TapSource& src, int64_t n0, int64_t images,
                                const float* dy, const ReduceSpec& spec, bool add, float* dw) {
   const int64_t c_count = src.channels, plane = src.oh * src.ow;
   const int64_t khw = int64_t{src.kh} * src.kw;
-  const int k = padfree::Chains(spec);
+  const int k = ChainCount(spec);
   // Channels-last x and dy, so that a term's pixel is one contiguous row of
   // channels: B (term, column c) is a row of xt, A^T (term, o) one of dyt.
   const ScratchFloats xt = padfree::ChannelsLast(src.data, n0, images, c_count, src.h * src.w);

@@ -30,7 +30,9 @@ struct ImplicitLayout {
   int64_t lanes = 1;           // pixels per slot: the SIMD target's float lanes
   int64_t slots = 0;           // lanes-pixel slots; 0 unless ImplicitApplies
   int64_t ph = 0, pw = 0;      // padded (phase) image extents
-  int64_t image_floats = 0;    // one padded image: phases read (<= stride^2) x channels x ph x pw
+  // Phase rows and columns kept: those some tap reads, min(stride, kernel).
+  int64_t phase_rows = 1, phase_cols = 1;
+  int64_t image_floats = 0;  // one padded image: phase_rows x phase_cols x channels x ph x pw
   bool half = false;           // rows of lanes/2 pixels: a slot is two rows, two half loads
   std::vector<int64_t> tap;    // [taps] offset of tap t
   std::vector<int64_t> base;   // [slots][2] offsets of a slot's (half) rows

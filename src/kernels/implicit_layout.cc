@@ -30,14 +30,15 @@ ImplicitLayout MakeLayout(const TapSource& s, int64_t lanes) {
   l.pw = s.ow + (s.kw - 1) / st;
   // Only the phases some tap reads: a 1x1 stride-2 shortcut reads one of
   // four, and copying the other three took 3/4 of its padding time.
-  const int64_t phase_rows = std::min(st, s.kh), phase_cols = std::min(st, s.kw);
-  l.image_floats = phase_rows * phase_cols * s.channels * l.ph * l.pw;
+  l.phase_rows = std::min(st, s.kh);
+  l.phase_cols = std::min(st, s.kw);
+  l.image_floats = l.phase_rows * l.phase_cols * s.channels * l.ph * l.pw;
   l.half = lanes >= 2 && 2 * s.ow == lanes;
   l.tap.resize(l.taps);
   for (int64_t c = 0; c < s.channels; ++c) {
     for (int a = 0; a < s.kh; ++a) {
       for (int b = 0; b < s.kw; ++b) {
-        const int64_t phase = (a % st) * phase_cols + b % st;
+        const int64_t phase = (a % st) * l.phase_cols + b % st;
         l.tap[(c * s.kh + a) * s.kw + b] =
             ((phase * s.channels + c) * l.ph + a / st) * l.pw + b / st;
       }

@@ -29,12 +29,6 @@ inline AxisRange InRange(int64_t i, int64_t stride, int k, int pad, int64_t size
   return AxisRange{static_cast<int>(lo), static_cast<int>(hi)};
 }
 
-// Chains of a sequential (1) or lanesK (K) order; 0 for the others.
-inline int Chains(const ReduceSpec& spec) {
-  if (spec.order == ReduceOrder::kSequential) return 1;
-  return spec.order == ReduceOrder::kLanes ? spec.lanes : 0;
-}
-
 // dst[0, n) = src[0, n), for the short runs here (a panel row, a few pixels):
 // a fixed-size loop the compiler keeps inline, where a memmove call per few
 // floats cost a fifth of a filter gradient's time.

@@ -132,18 +132,16 @@ void PadImageStridedT(const TapSource& s, const ImplicitLayout& l, int64_t n, fl
   const int st = s.stride;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(DF()));
   if (plane_stride == 0) plane_stride = l.ph * l.pw;
-  // The phases MakeLayout keeps: those some tap reads.
-  const int phase_rows = std::min(st, s.kh), phase_cols = std::min(st, s.kw);
-  for (int pb = 0; pb < phase_cols; ++pb) {
+  for (int64_t pb = 0; pb < l.phase_cols; ++pb) {
     // Columns j in [lo, hi) read source column j*s + first; the rest are 0.
     const int64_t first = pb - s.pad_left;
     const int64_t lo = std::clamp<int64_t>(first >= 0 ? 0 : (-first + st - 1) / st, 0, l.pw);
     const int64_t hi =
         std::clamp<int64_t>(first > s.w - 1 ? 0 : (s.w - 1 - first) / st + 1, lo, l.pw);
-    for (int pa = 0; pa < phase_rows; ++pa) {
+    for (int64_t pa = 0; pa < l.phase_rows; ++pa) {
       for (int64_t c = 0; c < s.channels; ++c) {
         const float* src = s.data + (n * s.channels + c) * s.h * s.w;
-        float* dst = pad + ((int64_t{pa} * phase_cols + pb) * s.channels + c) * plane_stride;
+        float* dst = pad + ((pa * l.phase_cols + pb) * s.channels + c) * plane_stride;
         for (int64_t i = 0; i < l.ph; ++i, dst += l.pw) {
           const int64_t u = i * st + pa - s.pad_top;
           // A whole vector from this row's start stays within the plane's
@@ -283,6 +281,17 @@ HWY_INLINE void AddRow(const float* src, int64_t len, float* dst) {
   }
 }
 
+// f(d, j) for d the target's vector, then, where narrower, 8 and 4 lanes
+// (CappedTag), each from the j the one before returned: the index where a
+// run of vector steps stopped. Returns the last j, where scalar code goes on.
+template <class F>
+HWY_INLINE int64_t NarrowingVectors(int64_t j, const F& f) {
+  j = f(DF(), j);
+  if constexpr (HWY_LANES(float) > 8) j = f(hn::CappedTag<float, 8>(), j);
+  if constexpr (HWY_LANES(float) > 4) j = f(hn::CappedTag<float, 4>(), j);
+  return j;
+}
+
 // AddRowStride2's pairs of vectors of D's width from q on, while they fit.
 template <class D>
 HWY_INLINE int64_t AddPairsStride2(D d, const float* src, int64_t hi, int64_t pairs, int64_t q,
@@ -306,13 +315,9 @@ HWY_INLINE void AddRowStride2(const float* src, int64_t lo, int64_t hi, int64_t 
                               float* dst) {
   int64_t q = lo;
 #if HWY_TARGET != HWY_SCALAR
-  q = AddPairsStride2(DF(), src, hi, pairs, q, dst);
-  if constexpr (HWY_LANES(float) > 8) {
-    q = AddPairsStride2(hn::CappedTag<float, 8>(), src, hi, pairs, q, dst);
-  }
-  if constexpr (HWY_LANES(float) > 4) {
-    q = AddPairsStride2(hn::CappedTag<float, 4>(), src, hi, pairs, q, dst);
-  }
+  q = NarrowingVectors(q, [&](auto d, int64_t from) {
+    return AddPairsStride2(d, src, hi, pairs, from, dst);
+  });
 #endif
   for (; q < hi; ++q) dst[2 * q] += src[q];
 }
@@ -367,7 +372,6 @@ HWY_INLINE int64_t InterleaveRow2(D d, const float* even, const float* odd, int6
 void InterleavePhases2T(const float* const* subs, const ConvGeometry& g, float* dx) {
   const int64_t sub_h[2] = {(g.h + 1) / 2, g.h / 2}, sub_w[2] = {(g.w + 1) / 2, g.w / 2};
   ParallelFor(g.n * g.c, 16, [&](int64_t p0, int64_t p1) {
-    const DF d;
     for (int64_t plane = p0; plane < p1; ++plane) {
       for (int64_t y = 0; y < g.h; ++y) {
         const int rh = static_cast<int>(y % 2);
@@ -379,13 +383,9 @@ void InterleavePhases2T(const float* const* subs, const ConvGeometry& g, float* 
           ZeroRun(g.w, /*spill=*/false, dst);
           continue;
         }
-        int64_t j = InterleaveRow2(d, even, odd, sub_w[1], 0, dst);
-        if constexpr (HWY_LANES(float) > 8) {
-          j = InterleaveRow2(hn::CappedTag<float, 8>(), even, odd, sub_w[1], j, dst);
-        }
-        if constexpr (HWY_LANES(float) > 4) {
-          j = InterleaveRow2(hn::CappedTag<float, 4>(), even, odd, sub_w[1], j, dst);
-        }
+        int64_t j = NarrowingVectors(0, [&](auto d, int64_t from) {
+          return InterleaveRow2(d, even, odd, sub_w[1], from, dst);
+        });
         for (; j < sub_w[0]; ++j) {
           dst[2 * j] = even ? even[j] : 0.0f;
           if (2 * j + 1 < g.w) dst[2 * j + 1] = odd ? odd[j] : 0.0f;
