@@ -226,6 +226,57 @@ void ExactPatchGemmT(const TapSource& src, int64_t images, int64_t out_ch, const
   });
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// ExactPatchGemmT's sequential unfused chains (the reference profile's) on
+// 8-lane vectors in tiles of 8 channels x 2 slots, for CPUs that split
+// 512-bit operations: there a product and a dependent add peak near 85
+// GFLOP/s per core on 16-lane vectors in the 6 x 4 tile, and at 97-110 on
+// 8-lane vectors in the 8 x 2 tile, as fused tiles do (bench_kernels' peak/
+// rows, Zen 4). The same chains, so the same bits. Rows a multiple of 8
+// pixels wide.
+void NarrowSequentialGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
+                          const float* bias, float* y) {
+  using D8 = hn::CappedTag<float, 8>;
+  const ImplicitLayout l = MakeLayout(src, 8);
+  const ScratchFloats wp = PackWeightBlocks(w, out_ch, l.taps, 8);
+  const int64_t tiles = (out_ch + 7) / 8 * ((l.slots + 1) / 2);
+  const TapRange all{0, l.taps, 1, false};
+  ForEachPaddedImage(src, l, images, tiles, [&](int64_t n, const float* pad, Prefetcher& next) {
+    float* yn = y + n * out_ch * l.plane;
+    for (int64_t s0 = 0; s0 < l.slots;) {
+      const int v = TileRows(l.slots - s0, 2);
+      for (int64_t o0 = 0; o0 < out_ch;) {
+        next.Step();
+        const int r = TileRows(out_ch - o0, 8);
+        const float* b = bias ? bias + o0 : nullptr;
+        auto tile = [&]<int R, int V, bool kBias>() {
+          TapTileBody<R, V, false, false, false, kBias, true, D8>(
+              pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps, all, b,
+              yn + o0 * l.plane + 8 * s0, l.plane);
+        };
+        auto rows = [&]<int R>() {
+          if (v == 2) {
+            return b ? tile.template operator()<R, 2, true>()
+                     : tile.template operator()<R, 2, false>();
+          }
+          return b ? tile.template operator()<R, 1, true>()
+                   : tile.template operator()<R, 1, false>();
+        };
+        switch (r) {
+          case 8: rows.template operator()<8>(); break;
+          case 6: rows.template operator()<6>(); break;
+          case 4: rows.template operator()<4>(); break;
+          case 2: rows.template operator()<2>(); break;
+          default: rows.template operator()<1>(); break;
+        }
+        o0 += r;
+      }
+      s0 += v;
+    }
+  });
+}
+#endif
+
 void ExactBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch, const float* dy,
                           const ReduceSpec& spec, float* dw) {
   const ImplicitLayout l = MakeLayout(src, kLanes);
@@ -311,8 +362,13 @@ void ExactPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const 
   // 8 on AVX2. Unfused chains ran 75 GFLOP/s per core on the former and 88
   // on the latter (ResNet's 64-channel 8x8 layers, Zen 4); fused ones were
   // faster on AVX3. The same bits either way: a lane is one output's chain.
-  if (!spec.fma && src.ow == 8 && SplitOpAvx3Dispatched()) {
-    return N_AVX2::ExactPatchGemmT(src, images, out_ch, w, bias, spec, y);
+  // Sequential unfused chains take 8-lane vectors on AVX3 in an 8 x 2 tile
+  // (NarrowSequentialGemm), for which AVX2's 16 registers are too few.
+  if (!spec.fma && SplitOpAvx3Dispatched()) {
+    if (ChainCount(spec) == 1 && src.ow % 8 == 0) {
+      return N_AVX3::NarrowSequentialGemm(src, images, out_ch, w, bias, y);
+    }
+    if (src.ow == 8) return N_AVX2::ExactPatchGemmT(src, images, out_ch, w, bias, spec, y);
   }
 #endif
   HWY_DYNAMIC_DISPATCH(ExactPatchGemmT)(src, images, out_ch, w, bias, spec, y);

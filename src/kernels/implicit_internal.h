@@ -80,9 +80,9 @@ class Prefetcher {
   int64_t per_step_;
 };
 
-// Largest tile height of {6, 4, 2, 1} (forward) or {4, 2, 1} that fits.
+// Largest tile height of {8, 6, 4, 2, 1} up to `most` that fits.
 inline int TileRows(int64_t left, int most) {
-  for (int r : {6, 4, 2, 1}) {
+  for (int r : {8, 6, 4, 2, 1}) {
     if (r <= most && r <= left) return r;
   }
   return 1;
@@ -99,9 +99,9 @@ inline int64_t TapPartBegin(int64_t taps, int64_t p, int64_t parts) {
   return std::min(taps, (taps + 5) / 6 * p / parts * 6);
 }
 
-// Weights [out_ch, taps] in output-channel blocks of TileRows(., 6) rows:
+// Weights [out_ch, taps] in output-channel blocks of TileRows(., rows) rows:
 // block [o0, o0 + R) as wp[o0 * taps + t * R + r], for broadcasting.
-ScratchFloats PackWeightBlocks(const float* w, int64_t out_ch, int64_t taps);
+ScratchFloats PackWeightBlocks(const float* w, int64_t out_ch, int64_t taps, int rows = 6);
 
 // body(n, pad, next) for every image n < images, in parallel chunks of 4
 // images: pad is image n as the layout reads it (PadImage, per-thread

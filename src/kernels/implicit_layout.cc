@@ -125,10 +125,10 @@ XWIRES_NO_MEMSET_CALLS void PadImage(const TapSource& s, const ImplicitLayout& l
   }
 }
 
-ScratchFloats PackWeightBlocks(const float* w, int64_t out_ch, int64_t taps) {
+ScratchFloats PackWeightBlocks(const float* w, int64_t out_ch, int64_t taps, int rows) {
   ScratchFloats wp(out_ch * taps);
   for (int64_t o0 = 0; o0 < out_ch;) {
-    const int r = TileRows(out_ch - o0, 6);
+    const int r = TileRows(out_ch - o0, rows);
     for (int64_t t = 0; t < taps; ++t) {
       for (int i = 0; i < r; ++i) wp[o0 * taps + t * r + i] = w[(o0 + i) * taps + t];
     }

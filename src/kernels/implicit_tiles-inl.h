@@ -44,13 +44,14 @@ HWY_INLINE int ChannelVectors(int64_t left) {
   return 1;
 }
 
-// The L patch entries of a slot at tap offset p, bases b[0], b[1].
-template <bool kHalf>
-HWY_INLINE VF LoadSlot(const float* p, const int64_t* b) {
-  const DF d;
+// The L patch entries of a slot at tap offset p, bases b[0], b[1], as a
+// vector of tag D (L = D's lanes).
+template <bool kHalf, class D = DF>
+HWY_INLINE hn::Vec<D> LoadSlot(const float* p, const int64_t* b) {
+  const D d;
 #if HWY_TARGET != HWY_SCALAR
   if constexpr (kHalf) {
-    const hn::Half<DF> dh;
+    const hn::Half<D> dh;
     return hn::Combine(d, hn::LoadU(dh, p + b[1]), hn::LoadU(dh, p + b[0]));
   }
 #endif
@@ -70,12 +71,16 @@ struct TapRange {
 // channels x V slots; base = l.base + 2*s0, wp = the channel block's weights
 // (PackWeightBlocks). The im2col forward is the whole chain (0, taps, 1,
 // FMA); the direct algorithm's lanesK orders run each chain on its own, in
-// blocks of taps where the taps are many (ExactPatchGemmT).
-template <int R, int V, bool kHalf, bool kFma, bool kResume, bool kBias, bool kStep1>
+// blocks of taps where the taps are many (ExactPatchGemmT). Vectors of tag
+// D: the target's full width, or 8 lanes (NarrowSequentialGemm).
+template <int R, int V, bool kHalf, bool kFma, bool kResume, bool kBias, bool kStep1,
+          class D = DF>
 HWY_NOINLINE void TapTileBody(const float* img, const ImplicitLayout& l, const int64_t* base,
                               const float* wp, TapRange range, const float* bias, float* out,
                               int64_t stride) {
-  const DF d;
+  using VF = hn::Vec<D>;
+  constexpr int kLanes = static_cast<int>(hn::MaxLanes(D()));
+  const D d;
   // No taps: the start, plus bias. This path keeps its own loads and stores:
   // with the start and the stores shared with the loop's path (helpers),
   // GCC merged the two paths through the stack again in the bias variants.
@@ -101,7 +106,7 @@ HWY_NOINLINE void TapTileBody(const float* img, const ImplicitLayout& l, const i
   do {  // at least once (tested above), so one path reaches the stores
     const float* p = img + tap[t];
     VF x[V];
-    for (int v = 0; v < V; ++v) x[v] = LoadSlot<kHalf>(p, base + 2 * v);
+    for (int v = 0; v < V; ++v) x[v] = LoadSlot<kHalf, D>(p, base + 2 * v);
     for (int r = 0; r < R; ++r) {
       const VF w = hn::Set(d, wp[t * R + r]);
       for (int v = 0; v < V; ++v) acc[r][v] = Accumulate<kFma>(acc[r][v], w, x[v]);
