@@ -365,7 +365,12 @@ void ExactPatchGemm(const TapSource& src, int64_t images, int64_t out_ch, const 
   // Sequential unfused chains take 8-lane vectors on AVX3 in an 8 x 2 tile
   // (NarrowSequentialGemm), for which AVX2's 16 registers are too few.
   if (!spec.fma && SplitOpAvx3Dispatched()) {
-    if (ChainCount(spec) == 1 && src.ow % 8 == 0) {
+    // An 8 x 2 tile covers a quarter of the pixels of a 6 x 4 one, so the
+    // slots' sweeps over every channel's weights come four times as often:
+    // only while the weights stay in L2 (ResNet's; VGG's 128- and
+    // 256-channel layers, 1.2-2.4 MiB of weights, ran slower).
+    const int64_t weight_bytes = out_ch * src.channels * src.kh * src.kw * 4;
+    if (ChainCount(spec) == 1 && src.ow % 8 == 0 && weight_bytes <= (int64_t{256} << 10)) {
       return N_AVX3::NarrowSequentialGemm(src, images, out_ch, w, bias, y);
     }
     if (src.ow == 8) return N_AVX2::ExactPatchGemmT(src, images, out_ch, w, bias, spec, y);
