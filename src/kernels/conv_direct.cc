@@ -104,10 +104,11 @@ void StorePhase(const float* blk, int64_t i0, int64_t i1, int64_t j0, int64_t to
 }
 
 // dx [N, C, H, W] at the phase's pixels (rh + stride*i, rw + stride*j) =
-// sub [N, C, sub_h, sub_w] at (i, j), or zero if sub is null.
-void ScatterPhase(const float* sub, const ConvGeometry& g, int64_t sub_h, int64_t sub_w, int rh,
-                  int rw, float* dx) {
+// sub [N, C, sub_h, sub_w] at (i, j) (the phase's rows and columns), or
+// zero if sub is null.
+void ScatterPhase(const float* sub, const ConvGeometry& g, int rh, int rw, float* dx) {
   const int64_t s = g.stride;
+  const int64_t sub_h = (g.h - rh + s - 1) / s, sub_w = (g.w - rw + s - 1) / s;
   ParallelFor(g.n * g.c, 16, [&](int64_t p0, int64_t p1) {
     for (int64_t plane = p0; plane < p1; ++plane) {
       const float* src = sub ? sub + plane * sub_h * sub_w : nullptr;
@@ -267,10 +268,7 @@ void DirectBackwardData(const ConvGeometry& g, const float* w, const float* dy,
     }
   }
   if (s == 2 && all_deferred) return InterleavePhases2(sub_of.data(), g, dx);
-  for (const int ph : deferred) {
-    const int rh = ph / s, rw = ph % s;
-    ScatterPhase(sub_of[ph], g, (g.h - rh + s - 1) / s, (g.w - rw + s - 1) / s, rh, rw, dx);
-  }
+  for (const int ph : deferred) ScatterPhase(sub_of[ph], g, ph / s, ph % s, dx);
 }
 
 // dw[o, t] = R over q = (n, p, q) of dy[n, o, p, q] * patch(t, q): the
