@@ -236,7 +236,6 @@ void ExactPatchGemmT(const TapSource& src, int64_t images, int64_t out_ch, const
 // pixels wide.
 void NarrowSequentialGemm(const TapSource& src, int64_t images, int64_t out_ch, const float* w,
                           const float* bias, float* y) {
-  using D8 = hn::CappedTag<float, 8>;
   const ImplicitLayout l = MakeLayout(src, 8);
   const ScratchFloats wp = PackWeightBlocks(w, out_ch, l.taps, 8);
   const int64_t tiles = (out_ch + 7) / 8 * ((l.slots + 1) / 2);
@@ -248,27 +247,9 @@ void NarrowSequentialGemm(const TapSource& src, int64_t images, int64_t out_ch, 
       for (int64_t o0 = 0; o0 < out_ch;) {
         next.Step();
         const int r = TileRows(out_ch - o0, 8);
-        const float* b = bias ? bias + o0 : nullptr;
-        auto tile = [&]<int R, int V, bool kBias>() {
-          TapTileBody<R, V, false, false, false, kBias, true, D8>(
-              pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps, all, b,
-              yn + o0 * l.plane + 8 * s0, l.plane);
-        };
-        auto rows = [&]<int R>() {
-          if (v == 2) {
-            return b ? tile.template operator()<R, 2, true>()
-                     : tile.template operator()<R, 2, false>();
-          }
-          return b ? tile.template operator()<R, 1, true>()
-                   : tile.template operator()<R, 1, false>();
-        };
-        switch (r) {
-          case 8: rows.template operator()<8>(); break;
-          case 6: rows.template operator()<6>(); break;
-          case 4: rows.template operator()<4>(); break;
-          case 2: rows.template operator()<2>(); break;
-          default: rows.template operator()<1>(); break;
-        }
+        TapTileAny<false, false, hn::CappedTag<float, 8>, 8, 2>(
+            r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps, all,
+            bias ? bias + o0 : nullptr, yn + o0 * l.plane + 8 * s0, l.plane);
         o0 += r;
       }
       s0 += v;

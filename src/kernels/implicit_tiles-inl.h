@@ -126,16 +126,16 @@ HWY_NOINLINE void TapTileBody(const float* img, const ImplicitLayout& l, const i
 // body, GCC versioned the loop and merged the accumulators of its versions
 // through the stack (24 vector moves around every call, ~10% of a
 // 16-channel lanes8 tile's time).
-template <int R, int V, bool kHalf, bool kFma>
+template <int R, int V, bool kHalf, bool kFma, class D = DF>
 void TapTile(const float* img, const ImplicitLayout& l, const int64_t* base, const float* wp,
              TapRange range, const float* bias, float* out, int64_t stride) {
   auto body = [&]<bool kResume, bool kBias>() {
     if (range.step == 1) {
-      TapTileBody<R, V, kHalf, kFma, kResume, kBias, true>(img, l, base, wp, range, bias, out,
-                                                           stride);
+      TapTileBody<R, V, kHalf, kFma, kResume, kBias, true, D>(img, l, base, wp, range, bias,
+                                                              out, stride);
     } else {
-      TapTileBody<R, V, kHalf, kFma, kResume, kBias, false>(img, l, base, wp, range, bias, out,
-                                                            stride);
+      TapTileBody<R, V, kHalf, kFma, kResume, kBias, false, D>(img, l, base, wp, range, bias,
+                                                               out, stride);
     }
   };
   if (range.resume) {
@@ -146,17 +146,21 @@ void TapTile(const float* img, const ImplicitLayout& l, const int64_t* base, con
   return body.template operator()<false, false>();
 }
 
-// TapTile for r in {6, 4, 2, 1} and v in {4, 2, 1} up to kMaxVectors.
-template <bool kHalf, bool kFma>
+// TapTile for r in {8, 6, 4, 2, 1} up to kMaxRows and v in {4, 2, 1} up to
+// kMaxV, on vectors of tag D.
+template <bool kHalf, bool kFma, class D = DF, int kMaxRows = 6, int kMaxV = kMaxVectors>
 void TapTileAny(int r, int v, const float* img, const ImplicitLayout& l, const int64_t* base,
                 const float* wp, TapRange range, const float* bias, float* out, int64_t stride) {
   auto rows = [&]<int R>() {
-    if constexpr (kMaxVectors >= 4) {
-      if (v == 4) return TapTile<R, 4, kHalf, kFma>(img, l, base, wp, range, bias, out, stride);
+    if constexpr (kMaxV >= 4) {
+      if (v == 4) return TapTile<R, 4, kHalf, kFma, D>(img, l, base, wp, range, bias, out, stride);
     }
-    if (v == 2) return TapTile<R, 2, kHalf, kFma>(img, l, base, wp, range, bias, out, stride);
-    return TapTile<R, 1, kHalf, kFma>(img, l, base, wp, range, bias, out, stride);
+    if (v == 2) return TapTile<R, 2, kHalf, kFma, D>(img, l, base, wp, range, bias, out, stride);
+    return TapTile<R, 1, kHalf, kFma, D>(img, l, base, wp, range, bias, out, stride);
   };
+  if constexpr (kMaxRows >= 8) {
+    if (r == 8) return rows.template operator()<8>();
+  }
   switch (r) {
     case 6: return rows.template operator()<6>();
     case 4: return rows.template operator()<4>();
