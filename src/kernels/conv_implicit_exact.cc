@@ -134,8 +134,12 @@ void FilterChainTile(const float* pads, const int64_t* poff, const float* dyt, i
                      int64_t q1, int64_t g0, int64_t out_ch, const ImplicitLayout& l, int64_t t0,
                      int k, float* state) {
   const DF d;
-  int64_t tap[U];
-  for (int u = 0; u < U; ++u) tap[u] = l.tap[t0 + u];
+  // Tap u's entry of pixel j is at from[u] + poff[j]: one base + index
+  // address per broadcast. With pads + poff[j] + tap[u], GCC added the two
+  // indices first, a lea per broadcast, and the unfused loop (12 products,
+  // 12 adds, 8 loads per pixel) ran out of dispatch slots, not of pipes.
+  const float* from[U];
+  for (int u = 0; u < U; ++u) from[u] = pads + l.tap[t0 + u];
   for (int c = 0; c < k; ++c) {
     float* st = state + c * l.taps * out_ch;
     VF acc[U][VO];
@@ -147,9 +151,9 @@ void FilterChainTile(const float* pads, const int64_t* poff, const float* dyt, i
     for (int64_t j = j0; j < q1; j += k) {
       VF dv[VO];
       for (int v = 0; v < VO; ++v) dv[v] = hn::LoadU(d, dyt + j * out_ch + kLanes * v);
-      const float* p = pads + poff[j];
+      const int64_t o = poff[j];
       for (int u = 0; u < U; ++u) {
-        const VF x = hn::Set(d, p[tap[u]]);
+        const VF x = hn::Set(d, from[u][o]);
         for (int v = 0; v < VO; ++v) acc[u][v] = Accumulate<kFma>(acc[u][v], dv[v], x);
       }
     }
