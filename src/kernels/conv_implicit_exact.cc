@@ -103,21 +103,9 @@ void ChainTileAny(int k, int r, int v, const float* pad, const ImplicitLayout& l
                   const int64_t* base, const float* wp, int64_t block, const float* bias,
                   float* chains, float* y) {
   DispatchChains(k, [&]<int K>() {
-    auto rows = [&]<int R>() {
-      if constexpr (kMaxVectors >= 4) {
-        if (v == 4) {
-          return ChainTile<K, R, 4, kHalf, kFma>(pad, l, base, wp, block, bias, chains, y);
-        }
-      }
-      if (v == 2) return ChainTile<K, R, 2, kHalf, kFma>(pad, l, base, wp, block, bias, chains, y);
-      return ChainTile<K, R, 1, kHalf, kFma>(pad, l, base, wp, block, bias, chains, y);
-    };
-    switch (r) {
-      case 6: return rows.template operator()<6>();
-      case 4: return rows.template operator()<4>();
-      case 2: return rows.template operator()<2>();
-      default: return rows.template operator()<1>();
-    }
+    DispatchTile<6, kMaxVectors>(r, v, [&]<int R, int V>() {
+      ChainTile<K, R, V, kHalf, kFma>(pad, l, base, wp, block, bias, chains, y);
+    });
   });
 }
 
@@ -168,23 +156,9 @@ template <bool kFma>
 void FilterChainTileAny(int vo, int u, const float* pads, const int64_t* poff, const float* dyt,
                         int64_t q0, int64_t q1, int64_t g0, int64_t out_ch,
                         const ImplicitLayout& l, int64_t t0, int k, float* state) {
-  auto taps = [&]<int VO>() {
-    switch (u) {
-      case 6: return FilterChainTile<VO, 6, kFma>(pads, poff, dyt, q0, q1, g0, out_ch, l, t0, k,
-                                                  state);
-      case 4: return FilterChainTile<VO, 4, kFma>(pads, poff, dyt, q0, q1, g0, out_ch, l, t0, k,
-                                                  state);
-      case 2: return FilterChainTile<VO, 2, kFma>(pads, poff, dyt, q0, q1, g0, out_ch, l, t0, k,
-                                                  state);
-      default: return FilterChainTile<VO, 1, kFma>(pads, poff, dyt, q0, q1, g0, out_ch, l, t0,
-                                                   k, state);
-    }
-  };
-  if constexpr (kMaxVectors >= 4) {
-    if (vo == 4) return taps.template operator()<4>();
-  }
-  if (vo == 2) return taps.template operator()<2>();
-  return taps.template operator()<1>();
+  DispatchTile<6, kMaxVectors>(u, vo, [&]<int U, int VO>() {
+    FilterChainTile<VO, U, kFma>(pads, poff, dyt, q0, q1, g0, out_ch, l, t0, k, state);
+  });
 }
 
 }  // namespace

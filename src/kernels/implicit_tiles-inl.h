@@ -146,17 +146,17 @@ void TapTile(const float* img, const ImplicitLayout& l, const int64_t* base, con
   return body.template operator()<false, false>();
 }
 
-// TapTile for r in {8, 6, 4, 2, 1} up to kMaxRows and v in {4, 2, 1} up to
-// kMaxV, on vectors of tag D.
-template <bool kHalf, bool kFma, class D = DF, int kMaxRows = 6, int kMaxV = kMaxVectors>
-void TapTileAny(int r, int v, const float* img, const ImplicitLayout& l, const int64_t* base,
-                const float* wp, TapRange range, const float* bias, float* out, int64_t stride) {
+// f.template operator()<R, V>() for the tile heights r in {8, 6, 4, 2, 1}
+// up to kMaxRows (TileRows' set) and the vector counts v in {4, 2, 1} up
+// to kMaxV: the one runtime-to-template dispatch of every tile here.
+template <int kMaxRows, int kMaxV, typename F>
+HWY_INLINE void DispatchTile(int r, int v, F&& f) {
   auto rows = [&]<int R>() {
     if constexpr (kMaxV >= 4) {
-      if (v == 4) return TapTile<R, 4, kHalf, kFma, D>(img, l, base, wp, range, bias, out, stride);
+      if (v == 4) return f.template operator()<R, 4>();
     }
-    if (v == 2) return TapTile<R, 2, kHalf, kFma, D>(img, l, base, wp, range, bias, out, stride);
-    return TapTile<R, 1, kHalf, kFma, D>(img, l, base, wp, range, bias, out, stride);
+    if (v == 2) return f.template operator()<R, 2>();
+    return f.template operator()<R, 1>();
   };
   if constexpr (kMaxRows >= 8) {
     if (r == 8) return rows.template operator()<8>();
@@ -167,6 +167,16 @@ void TapTileAny(int r, int v, const float* img, const ImplicitLayout& l, const i
     case 2: return rows.template operator()<2>();
     default: return rows.template operator()<1>();
   }
+}
+
+// TapTile for r in {8, 6, 4, 2, 1} up to kMaxRows and v in {4, 2, 1} up to
+// kMaxV, on vectors of tag D.
+template <bool kHalf, bool kFma, class D = DF, int kMaxRows = 6, int kMaxV = kMaxVectors>
+void TapTileAny(int r, int v, const float* img, const ImplicitLayout& l, const int64_t* base,
+                const float* wp, TapRange range, const float* bias, float* out, int64_t stride) {
+  DispatchTile<kMaxRows, kMaxV>(r, v, [&]<int R, int V>() {
+    TapTile<R, V, kHalf, kFma, D>(img, l, base, wp, range, bias, out, stride);
+  });
 }
 
 // Channel-vector tiles (conv_implicit_channels.cc), for ChannelTilesApply.
