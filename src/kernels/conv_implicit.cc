@@ -69,29 +69,19 @@ void FilterTile(const float* pads, const float* dy, int64_t images, int64_t out_
   }
 }
 
-// FilterTile for r in {4, 2, 1} and u in {6, 4, 2, 1}; with 16 registers
-// r <= 2 and u <= 4.
+constexpr int kFilterRows = kRegisters >= 32 ? 4 : 2;
+constexpr int kFilterTaps = kRegisters >= 32 ? 6 : 4;
+
+// FilterTile for r in {4, 2, 1} up to kFilterRows and u in {6, 4, 2, 1} up
+// to kFilterTaps (taps as DispatchTile's heights, rows as its vectors).
 template <bool kHalf>
 void FilterTileAny(int r, int u, const float* pads, const float* dy, int64_t images,
                    int64_t out_ch, const ImplicitLayout& l, int64_t t0, bool accumulate,
                    float* dw) {
-  auto taps = [&]<int R>() {
-    if constexpr (kRegisters >= 32) {
-      if (u == 6) return FilterTile<R, 6, kHalf>(pads, dy, images, out_ch, l, t0, accumulate, dw);
-    }
-    if (u == 4) return FilterTile<R, 4, kHalf>(pads, dy, images, out_ch, l, t0, accumulate, dw);
-    if (u == 2) return FilterTile<R, 2, kHalf>(pads, dy, images, out_ch, l, t0, accumulate, dw);
-    return FilterTile<R, 1, kHalf>(pads, dy, images, out_ch, l, t0, accumulate, dw);
-  };
-  if constexpr (kRegisters >= 32) {
-    if (r == 4) return taps.template operator()<4>();
-  }
-  if (r == 2) return taps.template operator()<2>();
-  return taps.template operator()<1>();
+  DispatchTile<kFilterTaps, kFilterRows>(u, r, [&]<int U, int R>() {
+    FilterTile<R, U, kHalf>(pads, dy, images, out_ch, l, t0, accumulate, dw);
+  });
 }
-
-constexpr int kFilterRows = kRegisters >= 32 ? 4 : 2;
-constexpr int kFilterTaps = kRegisters >= 32 ? 6 : 4;
 
 }  // namespace
 

@@ -158,15 +158,21 @@ HWY_INLINE void DispatchTile(int r, int v, F&& f) {
     if (v == 2) return f.template operator()<R, 2>();
     return f.template operator()<R, 1>();
   };
+  // Heights above kMaxRows are never instantiated (16-register targets would
+  // spill them).
   if constexpr (kMaxRows >= 8) {
     if (r == 8) return rows.template operator()<8>();
   }
-  switch (r) {
-    case 6: return rows.template operator()<6>();
-    case 4: return rows.template operator()<4>();
-    case 2: return rows.template operator()<2>();
-    default: return rows.template operator()<1>();
+  if constexpr (kMaxRows >= 6) {
+    if (r == 6) return rows.template operator()<6>();
   }
+  if constexpr (kMaxRows >= 4) {
+    if (r == 4) return rows.template operator()<4>();
+  }
+  if constexpr (kMaxRows >= 2) {
+    if (r == 2) return rows.template operator()<2>();
+  }
+  return rows.template operator()<1>();
 }
 
 // TapTile for r in {8, 6, 4, 2, 1} up to kMaxRows and v in {4, 2, 1} up to
