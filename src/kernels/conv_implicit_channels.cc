@@ -113,25 +113,6 @@ std::vector<int64_t> ChannelMajorTaps(const ImplicitLayout& l, int64_t per) {
   return tap;
 }
 
-// Calls f.template operator()<VO, N>() for vo in {4, 2, 1} (up to
-// kMaxVectors) and n in {6, 4, 2, 1}.
-template <typename F>
-void DispatchTile(int vo, int n, F&& f) {
-  auto second = [&]<int VO>() {
-    switch (n) {
-      case 6: return f.template operator()<VO, 6>();
-      case 4: return f.template operator()<VO, 4>();
-      case 2: return f.template operator()<VO, 2>();
-      default: return f.template operator()<VO, 1>();
-    }
-  };
-  if constexpr (kMaxVectors >= 4) {
-    if (vo == 4) return second.template operator()<4>();
-  }
-  if (vo == 2) return second.template operator()<2>();
-  return second.template operator()<1>();
-}
-
 }  // namespace
 
 void ChannelPatchGemm(const TapSource& src, const ImplicitLayout& l, int64_t images,
@@ -149,7 +130,7 @@ void ChannelPatchGemm(const TapSource& src, const ImplicitLayout& l, int64_t ima
       for (int64_t j0 = 0; j0 < l.plane;) {
         next.Step();
         const int nj = TileRows(l.plane - j0, kMaxVectors >= 4 ? 6 : 4);
-        DispatchTile(vo, nj, [&]<int VO, int NJ>() {
+        DispatchTile<6, kMaxVectors>(nj, vo, [&]<int NJ, int VO>() {
           ForwardTile<VO, NJ>(pad, l, pix.data() + j0, wq.data() + o0, out_ch,
                               bias ? bias + o0 : nullptr, yn + o0 * l.plane + j0);
         });
@@ -207,7 +188,7 @@ void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_
           const int64_t q1 = std::min(k * l.plane, q0 + kPixelBlock);
           for (int64_t t0 = tb; t0 < te;) {
             const int u = TileRows(te - t0, 6);
-            DispatchTile(vo, u, [&]<int VO, int U>() {
+            DispatchTile<6, kMaxVectors>(u, vo, [&]<int U, int VO>() {
               FilterTile<VO, U>(gp, image_stride, tap.data() + t0, gd, q0, q1, out_ch, l, pix.data(),
                                 q0 > 0, chains + t0 * width);
             });
