@@ -111,6 +111,10 @@ void OwnedMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
       }
     }
   };
+  if (!accumulate) {
+    p.c = c;
+    p.ldc = n;
+  }
   kernels::RunOrderedGemm(p, spec);
 }
 

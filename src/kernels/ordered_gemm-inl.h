@@ -198,6 +198,13 @@ class Task {
       const int l = spec_.lanes;
       const int lanes =
           spec_.order == ReduceOrder::kLanes && (l == 4 || l == 8 || l == 16) ? l : 1;
+      if (p_.c != nullptr && j0_ + kPanel <= p_.n && FoldsInOneChunk(lanes)) {
+        // Straight into C: a weight gradient's blocks are not copied again.
+        float* c = p_.c + i0_ * p_.ldc + j0_;
+        if (spec_.fma) FoldedOneChunk<true>(lanes, c, p_.ldc);
+        else FoldedOneChunk<false>(lanes, c, p_.ldc);
+        return;
+      }
       if (spec_.fma) Lanes<true>(lanes, out); else Lanes<false>(lanes, out);
     }
     p_.store(i0_, i0_ + rows_, j0_, out);
@@ -268,7 +275,7 @@ class Task {
   // task in lanes8, as in the weight gradient of a 512-unit Linear).
   template <bool kFma>
   void OneChunkLanes(int k, float* out) {
-    if ((k == 4 || k == 8 || k == 16) && p_.t >= k) return FoldedOneChunk<kFma>(k, out);
+    if (FoldsInOneChunk(k)) return FoldedOneChunk<kFma>(k, out, kPanel);
     const int64_t row_stride = k * kPanel, n = p_.t;
     float* st = Grow(s_.state, kRows * row_stride);
     const float* bp;
@@ -286,8 +293,13 @@ class Task {
   // chains and folding them back from L1 took about a quarter of the time of
   // mlp's weight gradients under torch (lanes8, 128 terms); folding in
   // registers ran those products 4-15% faster on Zen 4.
+  bool FoldsInOneChunk(int k) const {
+    return (k == 4 || k == 8 || k == 16) && p_.t >= k && p_.t <= kChunk;
+  }
+
+  // Rows of the output go to out, ldo floats apart.
   template <bool kFma>
-  void FoldedOneChunk(int k, float* out) {
+  void FoldedOneChunk(int k, float* out, int64_t ldo) {
     const int64_t n = p_.t;
     HWY_ALIGN float held[4 * kRows * kPanel];
     const float* bp;
@@ -305,7 +317,7 @@ class Task {
         } else {
           FoldNode<R, kFma, 16, 1, 0>(ar, ld, bp, n, held, acc);
         }
-        StoreAcc<R>(out + r0 * kPanel, kPanel, acc);
+        StoreAcc<R>(out + r0 * ldo, ldo, acc);
       });
     }
   }
