@@ -292,9 +292,10 @@ class Task {
   // (FoldNode), for n >= k (every chain has a term). Storing all k tiles of
   // chains and folding them back from L1 took about a quarter of the time of
   // mlp's weight gradients under torch (lanes8, 128 terms); folding in
-  // registers ran those products 4-15% faster on Zen 4.
+  // registers ran those products 4-15% faster on Zen 4. Sequential chains
+  // (k = 1) take it too: one chain tile per row tile, stored once.
   bool FoldsInOneChunk(int k) const {
-    return (k == 4 || k == 8 || k == 16) && p_.t >= k && p_.t <= kChunk;
+    return (k == 1 || k == 4 || k == 8 || k == 16) && p_.t >= k && p_.t <= kChunk;
   }
 
   // Rows of the output go to out, ldo floats apart.
@@ -310,7 +311,9 @@ class Task {
       DispatchRows<kRows>(rows, [&]<int R>() {
         Acc<R> acc;
         const float* ar = a + r0 * ld;
-        if (k == 4) {
+        if (k == 1) {
+          FoldNode<R, kFma, 1, 1, 0>(ar, ld, bp, n, held, acc);
+        } else if (k == 4) {
           FoldNode<R, kFma, 4, 1, 0>(ar, ld, bp, n, held, acc);
         } else if (k == 8) {
           FoldNode<R, kFma, 8, 1, 0>(ar, ld, bp, n, held, acc);
