@@ -288,17 +288,18 @@ class Task {
     }
   }
 
-  // OneChunkLanes with each row tile's chains folded as they complete
-  // (FoldNode), for n >= k (every chain has a term). Storing all k tiles of
-  // chains and folding them back from L1 took about a quarter of the time of
-  // mlp's weight gradients under torch (lanes8, 128 terms); folding in
-  // registers ran those products 4-15% faster on Zen 4. Sequential chains
-  // (k = 1) take it too: one chain tile per row tile, stored once.
+  // Whether FoldedOneChunk computes this task: one chunk of terms, and a
+  // term for every chain (n >= k).
   bool FoldsInOneChunk(int k) const {
     return (k == 1 || k == 4 || k == 8 || k == 16) && p_.t >= k && p_.t <= kChunk;
   }
 
-  // Rows of the output go to out, ldo floats apart.
+  // OneChunkLanes with each row tile's chains folded as they complete
+  // (FoldNode); rows of the output go to out, ldo floats apart. Storing all
+  // k tiles of chains and folding them back from L1 took about a quarter of
+  // the time of mlp's weight gradients under torch (lanes8, 128 terms);
+  // folding in registers ran those products 4-15% faster on Zen 4.
+  // Sequential chains (k = 1) take it too: one chain tile, stored once.
   template <bool kFma>
   void FoldedOneChunk(int k, float* out, int64_t ldo) {
     const int64_t n = p_.t;
