@@ -43,20 +43,25 @@ HWY_INLINE void ZeroAcc(Acc<R>& acc) {
   }
 }
 
-// acc(r) += A(r, t) * B(t, :) for t = tb, tb+step, ... < te: the Dot term
-// order, one rounding per product and one per add, or one per term with FMA.
+// acc(r) += A(r, t) * B(t, :) for one term t: one rounding per product and
+// one per add, or one per term with FMA.
+template <int R, bool kFma>
+HWY_INLINE void ChainTerm(const float* HWY_RESTRICT a, int64_t lda,
+                          const float* HWY_RESTRICT bp, int64_t t, Acc<R>& acc) {
+  const DF d;
+  VF x[kVecs];
+  for (int h = 0; h < kVecs; ++h) x[h] = hn::LoadU(d, bp + t * kPanel + h * kLanes);
+  for (int r = 0; r < R; ++r) {
+    const VF w = hn::Set(d, a[r * lda + t]);
+    for (int h = 0; h < kVecs; ++h) acc[r][h] = Accumulate<kFma>(acc[r][h], x[h], w);
+  }
+}
+
+// ChainTerm for t = tb, tb+step, ... < te: the Dot term order.
 template <int R, bool kFma>
 HWY_INLINE void Chain(const float* HWY_RESTRICT a, int64_t lda, const float* HWY_RESTRICT bp,
                       int64_t tb, int64_t te, int64_t step, Acc<R>& acc) {
-  const DF d;
-  for (int64_t t = tb; t < te; t += step) {
-    VF x[kVecs];
-    for (int h = 0; h < kVecs; ++h) x[h] = hn::LoadU(d, bp + t * kPanel + h * kLanes);
-    for (int r = 0; r < R; ++r) {
-      const VF w = hn::Set(d, a[r * lda + t]);
-      for (int h = 0; h < kVecs; ++h) acc[r][h] = Accumulate<kFma>(acc[r][h], x[h], w);
-    }
-  }
+  for (int64_t t = tb; t < te; t += step) ChainTerm<R, kFma>(a, lda, bp, t, acc);
 }
 
 // Neumaier's compensated sum of rounded products, as reduce.cc's Kahan.
@@ -126,16 +131,10 @@ HWY_INLINE void AddInto(float* dst, const float* x, const float* y, int64_t n) {
 template <int R, bool kFma>
 HWY_INLINE void LeafChain(const float* HWY_RESTRICT a, int64_t lda, const float* HWY_RESTRICT bp,
                           int64_t l, int64_t n, int64_t k, Acc<R>& acc) {
-  const DF d;
   ZeroAcc<R>(acc);
   int64_t t = l;
   do {
-    VF x[kVecs];
-    for (int h = 0; h < kVecs; ++h) x[h] = hn::LoadU(d, bp + t * kPanel + h * kLanes);
-    for (int r = 0; r < R; ++r) {
-      const VF w = hn::Set(d, a[r * lda + t]);
-      for (int h = 0; h < kVecs; ++h) acc[r][h] = Accumulate<kFma>(acc[r][h], x[h], w);
-    }
+    ChainTerm<R, kFma>(a, lda, bp, t, acc);
     t += k;
   } while (t < n);
 }
