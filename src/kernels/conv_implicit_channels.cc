@@ -204,15 +204,9 @@ void ChannelBackwardFilter(const TapSource& src, const ImplicitLayout& l, int64_
           for (int64_t t0 = tb; t0 < te;) {
             const int u = TileRows(te - t0, 6);
             DispatchTile<6, kMaxVectors>(u, vo, [&]<int U, int VO>() {
-              const int64_t* tp = tap.data() + t0;
-              float* ch = chains + t0 * width;
-              if constexpr (kLanes >= 16) {
-                FilterTileOutlined<VO, U>(gp, image_stride, tp, gd, q0, q1, out_ch, l, pix.data(),
-                                          q0 > 0, ch);
-              } else {
-                FilterTile<VO, U>(gp, image_stride, tp, gd, q0, q1, out_ch, l, pix.data(), q0 > 0,
-                                  ch);
-              }
+              constexpr auto tile = kLanes >= 16 ? FilterTileOutlined<VO, U> : FilterTile<VO, U>;
+              tile(gp, image_stride, tap.data() + t0, gd, q0, q1, out_ch, l, pix.data(), q0 > 0,
+                   chains + t0 * width);
             });
             t0 += u;
           }
