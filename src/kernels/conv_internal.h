@@ -79,13 +79,13 @@ class TapGather {
 // matrix of image n of s (im2col).
 void Im2colImage(const TapSource& s, int64_t n, float* cols, int64_t ld);
 
-// The inverse (col2im, tap_gather.cc): dx_img [C, h, w] += every entry of the
+// The inverse (col2im, col2im.cc): dx_img [C, h, w] += every entry of the
 // patch gradient cols[t * ld + p * OW + q] at the pixel its tap reads, taps
 // in index order, outputs in raster order within a tap (padding dropped).
 void Col2imAdd(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_img);
 
 // dx [N, C, H, W] of a stride-2 data gradient (g.stride == 2) from its four
-// phases (tap_gather.cc): pixel (y, x) is pixel (y / 2, x / 2) of
+// phases (col2im.cc): pixel (y, x) is pixel (y / 2, x / 2) of
 // subs[2 * (y % 2) + x % 2], a [N, C, ceil or floor of H/2, of W/2]
 // sub-grid (the phase's rows and columns), or zero where that is null.
 // One pass of whole rows, where a scatter per phase wrote every other float
@@ -100,10 +100,10 @@ void ImagesToMatrix(const float* nchw, int64_t n0, int64_t k, int64_t ch, int64_
                     int64_t ld, float* mat);
 
 // dst[q * panel + j] = rows[j * ld + q] for q < width, j < panel
-// (tap_gather.cc): tap rows into the ordered GEMM's B panel layout.
+// (transpose.cc): tap rows into the ordered GEMM's B panel layout.
 void TransposeToPanel(const float* rows, int64_t ld, int64_t width, int64_t panel, float* dst);
 // dst [cols, rows] = src [rows, cols] transposed, TransposeToPanel over
-// blocks of 16 columns in parallel (tap_gather.cc). Data movement only.
+// blocks of 16 columns in parallel (transpose.cc). Data movement only.
 void TransposeMatrix(const float* src, int64_t rows, int64_t cols, float* dst);
 
 TapSource ForwardSource(const ConvGeometry& g, const float* x);

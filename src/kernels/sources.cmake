@@ -40,6 +40,8 @@ add_library(xwires_simd OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/conv_filter_lanes.cc
   ${CMAKE_CURRENT_LIST_DIR}/conv_implicit_channels.cc
   ${CMAKE_CURRENT_LIST_DIR}/tap_gather.cc
+  ${CMAKE_CURRENT_LIST_DIR}/col2im.cc
+  ${CMAKE_CURRENT_LIST_DIR}/transpose.cc
   ${CMAKE_CURRENT_LIST_DIR}/winograd_tiles.cc
   ${CMAKE_CURRENT_LIST_DIR}/pool_tiles.cc
 )
