@@ -1,9 +1,9 @@
 // Tap gathering shared by the direct and im2col convolutions (conv_internal.h):
-// the tap-row gathers and the strided padding (their inverse is col2im.cc,
-// the panel transposes transpose.cc), written once on Highway and compiled for every SIMD target (chosen at run time). They
-// only move data (col2im adds one term per pixel and tap, in a fixed order),
-// so every target writes the same bits; the vector width changes only how
-// many floats one copy moves.
+// the tap-row gathers and the padding for strides of 2 or more (their
+// inverse is col2im.cc, the panel transposes transpose.cc), written once on
+// Highway and compiled for every SIMD target (chosen at run time). They
+// only move data, so every target writes the same bits; the vector width
+// changes only how many floats one copy moves.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>

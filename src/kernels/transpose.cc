@@ -67,7 +67,9 @@ void TransposeToPanelT(const float* rows, int64_t ld, int64_t width, int64_t pan
     for (int64_t j = 0; j < panel; j += 4) {
       const float* r = rows + j * ld + q0;
       VF v[4];
-      for (int i = 0; i < 4; ++i) v[i] = m == n ? hn::LoadU(d, r + i * ld) : LoadRange(d, r + i * ld, 0, m);
+      for (int i = 0; i < 4; ++i) {
+        v[i] = m == n ? hn::LoadU(d, r + i * ld) : LoadRange(d, r + i * ld, 0, m);
+      }
       hn::StoreInterleaved4(v[0], v[1], v[2], v[3], d, buf);
       for (int64_t q = 0; q < m; ++q) {
         std::memcpy(dst + (q0 + q) * panel + j, buf + 4 * q, 4 * sizeof(float));
