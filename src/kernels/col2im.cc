@@ -6,7 +6,6 @@
 // so every target writes the same bits.
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #undef HWY_TARGET_INCLUDE

@@ -6,7 +6,7 @@
 // changes only how many floats one copy moves.
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
+#include <vector>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/kernels/tap_gather.cc"
@@ -16,7 +16,6 @@
 #include "src/kernels/hwy_ops.h"
 #include "src/kernels/hwy_copy.h"
 #include "src/kernels/implicit_internal.h"
-#include "xwires/core/parallel.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace xw {
