@@ -9,6 +9,7 @@ namespace {
 
 using ogemm::Grow;
 using ogemm::kChunk;
+using ogemm::kLanesChunk;
 using ogemm::Scratch;
 
 // The includer's kLanes (floats per vector) and kMaxRows set the tile.
@@ -219,14 +220,15 @@ class Task {
   }
 
   // Sequential (k == 1) or K-lane order: chain l of an output accumulates
-  // terms t = l (mod K) in order; chains carry across chunks in `state`.
+  // terms t = l (mod K) in order; chains carry across passes of kLanesChunk
+  // terms in `state`.
   template <bool kFma>
   void Lanes(int k, float* out) {
     const int64_t row_stride = k * kPanel;
-    if (p_.t <= kChunk) return OneChunkLanes<kFma>(k, out);
+    if (p_.t <= kLanesChunk) return OneChunkLanes<kFma>(k, out);
     float* st = Grow(s_.state, rows_ * row_stride);
-    for (int64_t t0 = 0; t0 < p_.t; t0 += kChunk) {
-      const int64_t t1 = std::min(p_.t, t0 + kChunk), n = t1 - t0;
+    for (int64_t t0 = 0; t0 < p_.t; t0 += kLanesChunk) {
+      const int64_t t1 = std::min(p_.t, t0 + kLanesChunk), n = t1 - t0;
       const float* bp;
       int64_t ld;
       const float* a = Load(t0, t1, &bp, &ld);
@@ -290,7 +292,7 @@ class Task {
   // Whether FoldedOneChunk computes this task: one chunk of terms, and a
   // term for every chain (n >= k).
   bool FoldsInOneChunk(int k) const {
-    return (k == 1 || k == 4 || k == 8 || k == 16) && p_.t >= k && p_.t <= kChunk;
+    return (k == 1 || k == 4 || k == 8 || k == 16) && p_.t >= k && p_.t <= kLanesChunk;
   }
 
   // OneChunkLanes with each row tile's chains folded as they complete

@@ -71,9 +71,10 @@ int CountNotDot(const Operands& op, const ReduceSpec& s) {
 
 // Owned matmul is exactly xw::Dot per element, for every order, every
 // transpose combination, and sizes that leave partial panels, row blocks and
-// term chunks (k > 256 crosses the engine's chunk boundary).
+// term chunks (k > 1024 crosses the engine's chunk boundary, and 2100
+// leaves a partial last chunk).
 TEST(MatmulTest, OwnedEqualsDotPerElementBitwise) {
-  const int64_t shapes[][3] = {{7, 37, 13}, {13, 5, 300}, {1, 1, 1}, {6, 64, 520}};
+  const int64_t shapes[][3] = {{7, 37, 13}, {13, 5, 300}, {1, 1, 1}, {6, 40, 2100}};
   for (const auto& sh : shapes) {
     for (int tr = 0; tr < 4; ++tr) {
       Operands op(sh[0], sh[1], sh[2], tr & 1, tr & 2, 11 + tr);
@@ -89,9 +90,11 @@ TEST(MatmulTest, OwnedEqualsDotPerElementBitwise) {
 // Products of one term chunk fold each row tile's lanes as they finish
 // (OneChunkLanes): on every target and tile set, with row counts that leave
 // several full row tiles and a partial one whatever the tile height (8, 6,
-// 4, 3 or 1 rows), and term counts below, at and between the lane counts.
+// 4, 3 or 1 rows), and term counts below, at and between the lane counts,
+// up to the 1024 terms of one chunk.
 TEST(MatmulTest, OneChunkProductsEqualDotOnEveryTarget) {
-  const int64_t shapes[][3] = {{29, 40, 100}, {17, 33, 3}, {25, 8, 256}, {9, 64, 17}};
+  const int64_t shapes[][3] = {{29, 40, 100}, {17, 33, 3}, {25, 8, 256}, {9, 64, 17},
+                               {11, 40, 1000}};
   for (const std::string& target : KernelTargets()) {
     ASSERT_TRUE(SetKernelTarget(target).ok());
     for (int split : target == "AVX3" ? std::vector<int>{0, 1} : std::vector<int>{-1}) {
