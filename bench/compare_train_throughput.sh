@@ -11,7 +11,13 @@
 # Prints one table row per arch: images/s of each xwires profile and of the
 # better PyTorch, then each profile's ratio to the better PyTorch, then the
 # median over rounds of each round's ratio (both sides measured minutes
-# apart, so a machine whose speed drifts moves both alike). The xwires
+# apart, so a machine whose speed drifts moves both alike), then the same
+# median against one fixed PyTorch configuration: the one of the four (BLAS
+# x wait policy) whose runs have the best median, named in the row. The
+# first two figures compare one run of ours with the best of PyTorch's four
+# runs of the round, so where two configurations run alike PyTorch takes
+# the better of two samples and ours one; the last compares run with run.
+# The xwires
 # kernels run on the CPU's best SIMD target, or on XWIRES_SIMD_TARGET (e.g.
 # AVX2 on an AVX-512 machine, to measure that CPU class's code path).
 # PyTorch is then held to the same class (PEER_ISA, default: the class of
@@ -58,7 +64,7 @@ target=$("$BUILD/bench/train_throughput" --arch mlp --profile tf --threads 1 --b
 echo "xwires kernels: hwy:$target; PyTorch ISA: $peer_isa${peer_env:+ (${peer_env[*]})};" \
   "threads $THREADS, batch $BATCH, best of $REPEATS"
 printf "%-10s %9s %9s %9s %9s %9s  %s\n" arch torch tf reference pytorch pytorch+ob \
-  "torch/pt  tf/pt  ref/pt (pt = better PyTorch) | median of rounds"
+  "torch/pt  tf/pt  ref/pt (pt = better PyTorch) | median of rounds | same vs one config"
 for arch in $ARCHS; do
   read -r s w <<<"$(steps "$arch")"
   declare -A r=([torch]=0 [tf]=0 [reference]=0 [pt]=0 [ob]=0)
@@ -68,6 +74,10 @@ for arch in $ARCHS; do
       --batch "$BATCH" --steps "$s" --warmup "$w" "$@"
   }
   declare -A rounds=([torch]="" [tf]="" [reference]="")
+  # Each run's images/s in round order: ours per profile, PyTorch's per
+  # configuration (sys, sys+passive, ob, ob+passive).
+  declare -A runs=([torch]="" [tf]="" [reference]="" [sys]="" [sys+passive]="" [ob]=""
+                   [ob+passive]="")
   for _ in $(seq "$REPEATS"); do
     declare -A cur=()
     for p in torch tf reference; do
@@ -82,6 +92,8 @@ for arch in $ARCHS; do
     ob2=$(OMP_WAIT_POLICY=PASSIVE rate peer --blas openblas)
     r[pt]=$(max "${r[pt]}" "$(max "$pt1" "$pt2")")
     r[ob]=$(max "${r[ob]}" "$(max "$ob1" "$ob2")")
+    runs[sys]+=" $pt1"; runs[sys+passive]+=" $pt2"; runs[ob]+=" $ob1"; runs[ob+passive]+=" $ob2"
+    for p in torch tf reference; do runs[$p]+=" ${cur[$p]}"; done
     # This round's ratios, each profile against the round's best PyTorch:
     # runs minutes apart see the machine alike, so their median follows
     # drift that the best-of columns (each side's luckiest run) do not.
@@ -93,9 +105,21 @@ for arch in $ARCHS; do
   median() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g |
              awk '{v[NR]=$1} END{printf "%.2f", NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
   better=$(max "${r[pt]}" "${r[ob]}")
+  # PyTorch's configuration with the best median, and each profile's median
+  # over rounds of its run against that configuration's run of the round.
+  cfg=sys
+  for c in sys+passive ob ob+passive; do
+    if awk -v a="$(median "${runs[$c]}")" -v b="$(median "${runs[$cfg]}")" 'BEGIN{exit !(a>b)}'
+    then cfg=$c; fi
+  done
+  paired() { paste <(tr ' ' '\n' <<<"${runs[$1]}" | sed '/^$/d') \
+                   <(tr ' ' '\n' <<<"${runs[$cfg]}" | sed '/^$/d') |
+             awk '{printf " %.4f", $1/$2}'; }
   ratio() { awk -v a="$1" -v b="$better" 'BEGIN{printf "%.2f", a/b}'; }
-  printf "%-10s %9.1f %9.1f %9.1f %9.1f %9.1f  %5s %6s %6s | %s %s %s\n" "$arch" "${r[torch]}" \
-    "${r[tf]}" "${r[reference]}" "${r[pt]}" "${r[ob]}" "$(ratio "${r[torch]}")" \
-    "$(ratio "${r[tf]}")" "$(ratio "${r[reference]}")" "$(median "${rounds[torch]}")" \
-    "$(median "${rounds[tf]}")" "$(median "${rounds[reference]}")"
+  printf "%-10s %9.1f %9.1f %9.1f %9.1f %9.1f  %5s %6s %6s | %s %s %s | %s %s %s (%s)\n" \
+    "$arch" "${r[torch]}" "${r[tf]}" "${r[reference]}" "${r[pt]}" "${r[ob]}" \
+    "$(ratio "${r[torch]}")" "$(ratio "${r[tf]}")" "$(ratio "${r[reference]}")" \
+    "$(median "${rounds[torch]}")" "$(median "${rounds[tf]}")" "$(median "${rounds[reference]}")" \
+    "$(median "$(paired torch)")" "$(median "$(paired tf)")" "$(median "$(paired reference)")" \
+    "$cfg"
 done
