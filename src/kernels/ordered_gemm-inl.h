@@ -295,6 +295,22 @@ class Task {
     return (k == 1 || k == 4 || k == 8 || k == 16) && p_.t >= k && p_.t <= kLanesChunk;
   }
 
+  // Row tiles ahead of the one computing whose rows of C are prefetched.
+  static constexpr int64_t kPrefetchTiles = 2;
+
+  // Brings the kRows rows of C from row r0 on (those below rows_) into
+  // cache before their tile stores them: a weight gradient's C (6 MiB for
+  // mlp's first layer) was last read by the previous step's optimizer and
+  // has left the caches, and each 128-byte row then waited for its lines.
+  void PrefetchOutput(const float* out, int64_t ldo, int64_t r0) const {
+    for (int64_t r = r0; r < std::min<int64_t>(r0 + kRows, rows_); ++r) {
+      const float* row = out + r * ldo;
+      hwy::Prefetch(row);
+      hwy::Prefetch(row + 16);
+      hwy::Prefetch(row + kPanel - 1);
+    }
+  }
+
   // OneChunkLanes with each row tile's chains folded as they complete
   // (FoldNode); rows of the output go to out, ldo floats apart. Storing all
   // k tiles of chains and folding them back from L1 took about a quarter of
@@ -310,6 +326,7 @@ class Task {
     const float* a = Load(0, n, &bp, &ld);
     for (int64_t r0 = 0; r0 < rows_; r0 += kRows) {
       const int rows = static_cast<int>(std::min<int64_t>(kRows, rows_ - r0));
+      if (ldo != kPanel) PrefetchOutput(out, ldo, r0 + kPrefetchTiles * kRows);
       DispatchRows<kRows>(rows, [&]<int R>() {
         Acc<R> acc;
         const float* ar = a + r0 * ld;

@@ -56,6 +56,7 @@ inline float* Grow(ScratchFloats& v, int64_t n) {
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/kernels/ordered_gemm.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "src/kernels/hwy_ops.h"
 
