@@ -270,7 +270,7 @@ class Task {
     std::copy(lane, lane + kPanel, out);
   }
 
-  // Lanes for a product whose terms fit one chunk: a row tile's chains are
+  // Lanes for a product whose terms fit one pass: a row tile's chains are
   // complete once computed, so they are folded while they are in L1 rather
   // than kept for all rows (rows x k x 32 floats: 512 KiB for a 512-row
   // task in lanes8, as in the weight gradient of a 512-unit Linear).
@@ -289,8 +289,8 @@ class Task {
     }
   }
 
-  // Whether FoldedOneChunk computes this task: one chunk of terms, and a
-  // term for every chain (n >= k).
+  // Whether FoldedOneChunk computes this task: one pass of terms (at most
+  // kLanesChunk), and a term for every chain (n >= k).
   bool FoldsInOneChunk(int k) const {
     return (k == 1 || k == 4 || k == 8 || k == 16) && p_.t >= k && p_.t <= kLanesChunk;
   }

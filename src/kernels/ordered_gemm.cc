@@ -20,8 +20,7 @@ namespace ogemm {
 
 // Terms packed at once by Kahan and pairwise products (and the row groups
 // below): 256 x 32 floats = 32 KiB of B, reused by every row tile while it
-// is in L1. A multiple of 16, so lanesK chains (K | 16) restart at lane 0 in
-// every chunk.
+// is in L1.
 constexpr int64_t kChunk = 256;
 
 // Terms per pass of a sequential or lanesK product (Task::Lanes; products
@@ -31,7 +30,8 @@ constexpr int64_t kChunk = 256;
 // chains overflowed Zen 4's 32 KiB L1 anyway) only stored and reloaded
 // every chain tile four times as often. On the AVX2 target, one thread:
 // mlp's 3072-term forward under lanes8 91.0 -> 97.6 GFLOP/s, 512^3 97.2 ->
-// 104.2; mlp's torch step about +9% (session 28). A multiple of 16.
+// 104.2; mlp's torch step about +9% (session 28). A multiple of 16, so
+// lanesK chains (K | 16) restart at lane 0 in every pass.
 constexpr int64_t kLanesChunk = 1024;
 
 // Per-thread buffers, grown on demand and kept for the next call (shared by

@@ -41,7 +41,7 @@ struct OrderedGemmProblem {
   std::function<void(int64_t i0, int64_t i1, int64_t j0, const float* blk)> store;
   // Optional: C itself, row-major, rows ldc floats apart, for a `store`
   // that only copies each block into it. Tasks whose block is a full panel
-  // and whose sequential or lanesK chains fit one chunk of terms then write
+  // and whose sequential or lanesK chains fit one pass of terms then write
   // their rows straight into C and skip `store`; others still call it.
   float* c = nullptr;
   int64_t ldc = 0;
