@@ -73,11 +73,11 @@ for arch in $ARCHS; do
       --arch "$arch" --threads "$THREADS" \
       --batch "$BATCH" --steps "$s" --warmup "$w" "$@"
   }
-  declare -A rounds=([torch]="" [tf]="" [reference]="")
   # Each run's images/s in round order: ours per profile, PyTorch's per
-  # configuration (sys, sys+passive, ob, ob+passive).
+  # configuration (sys, sys+passive, ob, ob+passive), and the best of
+  # PyTorch's four runs of each round (best).
   declare -A runs=([torch]="" [tf]="" [reference]="" [sys]="" [sys+passive]="" [ob]=""
-                   [ob+passive]="")
+                   [ob+passive]="" [best]="")
   for _ in $(seq "$REPEATS"); do
     declare -A cur=()
     for p in torch tf reference; do
@@ -94,13 +94,10 @@ for arch in $ARCHS; do
     r[ob]=$(max "${r[ob]}" "$(max "$ob1" "$ob2")")
     runs[sys]+=" $pt1"; runs[sys+passive]+=" $pt2"; runs[ob]+=" $ob1"; runs[ob+passive]+=" $ob2"
     for p in torch tf reference; do runs[$p]+=" ${cur[$p]}"; done
-    # This round's ratios, each profile against the round's best PyTorch:
-    # runs minutes apart see the machine alike, so their median follows
-    # drift that the best-of columns (each side's luckiest run) do not.
-    round_pt=$(max "$(max "$pt1" "$pt2")" "$(max "$ob1" "$ob2")")
-    for p in torch tf reference; do
-      rounds[$p]+=" $(awk -v a="${cur[$p]}" -v b="$round_pt" 'BEGIN{printf "%.4f", a/b}')"
-    done
+    # Each profile's ratio to the round's best PyTorch: runs minutes apart
+    # see the machine alike, so their median follows drift that the best-of
+    # columns (each side's luckiest run) do not.
+    runs[best]+=" $(max "$(max "$pt1" "$pt2")" "$(max "$ob1" "$ob2")")"
   done
   median() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g |
              awk '{v[NR]=$1} END{printf "%.2f", NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
@@ -112,14 +109,15 @@ for arch in $ARCHS; do
     if awk -v a="$(median "${runs[$c]}")" -v b="$(median "${runs[$cfg]}")" 'BEGIN{exit !(a>b)}'
     then cfg=$c; fi
   done
+  # Per-round ratios of profile $1's runs to the runs of $2 (a PyTorch key).
   paired() { paste <(tr ' ' '\n' <<<"${runs[$1]}" | sed '/^$/d') \
-                   <(tr ' ' '\n' <<<"${runs[$cfg]}" | sed '/^$/d') |
+                   <(tr ' ' '\n' <<<"${runs[$2]}" | sed '/^$/d') |
              awk '{printf " %.4f", $1/$2}'; }
   ratio() { awk -v a="$1" -v b="$better" 'BEGIN{printf "%.2f", a/b}'; }
   printf "%-10s %9.1f %9.1f %9.1f %9.1f %9.1f  %5s %6s %6s | %s %s %s | %s %s %s (%s)\n" \
     "$arch" "${r[torch]}" "${r[tf]}" "${r[reference]}" "${r[pt]}" "${r[ob]}" \
     "$(ratio "${r[torch]}")" "$(ratio "${r[tf]}")" "$(ratio "${r[reference]}")" \
-    "$(median "${rounds[torch]}")" "$(median "${rounds[tf]}")" "$(median "${rounds[reference]}")" \
-    "$(median "$(paired torch)")" "$(median "$(paired tf)")" "$(median "$(paired reference)")" \
-    "$cfg"
+    "$(median "$(paired torch best)")" "$(median "$(paired tf best)")" \
+    "$(median "$(paired reference best)")" "$(median "$(paired torch "$cfg")")" \
+    "$(median "$(paired tf "$cfg")")" "$(median "$(paired reference "$cfg")")" "$cfg"
 done
