@@ -114,16 +114,26 @@ struct LanesArgs {
   float* state;
 };
 
+// The next chunk's source images and gradient, fetched a step per tile.
+struct NextChunk {
+  Prefetcher src, dy;
+  void Step() {
+    src.Step();
+    dy.Step();
+  }
+};
+
 // One task's tiles over groups [g0, g1): channels [o0, o1), taps [t0, t1).
 template <int K, bool kHalf, bool kFma>
 void LanesTask(const LanesArgs& a, int64_t g0, int64_t g1, int64_t o0, int64_t o1, int64_t t0,
-               int64_t t1) {
+               int64_t t1, NextChunk& next) {
   constexpr int kMax = MaxRows<K>();
   for (int64_t o = o0; o < o1;) {
     const int64_t left = o1 - o;
     auto taps_of = [&]<int R>() {
       for (int64_t t = t0; t < t1;) {
         const int64_t u = std::min<int64_t>(kTaps, t1 - t);
+        next.Step();
         auto run = [&]<int U>() {
           LanesTile<K, R, U, kHalf, kFma>(a.pads, a.pad_off, a.pw, a.dy, a.dy_off, g0, g1,
                                           a.plane, a.tap, a.taps, o, t, a.state);
@@ -144,12 +154,17 @@ void LanesTask(const LanesArgs& a, int64_t g0, int64_t g1, int64_t o0, int64_t o
 
 template <bool kHalf, bool kFma>
 void RunTask(int k, const LanesArgs& a, int64_t g0, int64_t g1, int64_t o0, int64_t o1,
-             int64_t t0, int64_t t1) {
+             int64_t t0, int64_t t1, NextChunk& next) {
   switch (k) {
-    case 4: return LanesTask<4, kHalf, kFma>(a, g0, g1, o0, o1, t0, t1);
-    case 8: return LanesTask<8, kHalf, kFma>(a, g0, g1, o0, o1, t0, t1);
-    default: return LanesTask<16, kHalf, kFma>(a, g0, g1, o0, o1, t0, t1);
+    case 4: return LanesTask<4, kHalf, kFma>(a, g0, g1, o0, o1, t0, t1, next);
+    case 8: return LanesTask<8, kHalf, kFma>(a, g0, g1, o0, o1, t0, t1, next);
+    default: return LanesTask<16, kHalf, kFma>(a, g0, g1, o0, o1, t0, t1, next);
   }
+}
+
+// Channels per tile of a K-chain set on this target (LanesTask's widest).
+int64_t TileChannels(int k) {
+  return k == 4 ? MaxRows<4>() : k == 8 ? MaxRows<8>() : MaxRows<16>();
 }
 
 // Floats per vector of a K-chain set on this target.
@@ -168,6 +183,7 @@ void LanesBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch,
   const std::vector<int64_t> pix = PixelOffsets(l, src.ow);
   const int64_t chunk = std::clamp<int64_t>(2048 / l.plane, 1, images);
   const int64_t per_image = l.plane / k;
+  const int64_t source_floats = src.channels * src.h * src.w;
   const int64_t n_vec = VectorFloats(k), m_vec = k / n_vec;
   const bool half = n_vec > src.ow;  // two half rows per vector
   // Where each group (dy) and each of its vectors (the padded images) starts,
@@ -198,15 +214,28 @@ void LanesBackwardFilterT(const TapSource& src, int64_t images, int64_t out_ch,
     const LanesArgs args{pads.data(), pad_off.data(), l.pw,         dy + n0 * out_ch * l.plane,
                          dy_off.data(), l.plane,      l.tap.data(), l.taps,
                          state.data()};
-    ParallelFor(halves * parts, 1, [&](int64_t a, int64_t b) {
+    // The next chunk's source and gradient, fetched while this one's tiles
+    // compute: task i of n fetches the i-th n-th of each, over its tiles.
+    const int64_t next_count = std::min(chunk, images - n0 - count);
+    const int64_t tasks = halves * parts;
+    const int64_t blocks = (count * per_image + kGroupBlock - 1) / kGroupBlock;
+    ParallelFor(tasks, 1, [&](int64_t a, int64_t b) {
       for (int64_t task = a; task < b; ++task) {
         const int64_t h = task / parts, part = task % parts;
         const int64_t o0 = out_ch * h / halves, o1 = out_ch * (h + 1) / halves;
         const int64_t t0 = std::min(l.taps, rows * part / parts * kTaps);
         const int64_t t1 = std::min(l.taps, rows * (part + 1) / parts * kTaps);
+        const int64_t tiles = blocks * ((o1 - o0 + TileChannels(k) - 1) / TileChannels(k)) *
+                              ((t1 - t0 + kTaps - 1) / kTaps);
+        auto slice = [&](const float* base, int64_t floats) {
+          return Prefetcher(next_count > 0 ? base + floats * task / tasks : nullptr,
+                            floats * (task + 1) / tasks - floats * task / tasks, tiles);
+        };
+        NextChunk next{slice(src.data + (n0 + count) * source_floats, next_count * source_floats),
+                       slice(dy + (n0 + count) * out_ch * l.plane, next_count * out_ch * l.plane)};
         for (int64_t g0 = 0; g0 < count * per_image; g0 += kGroupBlock) {
           const int64_t g1 = std::min(count * per_image, g0 + kGroupBlock);
-          run(k, args, g0, g1, o0, o1, t0, t1);
+          run(k, args, g0, g1, o0, o1, t0, t1, next);
         }
       }
     });
