@@ -24,6 +24,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/kernels/conv_implicit_exact.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "src/kernels/hwy_ops.h"
 #include "src/kernels/implicit_tiles-inl.h"
@@ -192,6 +193,21 @@ void ExactPatchGemmT(const TapSource& src, int64_t images, int64_t out_ch, const
     // (the padded image of a 16-channel 32x32 layer does not fit).
     for (int64_t s0 = 0; s0 < l.slots;) {
       const int v = TileRows(l.slots - s0, kMaxVectors);
+      // The next slots' outputs, fetched a slot ahead: a store that misses
+      // holds the store queue until its line arrives, and the chains'
+      // stores of the next tiles queue behind it. Measured on Zen 3 (perf,
+      // ResNet's 16-channel layer at batch 128): the tiles' set-up and
+      // trees took 20% of the time without the fetch, 14% with it; lanes8
+      // against the im2col tiles went from 0.80 to 0.87 (32 channels 0.85
+      // to 0.94, 64 channels 0.80 to 0.90).
+      if (s0 + v < l.slots) {
+        const int64_t first = kLanes * (s0 + v);
+        const int64_t last = std::min(l.slots, s0 + v + kMaxVectors) * kLanes - 1;
+        for (int64_t o = 0; o < out_ch; ++o) {
+          hwy::Prefetch(yn + o * l.plane + first);
+          hwy::Prefetch(yn + o * l.plane + last);
+        }
+      }
       for (int64_t o0 = 0; o0 < out_ch;) {
         next.Step();
         const int r = TileRows(out_ch - o0, 6);
