@@ -12,9 +12,9 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/kernels/channel_chains.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "src/kernels/hwy_ops.h"
+#include "src/kernels/prefetcher.h"
 #include "src/kernels/transpose8-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -73,16 +73,13 @@ void Chains(const float* x, const float* y, int64_t n, int64_t image_stride, int
     // The next image's 8 rows (one run of 8 * s floats, the channels
     // adjacent), 4 lines per block of 8 pixels: runs of a plane an image
     // apart, which the hardware prefetchers do not follow.
-    const float* xn = i + 1 < n ? xi + image_stride : nullptr;
-    const float* yn = yi && i + 1 < n ? yi + image_stride : nullptr;
+    const bool more = i + 1 < n;
+    Prefetcher next_x(more ? xi + image_stride : nullptr, 8 * s, full / 8);
+    Prefetcher next_y(more && yi ? yi + image_stride : nullptr, 8 * s, full / 8);
     V8 xc[8], yc[8];
     for (int64_t s0 = 0; s0 < full; s0 += 8) {
-      if (xn) {
-        for (int q = 0; q < 64; q += 16) hwy::Prefetch(xn + 8 * s0 + q);
-      }
-      if (yn) {
-        for (int q = 0; q < 64; q += 16) hwy::Prefetch(yn + 8 * s0 + q);
-      }
+      next_x.Step();
+      next_y.Step();
       Transpose8(xi + s0, s, xc);
       if constexpr (kKind == ChainKind::kSumAndDot) Transpose8(yi + s0, s, yc);
       run(xc, yc, 8);

@@ -19,7 +19,6 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/kernels/conv_implicit.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "src/kernels/hwy_ops.h"
 #include "src/kernels/implicit_tiles-inl.h"
@@ -102,13 +101,8 @@ void ImplicitPatchGemmT(const TapSource& src, int64_t images, int64_t out_ch, co
         next.Step();
         const int v = TileRows(l.slots - s0, kMaxVectors);
         // The next tile's outputs, a tile ahead (ExactPatchGemmT's reason).
-        if (s0 + v < l.slots) {
-          const int64_t last = std::min(l.slots, s0 + v + kMaxVectors) * kLanes - 1;
-          for (int i = 0; i < r; ++i) {
-            hwy::Prefetch(yn + (o0 + i) * l.plane + kLanes * (s0 + v));
-            hwy::Prefetch(yn + (o0 + i) * l.plane + last);
-          }
-        }
+        PrefetchSlotOutputs(yn + o0 * l.plane, l.plane, r, s0 + v,
+                            std::min(l.slots, s0 + v + kMaxVectors), kLanes);
         // The whole chain over the taps with FMA, as Eigen's GEBP kernel.
         run(r, v, pad, l, l.base.data() + 2 * s0, wp.data() + o0 * l.taps,
             TapRange{0, l.taps, 1, false}, b, yn + o0 * l.plane + kLanes * s0, l.plane);

@@ -14,6 +14,7 @@
 
 #include "hwy/cache_control.h"
 #include "src/kernels/conv_internal.h"
+#include "src/kernels/prefetcher.h"
 #include "xwires/core/tensor.h"
 
 namespace xw {
@@ -57,28 +58,18 @@ void PadImage(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad
 void PadImageStrided(const TapSource& s, const ImplicitLayout& l, int64_t n, float* pad,
                      int64_t plane_stride);
 
-// Software prefetches (to L2) of the next image's source, spread over the
-// current image's tiles: padding is bound by memory and the tiles by FMA
-// throughput, so the fetch hides behind the arithmetic. Touches nothing.
-class Prefetcher {
- public:
-  // Fetches floats [data, data + floats) in `steps` about equal steps;
-  // data == nullptr fetches nothing.
-  Prefetcher(const float* data, int64_t floats, int64_t steps)
-      : p_(reinterpret_cast<const char*>(data)),
-        end_(data ? p_ + floats * static_cast<int64_t>(sizeof(float)) : p_),
-        per_step_(data ? (floats * 4 / 64 + steps - 1) / std::max<int64_t>(steps, 1) : 0) {}
-  void Step() {
-    for (int64_t i = 0; i < per_step_ && p_ < end_; ++i, p_ += 64) {
-      hwy::Prefetch(p_);
-    }
+// The outputs of slots [s, s_end) of `rows` planes `plane` floats apart
+// from y (L = lanes floats per slot), fetched ahead of the tiles that store
+// them: a store that misses holds the store queue until its line arrives,
+// and the stores behind it wait (conv_implicit_exact.cc measures it).
+inline void PrefetchSlotOutputs(const float* y, int64_t plane, int64_t rows, int64_t s,
+                                int64_t s_end, int64_t lanes) {
+  if (s >= s_end) return;
+  for (int64_t o = 0; o < rows; ++o) {
+    hwy::Prefetch(y + o * plane + lanes * s);
+    hwy::Prefetch(y + o * plane + lanes * s_end - 1);
   }
-
- private:
-  const char* p_;
-  const char* end_;
-  int64_t per_step_;
-};
+}
 
 // Largest tile height of {8, 6, 4, 2, 1} up to `most` that fits.
 inline int TileRows(int64_t left, int most) {

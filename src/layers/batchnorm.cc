@@ -11,6 +11,7 @@
 #include "layer_util.h"
 #include "src/kernels/channel_chains.h"
 #include "src/kernels/conv_internal.h"
+#include "src/kernels/prefetcher.h"
 #include "xwires/core/parallel.h"
 
 namespace xw {
@@ -42,11 +43,11 @@ Result<ChannelLayout> LayoutOf(const char* op, const Tensor& x) {
 // run a whole image ahead, which the hardware prefetchers do not follow.
 template <typename F>
 void SegmentsWithPrefetch(int64_t len, const float* next_a, const float* next_b, F&& body) {
+  const int64_t segments = (len + 63) / 64;
+  kernels::Prefetcher fetch_a(next_a, len, segments), fetch_b(next_b, len, segments);
   for (int64_t s0 = 0; s0 < len; s0 += 64) {
-    for (int q = 0; q < 64 && s0 + q < len; q += 16) {
-      if (next_a) __builtin_prefetch(next_a + s0 + q);
-      if (next_b) __builtin_prefetch(next_b + s0 + q);
-    }
+    fetch_a.Step();
+    fetch_b.Step();
     body(s0, std::min(len, s0 + 64));
   }
 }
