@@ -13,3 +13,14 @@ xwires_add_test(kernels_tests
 # tap_gather_test.cc checks the internal dispatched kernels (src/kernels/),
 # scratch_floats_test.cc their scratch buffers (src/scratch_floats.h).
 target_include_directories(kernels_tests PRIVATE ${PROJECT_SOURCE_DIR})
+# The implicit-GEMM drivers' prefetches survive compilation (they change no
+# bits, so only their instructions show them): x86 objects from GCC, read
+# with objdump where it is installed.
+find_program(XWIRES_OBJDUMP objdump)
+if(XWIRES_OBJDUMP AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64"
+   AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  add_test(NAME kernels_prefetch_kept
+    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/prefetch_kept_test.sh ${XWIRES_OBJDUMP}
+            "$<TARGET_OBJECTS:xwires_simd>"
+    COMMAND_EXPAND_LISTS)
+endif()
