@@ -63,8 +63,8 @@ void PadImageStrided(const TapSource& s, const ImplicitLayout& l, int64_t n, flo
 // them: a store that misses holds the store queue until its line arrives,
 // and the stores behind it wait (conv_implicit_exact.cc measures it).
 // No early return for an empty range: with one, GCC 12 (-O3) deleted the
-// whole function, fetches included, from both tiles' drivers (a loop of
-// prefetches only counts as free of effects); a zero trip count keeps it.
+// whole function, fetches included, from both tiles' drivers (prefetches
+// are no side effect to it); a zero trip count keeps them.
 // tests/core/prefetch_kept_test.sh checks the compiled drivers.
 inline void PrefetchSlotOutputs(const float* y, int64_t plane, int64_t rows, int64_t s,
                                 int64_t s_end, int64_t lanes) {
