@@ -10,7 +10,7 @@ of lr, a batch_size window of 200, diff > 0.3.
   /usr/bin/python3 bench/dataset_pandas_compare.py [--dataset DIR] [--xwires BIN]
 
 Reports medians and ratios for:
-  pandas read_csv + filter   (the original API: every session loads the CSV)
+  pandas read_csv + filter   (the original API: every new process loads the CSV)
   pandas filter only         (DataFrame already in memory)
   xwires query --count       (a whole CLI process: open, query, print)
   xw::Dataset::Count         (C++ API, from bench_dataset's BM_QueryCount, if given)
@@ -65,7 +65,7 @@ def main():
     rng = random.Random(7)
     queries = [random_query(rng) for _ in range(args.queries)]
 
-    # The original API: load the CSV, then filter (3 sessions).
+    # The original API: load the CSV, then filter (3 times, as 3 new processes would).
     loads = []
     for q in queries[:3]:
         t, n = timed(lambda: len(mask(pd.read_csv(csv), q)))

@@ -28,10 +28,11 @@ constexpr int64_t kChunk = 256;
 // tiles read the packed B a lane's rows at a time, so B streams from L2
 // whatever the chunk: 256-term passes (32 KiB of B, which with A and the
 // chains overflowed Zen 4's 32 KiB L1 anyway) only stored and reloaded
-// every chain tile four times as often. On the AVX2 target, one thread:
-// mlp's 3072-term forward under lanes8 91.0 -> 97.6 GFLOP/s, 512^3 97.2 ->
-// 104.2; mlp's torch step about +9% (session 28). A multiple of 16, so
-// lanesK chains (K | 16) restart at lane 0 in every pass.
+// every chain tile four times as often. On the AVX2 target of an AMD EPYC
+// Zen 4 (2026-11-27, a2c598d), one thread: mlp's 3072-term forward under
+// lanes8 91.0 -> 97.6 GFLOP/s, 512^3 97.2 -> 104.2; mlp's torch step about
+// +9%. A multiple of 16, so lanesK chains (K | 16) restart at lane 0 in
+// every pass.
 constexpr int64_t kLanesChunk = 1024;
 
 // Per-thread buffers, grown on demand and kept for the next call (shared by
