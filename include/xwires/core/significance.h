@@ -161,7 +161,8 @@ struct PairStatistics {
 };
 
 // All statistics and the verdict of profile A against profile B. Fails with
-// InvalidArgument (message names the field) on K < opt.min_replicas, an
+// InvalidArgument (message names the field) on K < opt.min_replicas or
+// K > 32 (the permutation tests pool at most 64 replicas), an
 // accuracy outside [0, 1] or non-finite, loss_finite or predictions of the
 // wrong length, predictions without labels, a label or prediction >= k, k < 2
 // or n < 1. Both sides need predictions, or neither.
