@@ -62,6 +62,35 @@ Status CheckSide(const ProfileReplicas& side, const char* name,
   return Status::OK();
 }
 
+Status CheckOptions(const SignificanceOptions& o) {
+  auto bad = [](const char* field, double v, const char* want) {
+    return Status::InvalidArgument(std::string("significance option ") + field +
+                                   " = " + std::to_string(v) + ": " + want);
+  };
+  if (!(o.alpha > 0 && o.alpha < 1)) return bad("alpha", o.alpha, "must lie in (0, 1)");
+  if (!(o.superiority_low >= 0 && o.superiority_low <= o.superiority_high &&
+        o.superiority_high <= 1)) {
+    return bad("superiority_low", o.superiority_low,
+               "needs 0 <= superiority_low <= superiority_high <= 1");
+  }
+  if (!(o.floor_multiple >= 0)) return bad("floor_multiple", o.floor_multiple, "must be >= 0");
+  if (!(o.collapse_se_multiple >= 0)) {
+    return bad("collapse_se_multiple", o.collapse_se_multiple, "must be >= 0");
+  }
+  if (o.min_replicas < 4) {
+    return bad("min_replicas", o.min_replicas,
+               "must be >= 4 (an exact test cannot reach p < 0.05 below 4)");
+  }
+  if (o.min_survivors < 2) return bad("min_survivors", o.min_survivors, "must be >= 2");
+  if (!(o.confidence > 0 && o.confidence < 1)) {
+    return bad("confidence", o.confidence, "must lie in (0, 1)");
+  }
+  if (o.monte_carlo_resamples < 1) {
+    return bad("monte_carlo_resamples", o.monte_carlo_resamples, "must be >= 1");
+  }
+  return Status::OK();
+}
+
 Status CheckTestSet(const TestSetInfo& test) {
   if (test.num_classes < 2 || test.num_classes > 256) {
     return Status::InvalidArgument("the test set needs 2 to 256 classes, got " +
@@ -192,6 +221,7 @@ Result<PairStatistics> ComparePair(const ProfileReplicas& a,
                                    const ProfileReplicas& b,
                                    const TestSetInfo& test,
                                    const SignificanceOptions& opt) {
+  XW_RETURN_IF_ERROR(CheckOptions(opt));
   XW_RETURN_IF_ERROR(CheckTestSet(test));
   XW_RETURN_IF_ERROR(CheckSide(a, "A", test, opt));
   XW_RETURN_IF_ERROR(CheckSide(b, "B", test, opt));

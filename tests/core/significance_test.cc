@@ -203,6 +203,12 @@ TEST(SignificanceTest, BadInputIsRefusedWithTheReason) {
   const std::vector<uint8_t> flags{1, 1};
   EXPECT_FALSE(ComparePair({four, flags, {}}, {four, {}, {}}, Cifar1k()).ok());
   EXPECT_FALSE(ComparePair({four, {}, {}}, {four, {}, {}}, TestSetInfo{1, 1000, {}}).ok());
+  SignificanceOptions lower;
+  lower.min_replicas = 3;  // never below 4
+  EXPECT_FALSE(ComparePair({four, {}, {}}, {four, {}, {}}, Cifar1k(), lower).ok());
+  SignificanceOptions alpha;
+  alpha.alpha = 1.5;
+  EXPECT_FALSE(ComparePair({four, {}, {}}, {four, {}, {}}, Cifar1k(), alpha).ok());
   // A non-finite loss counts as a collapse.
   const std::vector<uint8_t> lost{0, 1, 1, 1};
   const auto st = ComparePair({four, lost, {}}, {four, {}, {}}, Cifar1k());

@@ -94,6 +94,7 @@ struct SignificanceOptions {
   double floor_multiple = 2.0;     // |Δ| >= floor_multiple x the pair's floor
   double collapse_se_multiple = 3.0;  // collapse: acc <= chance + this x SE
   int min_replicas = 4;            // fewer replicas on a side: InvalidArgument
+                                   //   (values below 4 are refused too)
   int min_survivors = 3;           // survivors-only test needs this many a side
   double confidence = 0.95;        // Welch CI and LCB level (two-sided)
   // Enumerate all splits while C(K_A + K_B, K_A) <= this (K = 10 a side is
@@ -165,7 +166,9 @@ struct PairStatistics {
 // K > 32 (the permutation tests pool at most 64 replicas), an
 // accuracy outside [0, 1] or non-finite, loss_finite or predictions of the
 // wrong length, predictions without labels, a label or prediction >= k, k < 2
-// or n < 1. Both sides need predictions, or neither.
+// or n < 1, or an option out of range (alpha and confidence in (0, 1),
+// min_replicas >= 4, min_survivors >= 2, ...). Both sides need predictions,
+// or neither.
 Result<PairStatistics> ComparePair(const ProfileReplicas& a,
                                    const ProfileReplicas& b,
                                    const TestSetInfo& test,
