@@ -19,7 +19,8 @@ using F64 = py::array_t<double, py::array::c_style | py::array::forcecast>;
 using U8 = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
 
 template <typename T>
-std::span<const T> View(const py::array_t<T, py::array::c_style | py::array::forcecast>& a) {
+std::span<const T> View(
+    const py::array_t<T, py::array::c_style | py::array::forcecast>& a) {
   return {a.data(), static_cast<size_t>(a.size())};
 }
 
@@ -42,17 +43,29 @@ py::dict ComparePairPy(const F64& acc_a, const F64& acc_b, const U8& finite_a,
   for (auto item : options) {
     const std::string key = py::str(item.first);
     const py::handle v = item.second;
-    if (key == "alpha") opt.alpha = v.cast<double>();
-    else if (key == "superiority_low") opt.superiority_low = v.cast<double>();
-    else if (key == "superiority_high") opt.superiority_high = v.cast<double>();
-    else if (key == "floor_multiple") opt.floor_multiple = v.cast<double>();
-    else if (key == "collapse_se_multiple") opt.collapse_se_multiple = v.cast<double>();
-    else if (key == "min_survivors") opt.min_survivors = v.cast<int>();
-    else if (key == "confidence") opt.confidence = v.cast<double>();
-    else if (key == "max_exact_splits") opt.max_exact_splits = v.cast<uint64_t>();
-    else if (key == "monte_carlo_resamples") opt.monte_carlo_resamples = v.cast<int>();
-    else if (key == "seed") opt.seed = v.cast<uint64_t>();
-    else Check(Status::InvalidArgument("unknown significance option '" + key + "'"));
+    if (key == "alpha")
+      opt.alpha = v.cast<double>();
+    else if (key == "superiority_low")
+      opt.superiority_low = v.cast<double>();
+    else if (key == "superiority_high")
+      opt.superiority_high = v.cast<double>();
+    else if (key == "floor_multiple")
+      opt.floor_multiple = v.cast<double>();
+    else if (key == "collapse_se_multiple")
+      opt.collapse_se_multiple = v.cast<double>();
+    else if (key == "min_survivors")
+      opt.min_survivors = v.cast<int>();
+    else if (key == "confidence")
+      opt.confidence = v.cast<double>();
+    else if (key == "max_exact_splits")
+      opt.max_exact_splits = v.cast<uint64_t>();
+    else if (key == "monte_carlo_resamples")
+      opt.monte_carlo_resamples = v.cast<int>();
+    else if (key == "seed")
+      opt.seed = v.cast<uint64_t>();
+    else
+      Check(
+          Status::InvalidArgument("unknown significance option '" + key + "'"));
   }
   const stats::ProfileReplicas a{View(acc_a), View(finite_a), View(pred_a)};
   const stats::ProfileReplicas b{View(acc_b), View(finite_b), View(pred_b)};

@@ -29,19 +29,18 @@ Result<double> JordanFloor(std::span<const uint8_t> predictions,
   const int64_t n = static_cast<int64_t>(labels.size());
   if (n < 1 || replicas < 1 ||
       static_cast<int64_t>(predictions.size()) != replicas * n) {
-    return Status::InvalidArgument(
-        "the floor needs " + std::to_string(replicas) + " x " +
-        std::to_string(n) + " predictions, got " +
-        std::to_string(predictions.size()));
+    return Status::InvalidArgument("the floor needs " +
+                                   std::to_string(replicas) + " x " +
+                                   std::to_string(n) + " predictions, got " +
+                                   std::to_string(predictions.size()));
   }
   if (!use.empty() && static_cast<int64_t>(use.size()) != replicas) {
-    return Status::InvalidArgument("the floor's row selection has " +
-                                   std::to_string(use.size()) +
-                                   " entries for " + std::to_string(replicas) +
-                                   " replicas");
+    return Status::InvalidArgument(
+        "the floor's row selection has " + std::to_string(use.size()) +
+        " entries for " + std::to_string(replicas) + " replicas");
   }
-  std::vector<int64_t> wrong(n, 0);     // per example, over used rows
-  std::vector<double> accuracy;         // per used row
+  std::vector<int64_t> wrong(n, 0);  // per example, over used rows
+  std::vector<double> accuracy;      // per used row
   for (int64_t r = 0; r < replicas; ++r) {
     if (!use.empty() && !use[r]) continue;
     const uint8_t* row = predictions.data() + r * n;
@@ -54,7 +53,8 @@ Result<double> JordanFloor(std::span<const uint8_t> predictions,
     accuracy.push_back(1.0 - static_cast<double>(errors) / n);
   }
   const double k = static_cast<double>(accuracy.size());
-  if (k == 0) return Status::InvalidArgument("the floor's row selection is empty");
+  if (k == 0)
+    return Status::InvalidArgument("the floor's row selection is empty");
   double bernoulli = 0;  // Σ_i e_i (1 - e_i)
   for (int64_t e = 0; e < n; ++e) {
     const double rate = wrong[e] / k;
@@ -117,9 +117,12 @@ Result<ChurnResult> ExcessChurn(std::span<const uint8_t> a, int64_t k_a,
       for (int j = i + 1; j < total; ++j) {
         const bool in_j = mask >> j & 1;
         const int64_t v = d[i * total + j];
-        if (in_i && in_j) s_aa += v;
-        else if (!in_i && !in_j) s_bb += v;
-        else s_ab += v;
+        if (in_i && in_j)
+          s_aa += v;
+        else if (!in_i && !in_j)
+          s_bb += v;
+        else
+          s_ab += v;
       }
     }
     *aa = s_aa / (nd * ka * (ka - 1) / 2);

@@ -27,8 +27,9 @@ Result<BhResult> BenjaminiHochberg(std::span<const double> p, double q) {
   const size_t m = p.size();
   for (size_t i = 0; i < m; ++i) {
     if (!(p[i] >= 0 && p[i] <= 1)) {
-      return Status::InvalidArgument("p-value " + std::to_string(i) +
-                                     " is not in [0, 1]: " + std::to_string(p[i]));
+      return Status::InvalidArgument(
+          "p-value " + std::to_string(i) +
+          " is not in [0, 1]: " + std::to_string(p[i]));
     }
   }
   std::vector<size_t> order(m);

@@ -2,13 +2,13 @@
 // (significance.h). The individual formulas live in two_sample.cc, churn.cc
 // and fdr.cc; this file validates the input, decides which replicas each
 // statistic sees, and applies the verdict rules.
+#include "xwires/core/significance.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
-
-#include "xwires/core/significance.h"
 
 namespace xw::stats {
 namespace {
@@ -27,8 +27,9 @@ Status CheckSide(const ProfileReplicas& side, const char* name,
         "p < 0.05 (with 3 + 3 the smallest two-sided p is 2/20 = 0.1)");
   }
   if (k > 32) {
-    return Status::InvalidArgument(who + " has " + std::to_string(k) +
-                                   " replicas; at most 32 a side are supported");
+    return Status::InvalidArgument(
+        who + " has " + std::to_string(k) +
+        " replicas; at most 32 a side are supported");
   }
   for (size_t r = 0; r < k; ++r) {
     const double acc = side.accuracy[r];
@@ -39,9 +40,9 @@ Status CheckSide(const ProfileReplicas& side, const char* name,
     }
   }
   if (!side.loss_finite.empty() && side.loss_finite.size() != k) {
-    return Status::InvalidArgument(who + ": " + std::to_string(side.loss_finite.size()) +
-                                   " loss-finite flags for " + std::to_string(k) +
-                                   " replicas");
+    return Status::InvalidArgument(
+        who + ": " + std::to_string(side.loss_finite.size()) +
+        " loss-finite flags for " + std::to_string(k) + " replicas");
   }
   if (!side.predictions.empty()) {
     if (side.predictions.size() != k * static_cast<size_t>(test.num_examples)) {
@@ -67,13 +68,15 @@ Status CheckOptions(const SignificanceOptions& o) {
     return Status::InvalidArgument(std::string("significance option ") + field +
                                    " = " + std::to_string(v) + ": " + want);
   };
-  if (!(o.alpha > 0 && o.alpha < 1)) return bad("alpha", o.alpha, "must lie in (0, 1)");
+  if (!(o.alpha > 0 && o.alpha < 1))
+    return bad("alpha", o.alpha, "must lie in (0, 1)");
   if (!(o.superiority_low >= 0 && o.superiority_low <= o.superiority_high &&
         o.superiority_high <= 1)) {
     return bad("superiority_low", o.superiority_low,
                "needs 0 <= superiority_low <= superiority_high <= 1");
   }
-  if (!(o.floor_multiple >= 0)) return bad("floor_multiple", o.floor_multiple, "must be >= 0");
+  if (!(o.floor_multiple >= 0))
+    return bad("floor_multiple", o.floor_multiple, "must be >= 0");
   if (!(o.collapse_se_multiple >= 0)) {
     return bad("collapse_se_multiple", o.collapse_se_multiple, "must be >= 0");
   }
@@ -81,12 +84,14 @@ Status CheckOptions(const SignificanceOptions& o) {
     return bad("min_replicas", o.min_replicas,
                "must be >= 4 (an exact test cannot reach p < 0.05 below 4)");
   }
-  if (o.min_survivors < 2) return bad("min_survivors", o.min_survivors, "must be >= 2");
+  if (o.min_survivors < 2)
+    return bad("min_survivors", o.min_survivors, "must be >= 2");
   if (!(o.confidence > 0 && o.confidence < 1)) {
     return bad("confidence", o.confidence, "must lie in (0, 1)");
   }
   if (o.monte_carlo_resamples < 1) {
-    return bad("monte_carlo_resamples", o.monte_carlo_resamples, "must be >= 1");
+    return bad("monte_carlo_resamples", o.monte_carlo_resamples,
+               "must be >= 1");
   }
   return Status::OK();
 }
@@ -166,8 +171,8 @@ Status SideFloor(const ProfileReplicas& side, const TestSetInfo& test,
   for (double a : acc) mean += a;
   mean /= static_cast<double>(acc.size());
   const double err = 1 - mean;
-  s->floor = std::sqrt(err / (static_cast<double>(test.num_examples) *
-                              test.num_classes));
+  s->floor = std::sqrt(
+      err / (static_cast<double>(test.num_examples) * test.num_classes));
   s->sigma2_s = kNaN;
   return Status::OK();
 }
@@ -181,14 +186,13 @@ bool Passes(double p, double prob_a_greater, double diff, double floor,
 }
 
 Verdict Decide(const PairStatistics& st, const SignificanceOptions& opt) {
-  const bool all_pass = Passes(st.permutation_p, st.prob_a_greater,
-                               st.mean_diff, st.floor, opt);
+  const bool all_pass =
+      Passes(st.permutation_p, st.prob_a_greater, st.mean_diff, st.floor, opt);
   if (st.a.collapses + st.b.collapses == 0) {
     return all_pass ? Verdict::kSignificant : Verdict::kWithinNoise;
   }
-  if (st.survivors_tested &&
-      Passes(st.survivors_p, st.survivors_prob_a_greater, st.survivors_diff,
-             st.floor, opt)) {
+  if (st.survivors_tested && Passes(st.survivors_p, st.survivors_prob_a_greater,
+                                    st.survivors_diff, st.floor, opt)) {
     return Verdict::kSignificant;
   }
   if (st.fisher_p < opt.alpha || all_pass) return Verdict::kCollapseDriven;
@@ -199,10 +203,14 @@ Verdict Decide(const PairStatistics& st, const SignificanceOptions& opt) {
 
 const char* VerdictName(Verdict v) {
   switch (v) {
-    case Verdict::kSignificant: return "significant";
-    case Verdict::kCollapseDriven: return "collapse_driven";
-    case Verdict::kWithinNoise: return "within_noise";
-    case Verdict::kInsufficient: return "insufficient";
+    case Verdict::kSignificant:
+      return "significant";
+    case Verdict::kCollapseDriven:
+      return "collapse_driven";
+    case Verdict::kWithinNoise:
+      return "within_noise";
+    case Verdict::kInsufficient:
+      return "insufficient";
   }
   return "insufficient";
 }
@@ -212,9 +220,9 @@ Result<Verdict> ParseVerdict(std::string_view name) {
                     Verdict::kWithinNoise, Verdict::kInsufficient}) {
     if (name == VerdictName(v)) return v;
   }
-  return Status::InvalidArgument(
-      "unknown verdict '" + std::string(name) +
-      "' (expected significant, collapse_driven, within_noise or insufficient)");
+  return Status::InvalidArgument("unknown verdict '" + std::string(name) +
+                                 "' (expected significant, collapse_driven, "
+                                 "within_noise or insufficient)");
 }
 
 Result<PairStatistics> ComparePair(const ProfileReplicas& a,
@@ -295,11 +303,11 @@ Result<PairStatistics> ComparePair(const ProfileReplicas& a,
     st.excess_churn = st.excess_churn_p = kNaN;
   }
 
-  const double floor_se2 = st.a.floor * st.a.floor / st.a.k +
-                           st.b.floor * st.b.floor / st.b.k;
+  const double floor_se2 =
+      st.a.floor * st.a.floor / st.a.k + st.b.floor * st.b.floor / st.b.k;
   st.se2 = std::max(welch.se2, floor_se2);
-  st.lcb = LowerConfidenceBound(st.mean_diff, st.se2, st.welch_df,
-                                opt.confidence);
+  st.lcb =
+      LowerConfidenceBound(st.mean_diff, st.se2, st.welch_df, opt.confidence);
   st.verdict = Decide(st, opt);
   return st;
 }

@@ -59,7 +59,8 @@ SplitPlan ForEachSplit(int n, int n_a, uint64_t max_exact, int resamples,
     uint64_t mask = 0;
     for (int j = 0; j < n_a; ++j) {
       const uint64_t word = rng.U32(static_cast<uint64_t>(r) * n + j);
-      const int pick = j + static_cast<int>((word * static_cast<uint64_t>(n - j)) >> 32);
+      const int pick =
+          j + static_cast<int>((word * static_cast<uint64_t>(n - j)) >> 32);
       const int t = order[j];
       order[j] = order[pick];
       order[pick] = t;

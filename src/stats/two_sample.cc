@@ -2,13 +2,12 @@
 // difference of means, Welch's t, Hedges' g, P(A>B), Fisher's exact test and
 // the Student-t quantities of the LCB. Formulas: the header's comment.
 #include <algorithm>
-#include <cmath>
-#include <limits>
-#include <string>
-
 #include <boost/math/distributions/hypergeometric.hpp>
 #include <boost/math/distributions/students_t.hpp>
 #include <boost/math/special_functions/gamma.hpp>
+#include <cmath>
+#include <limits>
+#include <string>
 
 #include "src/stats/splits.h"
 #include "xwires/core/significance.h"
@@ -21,7 +20,8 @@ namespace {
 using NoThrowPolicy = boost::math::policies::policy<
     boost::math::policies::domain_error<boost::math::policies::ignore_error>,
     boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
-    boost::math::policies::evaluation_error<boost::math::policies::ignore_error>,
+    boost::math::policies::evaluation_error<
+        boost::math::policies::ignore_error>,
     boost::math::policies::pole_error<boost::math::policies::ignore_error>>;
 using StudentT = boost::math::students_t_distribution<double, NoThrowPolicy>;
 using Hypergeometric =
@@ -74,8 +74,10 @@ Result<PermutationResult> PermutationTest(std::span<const double> a,
   const int n_a = static_cast<int>(a.size());
   const int n = n_a + static_cast<int>(b.size());
   if (n > 64) {
-    return Status::InvalidArgument("the permutation test takes at most 64 "
-                                   "replicas in all, got " + std::to_string(n));
+    return Status::InvalidArgument(
+        "the permutation test takes at most 64 "
+        "replicas in all, got " +
+        std::to_string(n));
   }
   double pooled[64];
   std::copy(a.begin(), a.end(), pooled);
@@ -92,8 +94,8 @@ Result<PermutationResult> PermutationTest(std::span<const double> a,
     return s / n_a - (total - s) / (n - n_a);
   };
   const double observed = stat((uint64_t{1} << n_a) - 1);
-  const double gamma = std::abs(observed) * 100 *
-                       std::numeric_limits<double>::epsilon();
+  const double gamma =
+      std::abs(observed) * 100 * std::numeric_limits<double>::epsilon();
   uint64_t ge = 0, le = 0;
   const internal::SplitPlan plan = internal::ForEachSplit(
       n, n_a, opt.max_exact_splits, opt.monte_carlo_resamples, opt.seed,
@@ -136,15 +138,15 @@ Result<WelchResult> WelchTest(std::span<const double> a,
   if (r.se2 > 0) {
     r.df = r.se2 * r.se2 / (va * va / (ka - 1) + vb * vb / (kb - 1));
     r.t = diff / std::sqrt(r.se2);
-    r.p = 2 * boost::math::cdf(boost::math::complement(StudentT(r.df),
-                                                       std::abs(r.t)));
+    r.p = 2 * boost::math::cdf(
+                  boost::math::complement(StudentT(r.df), std::abs(r.t)));
   } else {
     r.df = ka + kb - 2;
     r.t = diff == 0 ? kNaN : std::copysign(kInf, diff);
     r.p = diff == 0 ? 1.0 : 0.0;
   }
-  const double half = StudentQuantile(r.df, (1 + confidence) / 2) *
-                      std::sqrt(r.se2);
+  const double half =
+      StudentQuantile(r.df, (1 + confidence) / 2) * std::sqrt(r.se2);
   r.ci_low = diff - half;
   r.ci_high = diff + half;
   return r;
@@ -155,8 +157,7 @@ Result<double> HedgesG(std::span<const double> a, std::span<const double> b) {
   const double ka = static_cast<double>(a.size());
   const double kb = static_cast<double>(b.size());
   const double m = ka + kb - 2;
-  const double pooled =
-      ((ka - 1) * Variance(a) + (kb - 1) * Variance(b)) / m;
+  const double pooled = ((ka - 1) * Variance(a) + (kb - 1) * Variance(b)) / m;
   const double diff = Mean(a) - Mean(b);
   if (diff == 0) return 0.0;
   if (pooled == 0) return std::copysign(kInf, diff);

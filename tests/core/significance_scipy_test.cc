@@ -2,16 +2,16 @@
 // the test writes its cases as JSON, runs Debian's /usr/bin/python3 on
 // tests/core/significance_reference.py (python3-scipy, python3-statsmodels)
 // and compares field by field.
+#include <gtest/gtest.h>
+
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "xwires/core/rng.h"
 #include "xwires/core/significance.h"
@@ -30,11 +30,14 @@ struct Pair {
 // sides, a clear separation, an A/A-like overlap and a collapsed side.
 std::vector<Pair> TwoSampleCases() {
   return {
-      {{0.456, 0.471, 0.430, 0.490, 0.462}, {0.219, 0.255, 0.180, 0.240, 0.201}},
+      {{0.456, 0.471, 0.430, 0.490, 0.462},
+       {0.219, 0.255, 0.180, 0.240, 0.201}},
       {{0.50, 0.52, 0.49, 0.51}, {0.50, 0.48, 0.53, 0.47}},
-      {{0.30, 0.31, 0.30, 0.33, 0.29, 0.30}, {0.30, 0.28, 0.31, 0.29, 0.30, 0.27}},
+      {{0.30, 0.31, 0.30, 0.33, 0.29, 0.30},
+       {0.30, 0.28, 0.31, 0.29, 0.30, 0.27}},
       {{0.41, 0.43, 0.40, 0.45}, {0.38, 0.36, 0.42, 0.37, 0.35, 0.39}},
-      {{0.10, 0.10, 0.62, 0.60, 0.61}, {0.55, 0.57, 0.58, 0.56, 0.59, 0.54, 0.60}},
+      {{0.10, 0.10, 0.62, 0.60, 0.61},
+       {0.55, 0.57, 0.58, 0.56, 0.59, 0.54, 0.60}},
       {{0.9012, 0.8991, 0.9034, 0.9003, 0.8978, 0.9021, 0.9010, 0.8999},
        {0.8960, 0.8985, 0.8971, 0.8990, 0.8957, 0.8979, 0.8968, 0.8981}},
   };
@@ -42,14 +45,16 @@ std::vector<Pair> TwoSampleCases() {
 
 // K x n argmax predictions of a 3-class problem: each replica copies a
 // profile-wide base and flips a Philox-chosen share of examples.
-std::vector<uint8_t> Predictions(int k, int n, uint64_t seed, uint32_t flip_permille,
+std::vector<uint8_t> Predictions(int k, int n, uint64_t seed,
+                                 uint32_t flip_permille,
                                  const std::vector<uint8_t>& base) {
   std::vector<uint8_t> out(static_cast<size_t>(k) * n);
   const Philox rng(seed, StreamId("test/predictions"));
   for (int r = 0; r < k; ++r) {
     for (int e = 0; e < n; ++e) {
       const uint32_t u = rng.U32(static_cast<uint64_t>(r) * n + e);
-      out[r * n + e] = (u % 1000 < flip_permille) ? (base[e] + 1 + u % 2) % 3 : base[e];
+      out[r * n + e] =
+          (u % 1000 < flip_permille) ? (base[e] + 1 + u % 2) % 3 : base[e];
     }
   }
   return out;
@@ -62,11 +67,15 @@ std::vector<uint8_t> Base(int n, uint64_t seed) {
   return b;
 }
 
-std::vector<int> ToInts(const std::vector<uint8_t>& v) { return {v.begin(), v.end()}; }
+std::vector<int> ToInts(const std::vector<uint8_t>& v) {
+  return {v.begin(), v.end()};
+}
 
-std::vector<std::vector<int>> Rows(const std::vector<uint8_t>& p, int k, int n) {
+std::vector<std::vector<int>> Rows(const std::vector<uint8_t>& p, int k,
+                                   int n) {
   std::vector<std::vector<int>> rows;
-  for (int r = 0; r < k; ++r) rows.emplace_back(p.begin() + r * n, p.begin() + (r + 1) * n);
+  for (int r = 0; r < k; ++r)
+    rows.emplace_back(p.begin() + r * n, p.begin() + (r + 1) * n);
   return rows;
 }
 
@@ -76,10 +85,12 @@ Json RunReference(const Json& cases) {
   const std::string out = dir + "/significance_expected.json";
   std::ofstream(in) << cases.dump();
   const std::string cmd = std::string("/usr/bin/python3 ") + XWIRES_SOURCE_DIR +
-                          "/tests/core/significance_reference.py " + in + " " + out;
+                          "/tests/core/significance_reference.py " + in + " " +
+                          out;
   const int rc = std::system(cmd.c_str());
   EXPECT_EQ(rc, 0) << "reference script failed (needs python3-scipy and "
-                      "python3-statsmodels: bash scripts/setup.sh): " << cmd;
+                      "python3-statsmodels: bash scripts/setup.sh): "
+                   << cmd;
   std::ifstream f(out);
   return rc == 0 ? Json::parse(f) : Json();
 }
@@ -89,9 +100,11 @@ constexpr double kTol = 1e-10;
 TEST(SignificanceScipyTest, MatchesScipyAndStatsmodels) {
   Json cases;
   const auto pairs = TwoSampleCases();
-  for (const Pair& p : pairs) cases["two_sample"].push_back({{"a", p.a}, {"b", p.b}});
-  const std::vector<std::array<int, 4>> tables = {
-      {0, 5, 3, 2}, {2, 3, 2, 3}, {5, 0, 0, 5}, {1, 7, 5, 3}, {0, 8, 2, 6}, {4, 1, 1, 4}};
+  for (const Pair& p : pairs)
+    cases["two_sample"].push_back({{"a", p.a}, {"b", p.b}});
+  const std::vector<std::array<int, 4>> tables = {{0, 5, 3, 2}, {2, 3, 2, 3},
+                                                  {5, 0, 0, 5}, {1, 7, 5, 3},
+                                                  {0, 8, 2, 6}, {4, 1, 1, 4}};
   cases["fisher"] = tables;
   const std::vector<std::array<double, 2>> quantiles = {
       {4.0, 0.975}, {7.3, 0.975}, {3.02, 0.975}, {12.0, 0.9}};
@@ -108,7 +121,8 @@ TEST(SignificanceScipyTest, MatchesScipyAndStatsmodels) {
   const auto pb_diff = Predictions(5, n, 12, 150, base_b);
   cases["churn"].push_back({{"a", Rows(pa, 4, n)}, {"b", Rows(pb_same, 5, n)}});
   cases["churn"].push_back({{"a", Rows(pa, 4, n)}, {"b", Rows(pb_diff, 5, n)}});
-  cases["floor"].push_back({{"pred", Rows(pa, 4, n)}, {"labels", ToInts(base_b)}});
+  cases["floor"].push_back(
+      {{"pred", Rows(pa, 4, n)}, {"labels", ToInts(base_b)}});
 
   const Json want = RunReference(cases);
   ASSERT_FALSE(want.is_null());
@@ -151,8 +165,10 @@ TEST(SignificanceScipyTest, MatchesScipyAndStatsmodels) {
     const auto r = BenjaminiHochberg(bh[i], 0.10);
     ASSERT_TRUE(r.ok());
     for (size_t j = 0; j < bh[i].size(); ++j) {
-      EXPECT_NEAR(r->adjusted[j], want["bh"][i]["adjusted"][j].get<double>(), 1e-12);
-      EXPECT_EQ(r->reject[j], want["bh"][i]["reject"][j].get<int>()) << i << "," << j;
+      EXPECT_NEAR(r->adjusted[j], want["bh"][i]["adjusted"][j].get<double>(),
+                  1e-12);
+      EXPECT_EQ(r->reject[j], want["bh"][i]["reject"][j].get<int>())
+          << i << "," << j;
     }
   }
   const std::vector<const std::vector<uint8_t>*> churn_b = {&pb_same, &pb_diff};

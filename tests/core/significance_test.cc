@@ -1,14 +1,15 @@
 // Known values of the significance statistics (hand-computed) and the
 // verdict rules of ComparePair, one case per branch.
+#include "xwires/core/significance.h"
+
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "xwires/core/rng.h"
-#include "xwires/core/significance.h"
 
 namespace xw::stats {
 namespace {
@@ -24,7 +25,8 @@ TEST(SignificanceTest, ExactPermutationOfSeparatedSamples) {
   EXPECT_EQ(r->splits, 70u);
   EXPECT_DOUBLE_EQ(r->p, 2.0 / 70);
   // Every value equal: every split ties the observed Δ = 0.
-  const auto tie = PermutationTest(Vec{0.5, 0.5, 0.5, 0.5}, Vec{0.5, 0.5, 0.5, 0.5});
+  const auto tie =
+      PermutationTest(Vec{0.5, 0.5, 0.5, 0.5}, Vec{0.5, 0.5, 0.5, 0.5});
   ASSERT_TRUE(tie.ok());
   EXPECT_EQ(tie->p, 1.0);
 }
@@ -110,8 +112,8 @@ TEST(SignificanceTest, CollapseRuleAndLowerConfidenceBound) {
   EXPECT_TRUE(IsCollapsed(0.9, false, 10, 10000));
   // t(0.975, 4) = 2.7764451051977987.
   EXPECT_NEAR(StudentQuantile(4, 0.975), 2.7764451051977987, 1e-12);
-  EXPECT_NEAR(LowerConfidenceBound(-0.2, 0.0004, 4), 0.2 - 2.7764451051977987 * 0.02,
-              1e-12);
+  EXPECT_NEAR(LowerConfidenceBound(-0.2, 0.0004, 4),
+              0.2 - 2.7764451051977987 * 0.02, 1e-12);
   EXPECT_EQ(LowerConfidenceBound(0.01, 0.0004, 4), 0.0);
   EXPECT_EQ(*ParseVerdict("collapse_driven"), Verdict::kCollapseDriven);
   EXPECT_FALSE(ParseVerdict("maybe").ok());
@@ -129,29 +131,35 @@ Verdict VerdictOf(const Vec& a, const Vec& b) {
 TEST(SignificanceTest, VerdictRules) {
   const Vec good{0.456, 0.471, 0.430, 0.490, 0.462};
   // Separated, no collapse.
-  EXPECT_EQ(VerdictOf(good, {0.219, 0.255, 0.180, 0.240, 0.201}), Verdict::kSignificant);
+  EXPECT_EQ(VerdictOf(good, {0.219, 0.255, 0.180, 0.240, 0.201}),
+            Verdict::kSignificant);
   // Overlapping, no collapse.
-  EXPECT_EQ(VerdictOf(good, {0.470, 0.440, 0.481, 0.452, 0.465}), Verdict::kWithinNoise);
+  EXPECT_EQ(VerdictOf(good, {0.470, 0.440, 0.481, 0.452, 0.465}),
+            Verdict::kWithinNoise);
   // Every B replica collapsed (acc <= 0.1 + 3 x 0.0095): Fisher p = 2/252.
-  EXPECT_EQ(VerdictOf(good, {0.10, 0.11, 0.09, 0.10, 0.12}), Verdict::kCollapseDriven);
+  EXPECT_EQ(VerdictOf(good, {0.10, 0.11, 0.09, 0.10, 0.12}),
+            Verdict::kCollapseDriven);
   // Three of B collapsed, its two survivors above A: nothing passes, and B
   // has fewer than 3 survivors.
-  EXPECT_EQ(VerdictOf(good, {0.10, 0.10, 0.10, 0.50, 0.52}), Verdict::kInsufficient);
+  EXPECT_EQ(VerdictOf(good, {0.10, 0.10, 0.10, 0.50, 0.52}),
+            Verdict::kInsufficient);
   // Two of B collapsed, its three survivors like A: survivors tested, not
   // different; Fisher p = 0.44.
-  EXPECT_EQ(VerdictOf(good, {0.10, 0.10, 0.460, 0.445, 0.470}), Verdict::kWithinNoise);
+  EXPECT_EQ(VerdictOf(good, {0.10, 0.10, 0.460, 0.445, 0.470}),
+            Verdict::kWithinNoise);
   // One of B collapsed, its four survivors far below A: significant on the
   // survivors (p = 2/126).
-  EXPECT_EQ(VerdictOf({0.60, 0.61, 0.62, 0.60, 0.63}, {0.10, 0.30, 0.31, 0.29, 0.30}),
-            Verdict::kSignificant);
+  EXPECT_EQ(
+      VerdictOf({0.60, 0.61, 0.62, 0.60, 0.63}, {0.10, 0.30, 0.31, 0.29, 0.30}),
+      Verdict::kSignificant);
 }
 
 TEST(SignificanceTest, FloorGuardsNearlyDeterministicProfiles) {
   // Δ = 0.0005 with tiny spread: p = 2/252 and P(A>B) = 1, but the floor of
   // a 1,000-example test set at 50% error is sqrt(0.5 / 10^4) = 0.0071.
-  const auto st = ComparePair({Vec{0.5005, 0.5006, 0.5007, 0.5005, 0.5006}, {}, {}},
-                              {Vec{0.5000, 0.5001, 0.5000, 0.5002, 0.5001}, {}, {}},
-                              Cifar1k());
+  const auto st = ComparePair(
+      {Vec{0.5005, 0.5006, 0.5007, 0.5005, 0.5006}, {}, {}},
+      {Vec{0.5000, 0.5001, 0.5000, 0.5002, 0.5001}, {}, {}}, Cifar1k());
   ASSERT_TRUE(st.ok());
   EXPECT_LT(st->permutation_p, 0.05);
   EXPECT_EQ(st->prob_a_greater, 1.0);
@@ -159,7 +167,8 @@ TEST(SignificanceTest, FloorGuardsNearlyDeterministicProfiles) {
   EXPECT_FALSE(st->floor_from_predictions);
   EXPECT_EQ(st->verdict, Verdict::kWithinNoise);
   // SE^2 is floored at f_A^2/5 + f_B^2/5, so the LCB is 0.
-  EXPECT_NEAR(st->se2, (st->a.floor * st->a.floor + st->b.floor * st->b.floor) / 5,
+  EXPECT_NEAR(st->se2,
+              (st->a.floor * st->a.floor + st->b.floor * st->b.floor) / 5,
               1e-18);
   EXPECT_EQ(st->lcb, 0.0);
 }
@@ -171,7 +180,8 @@ TEST(SignificanceTest, ComparePairWithPredictions) {
   const std::vector<uint8_t> ra{0, 1, 2, 3, 0, 1, 2, 0};
   const std::vector<uint8_t> rb{0, 1, 2, 3, 1, 2, 3, 0};
   std::vector<uint8_t> labels, pa, pb;
-  for (int i = 0; i < 10; ++i) labels.insert(labels.end(), block.begin(), block.end());
+  for (int i = 0; i < 10; ++i)
+    labels.insert(labels.end(), block.begin(), block.end());
   for (int r = 0; r < 40; ++r) {
     pa.insert(pa.end(), ra.begin(), ra.end());
     pb.insert(pb.end(), rb.begin(), rb.end());
@@ -192,25 +202,35 @@ TEST(SignificanceTest, ComparePairWithPredictions) {
   EXPECT_EQ(st->verdict, Verdict::kSignificant);
   // Predictions on one side only, or without labels: refused.
   EXPECT_FALSE(ComparePair({acc_a, {}, pa}, {acc_b, {}, {}}, test).ok());
-  EXPECT_FALSE(ComparePair({acc_a, {}, pa}, {acc_b, {}, pb}, TestSetInfo{4, 80, {}}).ok());
+  EXPECT_FALSE(
+      ComparePair({acc_a, {}, pa}, {acc_b, {}, pb}, TestSetInfo{4, 80, {}})
+          .ok());
 }
 
 TEST(SignificanceTest, BadInputIsRefusedWithTheReason) {
   const Vec four{0.4, 0.5, 0.4, 0.5};
-  const auto few = ComparePair({Vec{0.4, 0.5, 0.4}, {}, {}}, {four, {}, {}}, Cifar1k());
+  const auto few =
+      ComparePair({Vec{0.4, 0.5, 0.4}, {}, {}}, {four, {}, {}}, Cifar1k());
   ASSERT_FALSE(few.ok());
-  EXPECT_NE(few.status().message().find("cannot reach p < 0.05"), std::string::npos)
+  EXPECT_NE(few.status().message().find("cannot reach p < 0.05"),
+            std::string::npos)
       << few.status().message();
-  EXPECT_FALSE(ComparePair({Vec{0.4, 0.5, 1.2, 0.5}, {}, {}}, {four, {}, {}}, Cifar1k()).ok());
+  EXPECT_FALSE(
+      ComparePair({Vec{0.4, 0.5, 1.2, 0.5}, {}, {}}, {four, {}, {}}, Cifar1k())
+          .ok());
   const std::vector<uint8_t> flags{1, 1};
   EXPECT_FALSE(ComparePair({four, flags, {}}, {four, {}, {}}, Cifar1k()).ok());
-  EXPECT_FALSE(ComparePair({four, {}, {}}, {four, {}, {}}, TestSetInfo{1, 1000, {}}).ok());
+  EXPECT_FALSE(
+      ComparePair({four, {}, {}}, {four, {}, {}}, TestSetInfo{1, 1000, {}})
+          .ok());
   SignificanceOptions lower;
   lower.min_replicas = 3;  // never below 4
-  EXPECT_FALSE(ComparePair({four, {}, {}}, {four, {}, {}}, Cifar1k(), lower).ok());
+  EXPECT_FALSE(
+      ComparePair({four, {}, {}}, {four, {}, {}}, Cifar1k(), lower).ok());
   SignificanceOptions alpha;
   alpha.alpha = 1.5;
-  EXPECT_FALSE(ComparePair({four, {}, {}}, {four, {}, {}}, Cifar1k(), alpha).ok());
+  EXPECT_FALSE(
+      ComparePair({four, {}, {}}, {four, {}, {}}, Cifar1k(), alpha).ok());
   // A non-finite loss counts as a collapse.
   const std::vector<uint8_t> lost{0, 1, 1, 1};
   const auto st = ComparePair({four, lost, {}}, {four, {}, {}}, Cifar1k());
@@ -231,7 +251,8 @@ double SignificantShare(double shift, int draws, uint64_t seed) {
       a[r] = 0.5 + shift + 0.02 * rng.Normal(static_cast<uint64_t>(d) * 10 + r);
       b[r] = 0.5 + 0.02 * rng.Normal(static_cast<uint64_t>(d) * 10 + 5 + r);
     }
-    const auto st = ComparePair({a, {}, {}}, {b, {}, {}}, TestSetInfo{10, 10000, {}});
+    const auto st =
+        ComparePair({a, {}, {}}, {b, {}, {}}, TestSetInfo{10, 10000, {}});
     EXPECT_TRUE(st.ok());
     significant += st.ok() && st->verdict == Verdict::kSignificant;
   }
@@ -247,8 +268,9 @@ TEST(SignificanceTest, AaFalsePositiveShareAndPower) {
   // A shift of 2.5 sd is found most of the time (Welch power ~0.9 at d = 2.5).
   const double power = SignificantShare(0.05, 500, 2);
   EXPECT_GE(power, 0.75) << "power " << power;
-  std::printf("A/A significant share %.4f (2000 draws), power at 2.5 sd %.3f (500)\n",
-              aa, power);
+  std::printf(
+      "A/A significant share %.4f (2000 draws), power at 2.5 sd %.3f (500)\n",
+      aa, power);
 }
 
 }  // namespace

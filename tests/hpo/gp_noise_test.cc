@@ -65,7 +65,8 @@ TEST(GaussianProcessNoise, PosteriorEqualsHandComputedThreePoints) {
   // Appending the same points with their noise gives the same model.
   GaussianProcess inc(1, hp);
   ASSERT_TRUE(inc.Fit(std::span(x.data(), 1), std::span(y.data(), 1),
-                      std::span(noise.data(), 1)).ok());
+                      std::span(noise.data(), 1))
+                  .ok());
   inc.Append(std::span(&x[1], 1), y[1], noise[1]);
   inc.Append(std::span(&x[2], 1), y[2], noise[2]);
   inc.SetNormalization(ym, ys);
@@ -94,10 +95,10 @@ TEST(GaussianProcessNoise, ANoisyPointPullsThePosteriorLess) {
   noisy.Predict(&at, &mn, &vn);
   plain.Predict(&at, &m0, &v0);
   const double target = (1.0 - precise.y_mean()) / precise.y_std();
-  EXPECT_LT(std::abs(mp - target), 0.01);   // near-interpolation
-  EXPECT_GT(std::abs(mn - target), 0.5);    // shrunk towards the prior
+  EXPECT_LT(std::abs(mp - target), 0.01);  // near-interpolation
+  EXPECT_GT(std::abs(mn - target), 0.5);   // shrunk towards the prior
   EXPECT_LT(mn, mp);
-  EXPECT_GT(vn, vp);                        // and less certain there
+  EXPECT_GT(vn, vp);  // and less certain there
   // Without own noise every point keeps hp.noise: between the two.
   EXPECT_LT(m0, mp);
   EXPECT_GT(m0, mn);
@@ -114,7 +115,8 @@ TEST(GaussianProcessNoise, LikelihoodAndNoiseGradientCountOnlySharedNoise) {
   for (size_t p = 0; p < grad.size(); ++p) {
     auto shifted = [&](double h) {
       GpHyperparameters q = hp;
-      double* t = p == 0 ? &q.amplitude : (p == 1 ? &q.length_scales[0] : &q.noise);
+      double* t =
+          p == 0 ? &q.amplitude : (p == 1 ? &q.length_scales[0] : &q.noise);
       *t *= std::exp(h);
       return LogMarginalLikelihood(x, yn, 1, q, nullptr, true, own);
     };
@@ -141,16 +143,22 @@ TEST(GaussianProcessNoise, FitAcceptsPointNoiseAndRefusesBadOnes) {
   const std::vector<double> y = {0.1, 0.3, 0.2, 0.25, 0.05, 0.15};
   const std::vector<double> own = {kNone, 0.5, kNone, kNone, 0.02, kNone};
   const GpHyperparameters start{1.0, {1.0}, 1.0};
-  const auto hp = FitGpHyperparameters(x, y, 1, GpFitOptions{}, start, 1, 2, own);
+  const auto hp =
+      FitGpHyperparameters(x, y, 1, GpFitOptions{}, start, 1, 2, own);
   ASSERT_TRUE(hp.ok()) << hp.status().ToString();
   GaussianProcess gp(1, *hp);
   EXPECT_TRUE(gp.Fit(x, y, own).ok());
   const std::vector<double> short_noise = {0.1, 0.2};
   EXPECT_FALSE(gp.Fit(x, y, short_noise).ok());
-  const std::vector<double> negative = {kNone, -0.5, kNone, kNone, kNone, kNone};
+  const std::vector<double> negative = {kNone, -0.5,  kNone,
+                                        kNone, kNone, kNone};
   EXPECT_FALSE(gp.Fit(x, y, negative).ok());
-  EXPECT_FALSE(FitGpHyperparameters(x, y, 1, GpFitOptions{}, start, 1, 2, negative).ok());
-  EXPECT_FALSE(FitGpHyperparameters(x, y, 1, GpFitOptions{}, start, 1, 2, short_noise).ok());
+  EXPECT_FALSE(
+      FitGpHyperparameters(x, y, 1, GpFitOptions{}, start, 1, 2, negative)
+          .ok());
+  EXPECT_FALSE(
+      FitGpHyperparameters(x, y, 1, GpFitOptions{}, start, 1, 2, short_noise)
+          .ok());
 }
 
 }  // namespace

@@ -47,7 +47,8 @@ TEST(GpOptimizerNoise, OwnNoiseReachesTheModel) {
 }
 
 TEST(GpOptimizerNoise, NoiseIsRecordedAndValidated) {
-  GpOptimizer opt = GpOptimizer::Create(LineSpace(), OptimizerOptions{}).value();
+  GpOptimizer opt =
+      GpOptimizer::Create(LineSpace(), OptimizerOptions{}).value();
   ASSERT_TRUE(opt.Tell({{0.1}}, 1.0).ok());
   ASSERT_TRUE(opt.Tell({{0.2}}, 2.0, 0.04).ok());
   EXPECT_TRUE(std::isnan(opt.noise_variance(0)));

@@ -8,7 +8,7 @@
 // Notation: profile A has K_A replicas with test accuracies a_1..a_KA, B has
 // K_B replicas b_1..b_KB; n test examples, k classes.
 //
-//   mean, sd        x̄ = Σx/K, s = sqrt(Σ(x - x̄)^2 / (K - 1))   (sd 0 when K = 1)
+//   mean, sd        x̄ = Σx/K, s = sqrt(Σ(x - x̄)^2 / (K - 1))
 //   mean_diff       Δ = ā - b̄   (positive: A more accurate)
 //   collapse        a replica whose loss became non-finite, or whose accuracy
 //                   is <= 1/k + 3 sqrt((1/k)(1 - 1/k)/n)   (chance plus three
@@ -29,7 +29,8 @@
 //                   and ν = K_A + K_B - 2.
 //   Hedges' g       g = J(m) Δ / s_p, s_p^2 = ((K_A-1)s_A^2 + (K_B-1)s_B^2)/m,
 //                   m = K_A + K_B - 2, J(m) = Γ(m/2) / (sqrt(m/2) Γ((m-1)/2))
-//                   (exact small-sample correction); 0 if Δ = 0, ±inf if s_p = 0.
+//                   (exact small-sample correction); 0 if Δ = 0, ±inf if
+//                   s_p = 0.
 //   P(A>B)          (#{(i,j): a_i > b_j} + #{a_i = b_j} / 2) / (K_A K_B)
 //                   (= Mann-Whitney U_A / (K_A K_B), Vargha-Delaney A12).
 //   Fisher p        two-sided exact p of the 2x2 table [[c_A, K_A - c_A],
@@ -41,10 +42,11 @@
 //                   run when each side has >= min_survivors (3) of them.
 //   churn           d(i, j) = fraction of test examples on which replicas i
 //                   and j predict different classes. D_AA, D_BB = mean over
-//                   within-profile pairs i < j, D_AB = mean over all (A_i, B_j).
-//                   Excess churn E = D_AB - (D_AA + D_BB)/2, p = P(E' >= E)
-//                   over the same label splits as the permutation test (one
-//                   sided: only a larger cross-profile disagreement is evidence).
+//                   within-profile pairs i < j, D_AB = mean over all pairs
+//                   (A_i, B_j). Excess churn E = D_AB - (D_AA + D_BB)/2,
+//                   p = P(E' >= E) over the same label splits as the
+//                   permutation test (one sided: only a larger cross-profile
+//                   disagreement is evidence).
 //   floor           Jordan's a-priori test-set floor of one run's accuracy sd:
 //                   f = sqrt(Σ_i e_i (1 - e_i)) / n, e_i = share of a profile's
 //                   non-collapsed replicas (all, if every one collapsed) that
@@ -64,7 +66,8 @@
 //
 // Verdict (alpha = 0.05; a sample "passes" when its permutation p < alpha,
 // P(A>B) lies outside [0.25, 0.75] and |Δ| >= 2 x the pair's floor):
-//   no replica collapsed:      significant if all replicas pass, else within_noise.
+//   no replica collapsed:      significant if all replicas pass, else
+//                              within_noise.
 //   some replica collapsed:    significant if the survivors pass (>= 3 a side);
 //                              else collapse_driven if Fisher p < alpha or all
 //                              replicas pass; else insufficient if a side has
@@ -122,7 +125,12 @@ struct TestSetInfo {
                                       // predictions, for the floor)
 };
 
-enum class Verdict { kSignificant, kCollapseDriven, kWithinNoise, kInsufficient };
+enum class Verdict {
+  kSignificant,
+  kCollapseDriven,
+  kWithinNoise,
+  kInsufficient,
+};
 // "significant", "collapse_driven", "within_noise", "insufficient".
 const char* VerdictName(Verdict v);
 Result<Verdict> ParseVerdict(std::string_view name);
@@ -133,7 +141,8 @@ struct ProfileSummary {
   double sd = 0;           // sample sd (ddof 1)
   int collapses = 0;       // replicas flagged by IsCollapsed
   double floor = 0;        // Jordan floor f of one run's accuracy sd
-  double sigma2_s = 0;     // distribution-wise variance; NaN without predictions
+  double sigma2_s = 0;     // distribution-wise variance (NaN without
+                           // predictions or with fewer than 2 replicas)
 };
 
 struct PairStatistics {
