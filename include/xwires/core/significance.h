@@ -76,8 +76,11 @@
 // exact two-sided permutation p is 2/20 = 0.1, so p < 0.05 is unreachable.
 //
 // Thread-safety: every function is pure (no shared state) and may run
-// concurrently. Results are deterministic: the same inputs give the same bits
-// on every thread count and machine (the sums run in a fixed order).
+// concurrently, and runs on the calling thread. Results are deterministic:
+// the sums run in a fixed order and Monte Carlo splits are Philox draws, so
+// the same inputs give the same bits on every run. The t and hypergeometric
+// values come from Boost.Math over the C library's exp/log, so their last
+// bits may differ between platforms.
 #ifndef XWIRES_CORE_SIGNIFICANCE_H_
 #define XWIRES_CORE_SIGNIFICANCE_H_
 
