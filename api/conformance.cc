@@ -85,11 +85,25 @@ std::map<int64_t, NamedTensors> SplitSteps(NamedTensors all) {
   return out;
 }
 
-// The worst tensor of `ours` against `ref` (same names); an int64 buffer
-// (num_batches_tracked) must match exactly. TF.js has no batch counter.
+// The module of a state_dict name: "layer1.0.bn1" for "layer1.0.bn1.bias".
+std::string ModuleOf(const std::string& name) {
+  const size_t dot = name.rfind('.');
+  return dot == std::string::npos ? "" : name.substr(0, dot);
+}
+
+// The worst tensor of `ours` against `ref` (same names), each measured as
+// conformance::RelativeError against its module's scale (see
+// ConformanceRow::error); an int64 buffer (num_batches_tracked) must match
+// exactly. TF.js has no batch counter.
 Status CompareState(const NamedTensors& ours, const NamedTensors& ref, ConformanceRow* row) {
   std::map<std::string, const NamedTensor*> by_name;
-  for (const NamedTensor& t : ref) by_name[t.name] = &t;
+  std::map<std::string, double> scale;  // module -> max |ref| over its float tensors
+  for (const NamedTensor& t : ref) {
+    by_name[t.name] = &t;
+    if (t.is_int64) continue;
+    double& m = scale[ModuleOf(t.name)];
+    for (int64_t i = 0; i < t.value.size(); ++i) m = std::max(m, std::fabs(double{t.value[i]}));
+  }
   row->error = 0;
   for (const NamedTensor& t : ours) {
     auto it = by_name.find(t.name);
@@ -98,7 +112,7 @@ Status CompareState(const NamedTensors& ours, const NamedTensors& ref, Conforman
       return Status::Corruption(row->framework + " runner wrote no tensor '" + t.name +
                                 "' for step " + std::to_string(row->step));
     }
-    double e = RelativeError(t.value, it->second->value);
+    double e = RelativeError(t.value, it->second->value, scale[ModuleOf(t.name)]);
     if (t.is_int64) e = t.value.BitwiseEqual(it->second->value) ? 0 : INFINITY;
     if (e > row->error || row->worst.empty()) {
       row->error = std::max(row->error, e);
@@ -121,6 +135,8 @@ struct ArchCase {
   NamedTensors init;
   std::map<int64_t, NamedTensors> ref_steps;
   NamedTensors ref_logits;  // "init", "final" (pytorch)
+  std::string out_dir;      // the runner's output; xwires' steps go there too
+  std::vector<double> reference_error;  // per step (pytorch: float32 vs float64)
 };
 
 Status WriteRunnerInputs(const ArchCase& c, const ConformanceOptions& o, const std::string& dir) {
@@ -141,6 +157,7 @@ Status WriteRunnerInputs(const ArchCase& c, const ConformanceOptions& o, const s
 Status RunReference(ArchCase* c, const ConformanceOptions& o, const std::string& work) {
   const std::string in = work + "/" + c->framework + "-" + c->arch + "/in";
   const std::string out = work + "/" + c->framework + "-" + c->arch + "/out";
+  c->out_dir = out;
   XW_RETURN_IF_ERROR(WriteRunnerInputs(*c, o, in));
   fs::create_directories(out);
   const std::string log = out + "/runner.log";
@@ -159,6 +176,14 @@ Status RunReference(ArchCase* c, const ConformanceOptions& o, const std::string&
   }
   if (c->framework == "pytorch") {
     XW_ASSIGN_OR_RETURN(c->ref_logits, ReadExchange(out + "/logits.xwt"));
+    for (const NamedTensor& t : c->ref_logits) {
+      if (t.name != "reference_error") continue;
+      for (int64_t i = 0; i < t.value.size(); ++i) c->reference_error.push_back(t.value[i]);
+    }
+    if (static_cast<int64_t>(c->reference_error.size()) != o.steps) {
+      return Status::Corruption(out + "/logits.xwt: 'reference_error' must hold one value "
+                                "per step");
+    }
   }
   return Status::OK();
 }
@@ -178,14 +203,21 @@ Status TrainAndCompare(const ArchCase& c, const ConformanceOptions& o,
   t.threads = o.threads;
   t.init_weights = &c.init;
   t.init_weights_source = "conformance initial weights";
+  NamedTensors mine;  // every step's state, kept next to the runner's output
   t.on_step = [&](int64_t step, const Model& model) -> Status {
     ConformanceRow row{c.framework, c.arch, KernelTargetVariant(), "weights", step};
-    row.bound = ConformanceWeightBound(step);
-    XW_RETURN_IF_ERROR(CompareState(model.ExportState(), c.ref_steps.at(step), &row));
+    row.reference_error = c.reference_error.empty() ? 0 : c.reference_error[step - 1];
+    row.bound = ConformanceWeightBound(step) + 2 * row.reference_error;
+    NamedTensors state = model.ExportState();
+    XW_RETURN_IF_ERROR(CompareState(state, c.ref_steps.at(step), &row));
     rows->push_back(row);
+    for (NamedTensor& s : state) {
+      mine.push_back({std::to_string(step) + "/" + s.name, std::move(s.value), s.is_int64});
+    }
     return Status::OK();
   };
-  return TrainProfile(*c.profile, c.data, t).status();
+  XW_RETURN_IF_ERROR(TrainProfile(*c.profile, c.data, t).status());
+  return WriteExchange(c.out_dir + "/xwires-" + KernelTarget() + ".xwt", mine);
 }
 
 // Logits of the model loaded from the initial weights and from the
@@ -311,7 +343,11 @@ Result<ConformanceReport> RunConformance(
       if (!digits.count(size)) {
         XW_ASSIGN_OR_RETURN(digits[size], DigitsData(o, work.path, size));
       }
-      ArchCase c{fw.name, arch, &profile, ArchOptions{ArchWidth(arch), 0, 0.0}};
+      ArchCase c;
+      c.framework = fw.name;
+      c.arch = arch;
+      c.profile = &profile;
+      c.arch_options = ArchOptions{ArchWidth(arch), 0, 0.0};
       c.data.name = "digits";
       c.data.train = Prefix(digits[size].train, o.steps * kBatch);
       c.data.test = digits[size].test;
@@ -338,18 +374,22 @@ Result<ConformanceReport> RunConformance(
 
 std::string ConformanceTableHeader() {
   char buf[160];
-  std::snprintf(buf, sizeof(buf), "%-9s %-11s %-11s %-8s %5s %11s %11s  %-6s %s", "framework",
-                "arch", "target", "check", "step", "worst_rel", "bound", "result",
-                "worst tensor");
+  std::snprintf(buf, sizeof(buf), "%-9s %-11s %-11s %-8s %5s %11s %11s %11s  %-6s %s",
+                "framework", "arch", "target", "check", "step", "worst_rel", "ref_f64",
+                "bound", "result", "worst tensor");
   return buf;
 }
 
 std::string FormatConformanceRow(const ConformanceRow& r) {
   char buf[256];
-  std::snprintf(buf, sizeof(buf), "%-9s %-11s %-11s %-8s %5lld %11.3e %11.3e  %-6s %s",
+  char ref[16] = "-";
+  if (r.framework == "pytorch" && r.kind == "weights") {
+    std::snprintf(ref, sizeof(ref), "%.3e", r.reference_error);
+  }
+  std::snprintf(buf, sizeof(buf), "%-9s %-11s %-11s %-8s %5lld %11.3e %11s %11.3e  %-6s %s",
                 r.framework.c_str(), r.arch.c_str(), r.target.c_str(), r.kind.c_str(),
-                static_cast<long long>(r.step), r.error, r.bound, r.pass() ? "pass" : "FAIL",
-                r.worst.c_str());
+                static_cast<long long>(r.step), r.error, ref, r.bound,
+                r.pass() ? "pass" : "FAIL", r.worst.c_str());
   return buf;
 }
 

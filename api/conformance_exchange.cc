@@ -126,9 +126,9 @@ Result<NamedTensors> ReadExchange(const std::string& path) {
   return out;
 }
 
-double RelativeError(const Tensor& ours, const Tensor& ref) {
+double RelativeError(const Tensor& ours, const Tensor& ref, double scale) {
   if (ours.shape() != ref.shape()) return INFINITY;
-  double num = 0, den = 0;
+  double num = 0, den = scale;
   for (int64_t i = 0; i < ref.size(); ++i) {
     const double d = std::fabs(static_cast<double>(ours[i]) - ref[i]);
     if (std::isnan(d)) return INFINITY;

@@ -25,11 +25,13 @@ Status WriteExchange(const std::string& path, const NamedTensors& tensors);
 // and what is wrong (bad magic, truncated, rank over 8).
 Result<NamedTensors> ReadExchange(const std::string& path);
 
-// The error measure of every comparison: max |ours - ref| / max |ref| over
-// the tensor (normwise, so a near-zero element does not dominate); the
-// absolute difference when ref is all zeros; infinity for NaN or a shape
-// mismatch.
-double RelativeError(const Tensor& ours, const Tensor& ref);
+// The error measure of every comparison: max |ours - ref| / scale, where
+// scale is max |ref| over the tensor, or `scale` when that is larger (the
+// comparisons pass the largest element of the tensor's layer, so that a
+// bias or BN shift that starts at zero is measured on its layer's scale,
+// not on its first updates'); the absolute difference when the scale is
+// zero; infinity for NaN or a shape mismatch.
+double RelativeError(const Tensor& ours, const Tensor& ref, double scale = 0);
 
 }  // namespace xw::conformance
 

@@ -39,7 +39,7 @@ def write(path, tensors):
     for name, value in tensors.items():
         a = np.asarray(value)
         code = 1 if a.dtype == np.int64 else 0
-        a = np.ascontiguousarray(a, dtype=_DTYPES[code])
+        a = np.array(a, dtype=_DTYPES[code], order="C")  # keeps 0-d arrays 0-d
         raw = name.encode()
         parts += [struct.pack("<I", len(raw)), raw, struct.pack("<BB", code, a.ndim),
                   struct.pack(f"<{a.ndim}q", *a.shape), a.tobytes()]
