@@ -17,6 +17,7 @@ PACKAGES=(
   pybind11-dev python3-dev python3-pytest  # the Python package (python/) and its tests
   python3-torch python3-torchvision  # xwires.Dataset.torch_model and its test
   chromium  # headless rendering check of `xwires report` (tests/api/report_test.cc)
+  nodejs npm  # TensorFlow.js for `xwires conformance` and tests/conformance (npm ci below)
 )
 
 SUDO=""
@@ -28,10 +29,22 @@ for p in "${PACKAGES[@]}"; do
 done
 if [ "${#missing[@]}" -eq 0 ]; then
   echo "setup: all ${#PACKAGES[@]} packages already installed"
-  exit 0
+else
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "setup: done"
 fi
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "setup: done"
+
+# TensorFlow.js (npm @tensorflow/tfjs 4.22.0, pure JS, the versions pinned by
+# tests/conformance/package-lock.json) for the conformance checks; installed
+# once into tests/conformance/node_modules, which nothing else reads, and
+# reinstalled only when the lock file changes. The tests need no network.
+CONF="$(cd "$(dirname "$0")/.." && pwd)/tests/conformance"
+STAMP="$CONF/node_modules/.xwires-lock"
+if ! cmp -s "$CONF/package-lock.json" "$STAMP" 2>/dev/null; then
+  echo "setup: npm ci in tests/conformance (TensorFlow.js)"
+  npm ci --prefix "$CONF" --no-audit --no-fund --loglevel=error >/dev/null
+  cp "$CONF/package-lock.json" "$STAMP"
+fi

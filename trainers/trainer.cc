@@ -227,6 +227,7 @@ Result<TrainResult> TrainProfile(const Profile& profile, const DataSplits& data,
       XW_RETURN_IF_ERROR(model->Backward(dlogits, ctx));
       XW_RETURN_IF_ERROR(adam.Step(model->parameters(), model->gradients()));
       ++result.steps;
+      if (options.on_step) XW_RETURN_IF_ERROR(options.on_step(result.steps, *model));
       // progress
       if (options.on_progress) {
         progress.epoch = epoch;

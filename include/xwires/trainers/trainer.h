@@ -68,6 +68,12 @@ struct TrainOptions {
   // TrainProfile returns Cancelled (nothing is produced). Lets a caller stop
   // a run cleanly (Ctrl-C in Python, a search being interrupted).
   std::function<bool()> should_stop;
+  // Called on the training thread after every Adam step with the 1-based
+  // step number and the model as the step left it (ExportState() gives
+  // every weight and buffer), e.g. to compare each step with another
+  // framework (api/conformance.h). A failed Status stops the run and
+  // TrainProfile returns it. The model must not be changed.
+  std::function<Status(int64_t step, const Model& model)> on_step;
 };
 
 // InvalidArgument naming the offending option (epochs, batch_size, adam.*,

@@ -1,0 +1,38 @@
+// What xwires and a reference framework's runner (tests/conformance/
+// tfjs_steps.js, torch_steps.py) exchange: tensors in a small binary file
+// that Node.js and Python read without HDF5, and the per-tensor comparison.
+//
+// File layout (little-endian): the 8 bytes "XWTENS01", a uint32 count, then
+// per tensor: uint32 name length, the name's bytes, uint8 dtype (0 float32,
+// 1 int64), uint8 rank, rank x int64 dims, then the elements row-major.
+// Names are state_dict names; a runner prefixes them with "<step>/".
+#ifndef XWIRES_API_CONFORMANCE_EXCHANGE_H_
+#define XWIRES_API_CONFORMANCE_EXCHANGE_H_
+
+#include <string>
+
+#include "xwires/core/status.h"
+#include "xwires/core/tensor.h"
+#include "xwires/dataset/tensor_file.h"
+
+namespace xw::conformance {
+
+// Writes `tensors` to `path` (int64 tensors hold integral float values,
+// as NamedTensor does). Errors name the file.
+Status WriteExchange(const std::string& path, const NamedTensors& tensors);
+
+// Reads a file WriteExchange's layout describes. Corruption names the file
+// and what is wrong (bad magic, truncated, rank over 8).
+Result<NamedTensors> ReadExchange(const std::string& path);
+
+// The error measure of every comparison: max |ours - ref| / scale, where
+// scale is max |ref| over the tensor, or `scale` when that is larger (the
+// comparisons pass the largest element of the tensor's layer, so that a
+// bias or BN shift that starts at zero is measured on its layer's scale,
+// not on its first updates'); the absolute difference when the scale is
+// zero; infinity for NaN or a shape mismatch.
+double RelativeError(const Tensor& ours, const Tensor& ref, double scale = 0);
+
+}  // namespace xw::conformance
+
+#endif  // XWIRES_API_CONFORMANCE_EXCHANGE_H_

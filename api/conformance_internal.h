@@ -1,0 +1,51 @@
+// Internals of RunConformance (api/conformance.cc): the reference
+// frameworks' runners as subprocesses, and the digits data they share.
+#ifndef XWIRES_API_CONFORMANCE_INTERNAL_H_
+#define XWIRES_API_CONFORMANCE_INTERNAL_H_
+
+#include <string>
+#include <vector>
+
+#include "xwires/api/conformance.h"
+#include "xwires/core/data.h"
+#include "xwires/core/status.h"
+
+namespace xw::conformance {
+
+// One reference framework: its name, runner, the architectures it builds.
+struct Framework {
+  std::string name;                // "tfjs", "pytorch"
+  std::vector<std::string> archs;  // in the order they run
+};
+const std::vector<Framework>& Frameworks();
+
+// The width each architecture runs at (small, so a step takes milliseconds).
+double ArchWidth(const std::string& arch);
+
+// Runs argv[0] (searched on PATH) with stdout and stderr appended to
+// `log_path`; returns its exit status (128 + signal when killed). An error
+// only when it cannot be started.
+Result<int> RunProcess(const std::vector<std::string>& argv, const std::string& log_path);
+
+// The last `max_bytes` of a log file, for error messages.
+std::string LogTail(const std::string& path, size_t max_bytes = 1500);
+
+// Empty when the framework's runner can start here; otherwise why not and
+// how to install it (scripts/setup.sh, npm ci --prefix tests/conformance).
+std::string MissingFramework(const std::string& framework, const ConformanceOptions& o,
+                             const std::string& work_dir);
+
+// The digits (scripts/make_digits.py) as `size` x `size` IDX files under
+// work_dir, loaded. Errors carry make_digits.py's output.
+Result<DataSplits> DigitsData(const ConformanceOptions& o, const std::string& work_dir,
+                              int size);
+
+// The runner's command line for a framework, reading IN_DIR and writing
+// OUT_DIR (tests/conformance/README.md).
+std::vector<std::string> RunnerCommand(const std::string& framework,
+                                       const ConformanceOptions& o, const std::string& in_dir,
+                                       const std::string& out_dir);
+
+}  // namespace xw::conformance
+
+#endif  // XWIRES_API_CONFORMANCE_INTERNAL_H_

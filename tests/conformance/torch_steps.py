@@ -1,0 +1,127 @@
+#!/usr/bin/python3
+"""PyTorch reference runner of `xwires conformance` (api/conformance.h).
+
+Builds the architecture's PyTorch twin (python/xwires/torch_models.py, the
+package's `torch_model()`, loaded by path so the compiled part is not
+needed), loads xwires' initial weights with load_state_dict(strict=True),
+trains config.steps steps of torch.optim.Adam with nn.CrossEntropyLoss on
+the given batches in order, and writes every state_dict tensor after each
+step, plus the eval-mode logits of the test images for the initial and the
+final weights.
+
+Usage: torch_steps.py IN_DIR OUT_DIR
+  IN_DIR: config.json, init.xwt, data.xwt (x_train, y_train, x_test)
+  OUT_DIR/steps.xwt: "<step>/<state_dict name>" for step 1..steps
+  OUT_DIR/logits.xwt: "init", "final" [n_test, classes], and
+    "reference_error" [steps]: after each step, how far these float32 weights
+    are from the same steps run in float64 (the worst tensor, measured as
+    xwires measures its own difference: max |a - b| over the largest element
+    of the tensor's module), i.e. how much rounding this problem amplifies.
+"""
+import importlib.util
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import xwt  # noqa: E402
+
+_MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python",
+                       "xwires", "torch_models.py")
+
+
+def torch_models():
+    spec = importlib.util.spec_from_file_location("xw_torch_models", _MODELS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def state_of(model):
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def train(model, config, data, dtype, on_step):
+    """config.steps Adam steps of `model` (in `dtype`) on the batches in order."""
+    x = torch.from_numpy(data["x_train"]).to(dtype)
+    y = torch.from_numpy(data["y_train"])
+    opt = torch.optim.Adam(model.parameters(), lr=config["lr"],
+                           betas=(config["beta1"], config["beta2"]), eps=config["eps"])
+    loss_fn = torch.nn.CrossEntropyLoss()
+    batch = config["batch"]
+    model.train()
+    for step in range(1, config["steps"] + 1):
+        first = (step - 1) * batch
+        opt.zero_grad()
+        loss = loss_fn(model(x[first:first + batch]), y[first:first + batch])
+        loss.backward()
+        opt.step()
+        on_step(step, loss.item())
+
+
+def module_error(state, exact):
+    """The worst tensor's max |a - b| over the largest |exact| of its module."""
+    scale = {}
+    for name, v in exact.items():
+        if v.dtype.is_floating_point:
+            module = name.rsplit(".", 1)[0]
+            scale[module] = max(scale.get(module, 0.0), v.abs().max().item())
+    worst = 0.0
+    for name, v in exact.items():
+        if v.dtype.is_floating_point:
+            diff = (state[name].double() - v).abs().max().item()
+            worst = max(worst, diff / max(scale[name.rsplit(".", 1)[0]], 1e-300))
+    return worst
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.exit("usage: torch_steps.py IN_DIR OUT_DIR")
+    in_dir, out_dir = argv
+    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    with open(os.path.join(in_dir, "config.json")) as f:
+        config = json.load(f)
+    init = xwt.read(os.path.join(in_dir, "init.xwt"))
+    data = xwt.read(os.path.join(in_dir, "data.xwt"))
+    models = torch_models()
+
+    def build(dtype):
+        model = models.build(config["arch"], tuple(config["in_shape"]), config["num_classes"],
+                             config["width"], None, dropout=0.0)
+        model.load_state_dict({k: torch.from_numpy(v) for k, v in init.items()}, strict=True)
+        return model.to(dtype)
+
+    exact = []  # float64 states after each step
+    model64 = build(torch.float64)
+    train(model64, config, data, torch.float64,
+          lambda step, loss: exact.append(state_of(model64)))
+
+    model = build(torch.float32)
+    x_test = torch.from_numpy(data["x_test"])
+    logits = {}
+    model.eval()
+    with torch.no_grad():
+        logits["init"] = model(x_test).numpy().copy()
+    steps, errors = {}, []
+
+    def record(step, loss):
+        state = state_of(model)
+        errors.append(module_error(state, exact[step - 1]))
+        print(f"step {step} loss {loss:.8g} float32 vs float64 {errors[-1]:.3e}", flush=True)
+        for name, value in state.items():
+            steps[f"{step}/{name}"] = value.numpy()
+
+    train(model, config, data, torch.float32, record)
+    model.eval()
+    with torch.no_grad():
+        logits["final"] = model(x_test).numpy().copy()
+    logits["reference_error"] = np.array(errors, dtype=np.float32)
+    xwt.write(os.path.join(out_dir, "steps.xwt"), steps)
+    xwt.write(os.path.join(out_dir, "logits.xwt"), logits)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
