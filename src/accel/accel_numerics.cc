@@ -30,6 +30,15 @@ float Tf32Nan(uint32_t u) {
   return FromBits(IsNanBits(m) ? m : ((u & 0x80000000u) | 0x7fc00000u));
 }
 
+// 2^e as a double, for |e| <= 1022 (exact; no libm call).
+double Pow2(int e) { return std::bit_cast<double>(static_cast<uint64_t>(e + 1023) << 52); }
+
+// floor(log2 |t|) of a nonzero double that is normal (every exact product of
+// two floats and every float is: their magnitudes are at least 2^-298).
+int ExponentOf(double t) {
+  return static_cast<int>((std::bit_cast<uint64_t>(t) >> 52) & 0x7ff) - 1023;
+}
+
 // Rounds s toward zero to fp32 (s finite).
 float DoubleToFloatRz(double s) {
   float f = static_cast<float>(s);  // nearest even; Inf past FLT_MAX + half ulp
@@ -171,19 +180,21 @@ float TensorCoreBlockFma(float c, const float* a, const float* b, int n,
   }
   int e_max = INT_MIN;
   for (int i = 0; i <= n; ++i) {
-    if (t[i] != 0) e_max = std::max(e_max, std::ilogb(t[i]));
+    if (t[i] != 0) e_max = std::max(e_max, ExponentOf(t[i]));
   }
   if (e_max == INT_MIN) {  // all zeros: the IEEE sum keeps -0 only if all are -0
     double s = t[0];
     for (int i = 1; i <= n; ++i) s += t[i];
     return static_cast<float>(s);
   }
-  // Truncate every term onto the grid 2^q (scaling by powers of two is exact),
+  // Truncate every term onto the grid 2^q (scaling by powers of two is exact:
+  // q lies in [-340, 232], every scaled term in [2^-540, 2^(26+align_bits))),
   // then sum exactly: every term is an integer multiple of 2^q below
   // 2^(25 + align_bits) units, so the sum of <= 65 of them fits 53 bits.
   const int q = e_max - 23 - spec.align_bits;
+  const double down = Pow2(-q), up = Pow2(q);
   double s = 0;
-  for (int i = 0; i <= n; ++i) s += std::ldexp(std::trunc(std::ldexp(t[i], -q)), q);
+  for (int i = 0; i <= n; ++i) s += std::trunc(t[i] * down) * up;
   return DoubleToFloatRz(s);
 }
 

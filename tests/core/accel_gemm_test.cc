@@ -259,5 +259,55 @@ TEST(AccelMatmul, ExactOnIntegersWithTransposes) {
   }
 }
 
+// Dense forward and gradients under each configuration's matmul operands,
+// within (2u + K 2^-22) sum |terms| (+ fp16 subnormal steps) of double.
+TEST(AccelDense, WithinFormatBoundOnRandomData) {
+  const int64_t n = 6, in = 37, out = 11;
+  Tensor x = gradcheck::RandomTensor({n, in}, 51), w = gradcheck::RandomTensor({out, in}, 52);
+  Tensor b = gradcheck::RandomTensor({out}, 53), dy = gradcheck::RandomTensor({n, out}, 54);
+  for (auto [name, accel] : Configs()) {
+    SCOPED_TRACE(name);
+    accel.matmul_operands = accel.conv_operands;  // the configs' conv formats, on dense
+    Tensor y, dx, dw, db;
+    AccelDenseForward(x, w, &b, KernelNumerics{}, accel, &y);
+    AccelDenseBackward(x, w, dy, KernelNumerics{}, accel, &dx, &dw, &db);
+    const double u = OperandU(accel.matmul_operands);
+    auto bound = [&](double mag, int64_t terms) {
+      return (2 * u + terms * std::ldexp(1.0, -22)) * mag + terms * std::ldexp(1.0, -23) + 1e-30;
+    };
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < out; ++j) {
+        double want = 0, mag = 0;
+        for (int64_t t = 0; t < in; ++t) {
+          want += double(x[i * in + t]) * w[j * in + t];
+          mag += std::fabs(double(x[i * in + t]) * w[j * in + t]);
+        }
+        ASSERT_LE(std::fabs(y[i * out + j] - (want + b[j])), bound(mag, in) + 1e-6f * std::fabs(b[j]));
+      }
+      for (int64_t t = 0; t < in; ++t) {
+        double want = 0, mag = 0;
+        for (int64_t j = 0; j < out; ++j) {
+          want += double(dy[i * out + j]) * w[j * in + t];
+          mag += std::fabs(double(dy[i * out + j]) * w[j * in + t]);
+        }
+        ASSERT_LE(std::fabs(dx[i * in + t] - want), bound(mag, out));
+      }
+    }
+    for (int64_t j = 0; j < out; ++j) {
+      double dbw = 0;
+      for (int64_t t = 0; t < in; ++t) {
+        double want = 0, mag = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          want += double(dy[i * out + j]) * x[i * in + t];
+          mag += std::fabs(double(dy[i * out + j]) * x[i * in + t]);
+        }
+        ASSERT_LE(std::fabs(dw[j * in + t] - want), bound(mag, n));
+      }
+      for (int64_t i = 0; i < n; ++i) dbw += dy[i * out + j];
+      EXPECT_NEAR(db[j], dbw, 1e-5);  // db is not a product: fp32 sum
+    }
+  }
+}
+
 }  // namespace
 }  // namespace xw
