@@ -124,6 +124,8 @@ Status ParseTop(Reader& r, Profile* p) {
   return Status::OK();
 }
 
+std::string ProfileJson(const Profile& p, bool with_accelerator);
+
 std::string ProfilesDir() {
   if (const char* env = std::getenv("XWIRES_PROFILES_DIR"); env && *env) return env;
 #ifdef XWIRES_PROFILES_DIR
@@ -181,7 +183,10 @@ std::string LossNumericsName(LossNumerics n) {
   return n == LossNumerics::kFusedLogSoftmax ? "fused_log_softmax" : "clipped_softmax";
 }
 
-std::string ProfileToJson(const Profile& p) {
+std::string ProfileToJson(const Profile& p) { return ProfileJson(p, false); }
+std::string ProfileToJsonWithAccelerator(const Profile& p) { return ProfileJson(p, true); }
+
+std::string ProfileJson(const Profile& p, bool with_accelerator) {
   ordered_json j;
   j["name"] = p.name;
   j["kernels"] = {{"conv_algo", ConvAlgoName(p.kernels.conv_algo)},
@@ -203,7 +208,7 @@ std::string ProfileToJson(const Profile& p) {
                {"clip_eps", FloatForJson(p.loss.clip_eps)}};
   j["shuffle"] = p.shuffle;
   j["rng_stream"] = p.rng_stream;
-  if (!profile_schema::IsDefaultAccelerator(p)) {
+  if (with_accelerator || !profile_schema::IsDefaultAccelerator(p)) {
     j["accelerator"] = profile_schema::AcceleratorToJson(p);
   }
   return j.dump(2) + "\n";

@@ -31,8 +31,7 @@
 // custom, and for custom block 4|8|16|32 and align_bits 0..8);
 // split_k.partitions >= 1, partial fp32|bf16|fp16; scatter_order
 // index|random; mixed_precision fp32|torch_autocast_bf16|torch_autocast_fp16|
-// keras_mixed_bfloat16|keras_mixed_float16 (16-bit ones require both
-// operand roundings to be that format's); loss_scaling none|torch_dynamic|
+// keras_mixed_bfloat16|keras_mixed_float16; loss_scaling none|torch_dynamic|
 // keras3_dynamic|keras2_dynamic.
 // Value sets: conv_algo direct|im2col|winograd; gemm owned|eigen; reduce
 // sequential|pairwise|kahan|lanes1|lanes4|lanes8|lanes16; adam.variant
@@ -153,6 +152,10 @@ Result<Profile> ParseProfileJson(const std::string& text);
 // shortest round-trip decimal, trailing newline). For every valid profile p,
 // ParseProfileJson(ProfileToJson(p)) has the same knobs and the same text.
 std::string ProfileToJson(const Profile& profile);
+// The same with the "accelerator" object even when every key is at its
+// default (ProfileToJson leaves it out then), so that two profiles compare
+// key by key (attribute). Parses back to the same knobs.
+std::string ProfileToJsonWithAccelerator(const Profile& profile);
 
 // Enum <-> JSON spelling, for CLI/metrics messages.
 std::string AdamVariantName(AdamVariant v);
