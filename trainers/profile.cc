@@ -124,8 +124,6 @@ Status ParseTop(Reader& r, Profile* p) {
   return Status::OK();
 }
 
-std::string ProfileJson(const Profile& p, bool with_accelerator);
-
 std::string ProfilesDir() {
   if (const char* env = std::getenv("XWIRES_PROFILES_DIR"); env && *env) return env;
 #ifdef XWIRES_PROFILES_DIR
@@ -183,9 +181,14 @@ std::string LossNumericsName(LossNumerics n) {
   return n == LossNumerics::kFusedLogSoftmax ? "fused_log_softmax" : "clipped_softmax";
 }
 
+namespace {
+std::string ProfileJson(const Profile& p, bool with_accelerator);
+}  // namespace
+
 std::string ProfileToJson(const Profile& p) { return ProfileJson(p, false); }
 std::string ProfileToJsonWithAccelerator(const Profile& p) { return ProfileJson(p, true); }
 
+namespace {
 std::string ProfileJson(const Profile& p, bool with_accelerator) {
   ordered_json j;
   j["name"] = p.name;
@@ -213,6 +216,7 @@ std::string ProfileJson(const Profile& p, bool with_accelerator) {
   }
   return j.dump(2) + "\n";
 }
+}  // namespace
 
 Result<Profile> ParseProfileJson(const std::string& text) {
   ordered_json j = ordered_json::parse(text, nullptr, /*allow_exceptions=*/false,
