@@ -43,8 +43,8 @@ std::string Pointer(const std::string& path) {
 
 std::vector<Knob> DifferingKnobs(const Profile& a, const Profile& b) {
   std::vector<std::pair<std::string, OJson>> la, lb;
-  Flatten(OJson::parse(ProfileToJson(a)), "", &la);
-  Flatten(OJson::parse(ProfileToJson(b)), "", &lb);
+  Flatten(OJson::parse(ProfileToJsonWithAccelerator(a)), "", &la);
+  Flatten(OJson::parse(ProfileToJsonWithAccelerator(b)), "", &lb);
   std::vector<Knob> out;
   for (const auto& [path, va] : la) {
     if (path == "name") continue;
@@ -57,7 +57,7 @@ std::vector<Knob> DifferingKnobs(const Profile& a, const Profile& b) {
 
 Result<Profile> SwitchKnob(const Profile& base, const std::string& path,
                            const std::string& value_json) {
-  OJson j = OJson::parse(ProfileToJson(base));
+  OJson j = OJson::parse(ProfileToJsonWithAccelerator(base));
   const OJson::json_pointer ptr(Pointer(path));
   if (path == "name" || !j.contains(ptr) || j.at(ptr).is_object()) {
     return Status::InvalidArgument("profile knob '" + path +

@@ -45,6 +45,7 @@ Result<Tensor*> ResidualBackward(Sequential& main, Sequential* downsample, const
   XW_ASSIGN_OR_RETURN(Tensor * dmain, main.Backward(dy, ctx, need_dx));
   if (!need_dx) return static_cast<Tensor*>(nullptr);
   XW_RETURN_IF_ERROR(AddForward(*dmain, *dshort, dmain));
+  RoundActivations(ctx, dmain);  // the two branches' gradients meet in 16 bits
   return dmain;
 }
 

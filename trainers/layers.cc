@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "xwires/core/accel_ops.h"
 #include "xwires/core/activation.h"
 #include "xwires/core/dense.h"
 #include "xwires/core/dropout.h"
@@ -61,18 +62,29 @@ Result<const Tensor*> Conv2d::Forward(const Tensor& x, const RunContext& ctx) {
   auto geometry = MakeConvGeometry(x.shape(), weight_.shape(), spec);
   if (!geometry.ok()) return geometry.status();
   x_ = &x;
-  Conv2dForward(x, weight_, has_bias_ ? &bias_ : nullptr, spec, ctx.kernels, &y_);
+  AccelConv2dForward(x, weight_, has_bias_ ? &bias_ : nullptr, spec, ctx.kernels, ctx.accel,
+                     &y_);
+  RoundActivations(ctx, &y_);
   return &y_;
 }
 
 Result<Tensor*> Conv2d::Backward(Tensor& dy, const RunContext& ctx, bool need_dx) {
-  Conv2dBackward(*x_, weight_, dy, Spec(ctx), ctx.kernels, need_dx ? &dx_ : nullptr, &dweight_,
-                 has_bias_ ? &dbias_ : nullptr);
+  // A random scatter order is keyed by (seed, step, this weight's name).
+  AccelSpec accel = ctx.accel;
+  accel.scatter_seed = ctx.seed;
+  accel.scatter_step = static_cast<uint64_t>(ctx.step);
+  accel.scatter_tensor = StreamId(name_);
+  AccelConv2dBackward(*x_, weight_, dy, Spec(ctx), ctx.kernels, accel, need_dx ? &dx_ : nullptr,
+                      &dweight_, has_bias_ ? &dbias_ : nullptr);
+  if (need_dx) RoundActivations(ctx, &dx_);
+  RoundActivations(ctx, &dweight_);  // the 16-bit weight's gradient, upcast exactly
+  if (has_bias_) RoundActivations(ctx, &dbias_);
   return need_dx ? &dx_ : nullptr;
 }
 
 void Conv2d::Register(const std::string& prefix, std::vector<StateEntry>* out) {
   const Fans fans = ConvFans(weight_.dim(0), weight_.dim(1), kernel_, kernel_);
+  name_ = prefix + "weight";
   out->push_back(Param(prefix + "weight", ParamKind::kConvWeight, fans, &weight_, &dweight_));
   if (has_bias_) {
     out->push_back(Param(prefix + "bias", ParamKind::kConvBias, fans, &bias_, &dbias_));
@@ -96,13 +108,17 @@ Result<const Tensor*> Linear::Forward(const Tensor& x, const RunContext& ctx) {
                                    "] input, got " + ShapeToString(x.shape()));
   }
   x_ = &x;
-  DenseForward(x, weight_, has_bias_ ? &bias_ : nullptr, ctx.kernels, &y_);
+  AccelDenseForward(x, weight_, has_bias_ ? &bias_ : nullptr, ctx.kernels, ctx.accel, &y_);
+  RoundActivations(ctx, &y_);
   return &y_;
 }
 
 Result<Tensor*> Linear::Backward(Tensor& dy, const RunContext& ctx, bool need_dx) {
-  DenseBackward(*x_, weight_, dy, ctx.kernels, need_dx ? &dx_ : nullptr, &dweight_,
-                has_bias_ ? &dbias_ : nullptr);
+  AccelDenseBackward(*x_, weight_, dy, ctx.kernels, ctx.accel, need_dx ? &dx_ : nullptr,
+                     &dweight_, has_bias_ ? &dbias_ : nullptr);
+  if (need_dx) RoundActivations(ctx, &dx_);
+  RoundActivations(ctx, &dweight_);
+  if (has_bias_) RoundActivations(ctx, &dbias_);
   return need_dx ? &dx_ : nullptr;
 }
 
@@ -122,10 +138,15 @@ BatchNorm2d::BatchNorm2d(int64_t channels)
       num_batches_tracked_(Shape{}), dweight_({channels}), dbias_({channels}) {}
 
 Result<const Tensor*> BatchNorm2d::Forward(const Tensor& x, const RunContext& ctx) {
-  if (ctx.training) return ForwardFused(x, ctx, BatchNormEpilogue{}, &y_);
-  x_ = &x;
-  XW_RETURN_IF_ERROR(
-      BatchNormForwardEval(x, weight_, bias_, running_mean_, running_var_, ctx.bn, &y_));
+  if (ctx.training) {
+    XW_RETURN_IF_ERROR(ForwardFused(x, ctx, BatchNormEpilogue{}, &y_).status());
+  } else {
+    x_ = &x;
+    XW_RETURN_IF_ERROR(
+        BatchNormForwardEval(x, weight_, bias_, running_mean_, running_var_, ctx.bn, &y_));
+  }
+  // fp32 statistics and normalisation, output in the input's 16-bit dtype.
+  RoundActivations(ctx, &y_);
   return &y_;
 }
 
@@ -149,6 +170,7 @@ Result<const Tensor*> BatchNorm2d::ForwardFused(
 Result<Tensor*> BatchNorm2d::Backward(Tensor& dy, const RunContext& ctx, bool need_dx) {
   XW_RETURN_IF_ERROR(BatchNormBackward(*x_, weight_, dy, cache_, ctx.kernels.reduce,
                                        need_dx ? &dx_ : nullptr, &dweight_, &dbias_));
+  if (need_dx) RoundActivations(ctx, &dx_);  // parameter gradients stay fp32
   return need_dx ? &dx_ : nullptr;
 }
 

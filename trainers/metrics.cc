@@ -86,6 +86,13 @@ std::string MetricsJson(const TrialRecord& trial, const DataSplits& data,
                {"image_shape", {data.train.channels(), data.train.height(), data.train.width()}},
                {"classes", data.train.num_classes}};
   j["hparams"] = ParseOrString(trial.hparams_json);
+  // Dynamic loss scaling's per-model facts (TrainTrial puts them in the
+  // trial's extra JSON): shown with each model that used it.
+  const Json extra = ParseOrString(trial.extra_json.empty() ? "{}" : trial.extra_json);
+  const Json* scaling = extra.is_object() && extra.contains("loss_scaling") &&
+                                extra["loss_scaling"].is_object()
+                            ? &extra["loss_scaling"]
+                            : nullptr;
   Json names = Json::array(), models = Json::array();
   for (size_t i = 0; i < trial.models.size(); ++i) {
     const ModelRecord& m = trial.models[i];
@@ -103,6 +110,9 @@ std::string MetricsJson(const TrialRecord& trial, const DataSplits& data,
                       {"weights_sha256", m.weights_sha256},
                       {"profile_definition", ParseOrString(m.profile_json)},
                       {"curves", CurvesJson(m.curves)}});
+    if (scaling != nullptr && scaling->contains(m.profile)) {
+      models.back()["loss_scaling"] = (*scaling)[m.profile];
+    }
   }
   j["profiles"] = names;
   j["models"] = models;

@@ -13,7 +13,14 @@ RunContext RunContext::ForProfile(const Profile& profile) {
   ctx.bn = profile.bn;
   ctx.same_padding = profile.same_padding;
   ctx.rng_stream = profile.rng_stream;
+  ctx.accel = profile.accel;
+  ctx.mixed = MixedPrecisionFormat(profile.mixed_precision);
   return ctx;
+}
+
+void RoundActivations(const RunContext& ctx, Tensor* t) {
+  if (ctx.mixed == Format::kFp32) return;
+  RoundToFormatInPlace(t->data(), t->size(), ctx.mixed, ctx.accel.flush_bf16_subnormals);
 }
 
 Module* Sequential::Add(std::string name, ModulePtr m) {
@@ -37,7 +44,7 @@ Result<const Tensor*> Sequential::ForwardRange(const Tensor& x,
     auto& [name, child] = children_[i];
     // BN -> ReLU: the ReLU's output written by the BN's last pass; the ReLU's
     // Backward masks with it as if it had run.
-    auto* bn = ctx.training && i + 1 < end
+    auto* bn = ctx.training && ctx.mixed == Format::kFp32 && i + 1 < end
                    ? dynamic_cast<BatchNorm2d*>(child.get())
                    : nullptr;
     auto* relu =
@@ -56,12 +63,15 @@ Result<const Tensor*> Sequential::ForwardAddRelu(const Tensor& x,
                                                  const RunContext& ctx,
                                                  const Tensor& residual,
                                                  Tensor* out) {
-  auto* bn = ctx.training && !children_.empty()
+  // Under mixed precision the BN output and the sum are each rounded to 16
+  // bits (relu of a rounded sum is the rounded relu), so no fusion there.
+  auto* bn = ctx.training && ctx.mixed == Format::kFp32 && !children_.empty()
                  ? dynamic_cast<BatchNorm2d*>(children_.back().second.get())
                  : nullptr;
   if (bn == nullptr) {
     XW_ASSIGN_OR_RETURN(const Tensor* m, Forward(x, ctx));
     XW_RETURN_IF_ERROR(AddReluForward(*m, residual, out));
+    RoundActivations(ctx, out);
     return static_cast<const Tensor*>(out);
   }
   XW_ASSIGN_OR_RETURN(const Tensor* h,

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "profile_accel.h"
 #include "profile_schema.h"
 #include "xwires/core/file_util.h"
 
@@ -112,6 +113,11 @@ Status ParseTop(Reader& r, Profile* p) {
   XW_RETURN_IF_ERROR(r.Object("loss", [&](Reader& s) { return ParseLoss(s, &p->loss); }));
   XW_RETURN_IF_ERROR(r.Bool("shuffle", &p->shuffle));
   XW_RETURN_IF_ERROR(r.String("rng_stream", &p->rng_stream));
+  // Optional: absent means plain fp32 CPU arithmetic (every key at its default).
+  if (r.Has("accelerator")) {
+    XW_RETURN_IF_ERROR(r.Object(
+        "accelerator", [&](Reader& s) { return profile_schema::ParseAccelerator(s, p); }));
+  }
   XW_RETURN_IF_ERROR(r.Finish());
   if (p->name.empty()) return r.Error("name", "must not be empty");
   if (p->rng_stream.empty()) return r.Error("rng_stream", "must not be empty");
@@ -134,6 +140,13 @@ const std::vector<std::string>& ShippedProfileNames() {
   return kNames;
 }
 
+const std::vector<std::string>& AcceleratorProfileNames() {
+  static const std::vector<std::string> kNames = {"torch-a100",     "tf-a100",    "torch-h100",
+                                                  "torch-amp-fp16", "torch-bf16", "tf-mixed-fp16",
+                                                  "tpu-bf16"};
+  return kNames;
+}
+
 std::string AdamVariantName(AdamVariant v) { return v == AdamVariant::kTorch ? "torch" : "keras"; }
 std::string WeightDecayModeName(WeightDecayMode m) {
   return m == WeightDecayMode::kL2InGradient ? "l2" : "decoupled";
@@ -144,11 +157,39 @@ std::string InitSchemeName(InitScheme s) {
 std::string SamePaddingName(SamePadding p) {
   return p == SamePadding::kSymmetric ? "symmetric" : "tf_same";
 }
+std::string MixedPrecisionName(MixedPrecision m) {
+  switch (m) {
+    case MixedPrecision::kFp32: return "fp32";
+    case MixedPrecision::kTorchBf16: return "torch_autocast_bf16";
+    case MixedPrecision::kTorchFp16: return "torch_autocast_fp16";
+    case MixedPrecision::kKerasBf16: return "keras_mixed_bfloat16";
+    case MixedPrecision::kKerasFp16: return "keras_mixed_float16";
+  }
+  return "fp32";
+}
+Format MixedPrecisionFormat(MixedPrecision m) {
+  switch (m) {
+    case MixedPrecision::kFp32: return Format::kFp32;
+    case MixedPrecision::kTorchBf16:
+    case MixedPrecision::kKerasBf16: return Format::kBf16;
+    case MixedPrecision::kTorchFp16:
+    case MixedPrecision::kKerasFp16: return Format::kFp16;
+  }
+  return Format::kFp32;
+}
 std::string LossNumericsName(LossNumerics n) {
   return n == LossNumerics::kFusedLogSoftmax ? "fused_log_softmax" : "clipped_softmax";
 }
 
-std::string ProfileToJson(const Profile& p) {
+namespace {
+std::string ProfileJson(const Profile& p, bool with_accelerator);
+}  // namespace
+
+std::string ProfileToJson(const Profile& p) { return ProfileJson(p, false); }
+std::string ProfileToJsonWithAccelerator(const Profile& p) { return ProfileJson(p, true); }
+
+namespace {
+std::string ProfileJson(const Profile& p, bool with_accelerator) {
   ordered_json j;
   j["name"] = p.name;
   j["kernels"] = {{"conv_algo", ConvAlgoName(p.kernels.conv_algo)},
@@ -170,8 +211,12 @@ std::string ProfileToJson(const Profile& p) {
                {"clip_eps", FloatForJson(p.loss.clip_eps)}};
   j["shuffle"] = p.shuffle;
   j["rng_stream"] = p.rng_stream;
+  if (with_accelerator || !profile_schema::IsDefaultAccelerator(p)) {
+    j["accelerator"] = profile_schema::AcceleratorToJson(p);
+  }
   return j.dump(2) + "\n";
 }
+}  // namespace
 
 Result<Profile> ParseProfileJson(const std::string& text) {
   ordered_json j = ordered_json::parse(text, nullptr, /*allow_exceptions=*/false,
@@ -193,9 +238,13 @@ Result<Profile> LoadProfile(const std::string& name_or_path) {
   if (!is_path) {
     bool shipped = false;
     for (const auto& n : ShippedProfileNames()) shipped = shipped || n == name_or_path;
+    for (const auto& n : AcceleratorProfileNames()) shipped = shipped || n == name_or_path;
     if (!shipped) {
+      std::string accel;
+      for (const auto& n : AcceleratorProfileNames()) accel += ", " + n;
       return Status::NotFound("unknown profile '" + name_or_path +
-                              "' (shipped: torch, tf, reference; or give a .json file path)");
+                              "' (shipped: torch, tf, reference" + accel +
+                              "; or give a .json file path)");
     }
     path = ProfilesDir() + "/" + name_or_path + ".json";
   }

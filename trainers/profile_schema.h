@@ -57,6 +57,21 @@ class Reader {
     return Status::OK();
   }
 
+  // An integer in [lo, hi].
+  Status Int(const std::string& key, int lo, int hi, int* out) {
+    double d = 0;
+    XW_RETURN_IF_ERROR(Number(key, &d));
+    if (!(d >= lo && d <= hi) || d != static_cast<double>(static_cast<int>(d))) {
+      return Error(key, "must be an integer in [" + std::to_string(lo) + ", " +
+                            std::to_string(hi) + "], got " + obj_.at(key).dump());
+    }
+    *out = static_cast<int>(d);
+    return Status::OK();
+  }
+
+  // Whether an optional key is present (it is then read like a required one).
+  bool Has(const std::string& key) const { return obj_.contains(key); }
+
   // A string that must be one of `choices` (spelling -> value).
   template <typename T>
   Status Enum(const std::string& key, const std::vector<std::pair<std::string, T>>& choices,

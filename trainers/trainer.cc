@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <utility>
 
@@ -14,6 +15,7 @@
 #include "xwires/core/loss.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/rng.h"
+#include "xwires/trainers/loss_scaler.h"
 #include "xwires/trainers/metrics.h"
 
 namespace xw {
@@ -175,6 +177,8 @@ Result<TrainResult> TrainProfile(const Profile& profile, const DataSplits& data,
   Adam adam(options.adam, profile);
   RunContext ctx = RunContext::ForProfile(profile);
   ctx.seed = options.seed;
+  LossScaler scaler(profile.loss_scaling);
+  int64_t iteration = 0;  // batches trained, skipped steps included
 
   TrainResult result;
   ModelRecord& rec = result.record;
@@ -208,7 +212,7 @@ Result<TrainResult> TrainProfile(const Profile& profile, const DataSplits& data,
       GatherBatch(train, order.data() + first, count, &xb, &yb);
       // forward
       ctx.training = true;
-      ctx.step = result.steps + 1;
+      ctx.step = ++iteration;
       XW_ASSIGN_OR_RETURN(const Tensor* logits, model->Forward(xb, ctx));
       // loss
       XW_ASSIGN_OR_RETURN(float loss, SoftmaxCrossEntropy(*logits, yb.data(), profile.loss,
@@ -223,11 +227,30 @@ Result<TrainResult> TrainProfile(const Profile& profile, const DataSplits& data,
         result.diverged_step = ctx.step;
         break;
       }
-      // backward and Adam step
+      // backward and Adam step. Mixed precision: the loss gradient (times the
+      // loss scale) enters the graph in the logits' 16-bit dtype.
+      if (scaler.enabled()) {
+        for (int64_t i = 0; i < dlogits.size(); ++i) dlogits[i] = scaler.ScaleGradient(dlogits[i]);
+      }
+      RoundActivations(ctx, &dlogits);
       XW_RETURN_IF_ERROR(model->Backward(dlogits, ctx));
-      XW_RETURN_IF_ERROR(adam.Step(model->parameters(), model->gradients()));
-      ++result.steps;
-      if (options.on_step) XW_RETURN_IF_ERROR(options.on_step(result.steps, *model));
+      bool take_step = true;
+      if (scaler.enabled()) {
+        // Unscale every gradient; any Inf/NaN skips the step (Adam's t,
+        // moments and weights unchanged) and backs the scale off.
+        bool finite = true;
+        for (const StateEntry& e : model->state()) {
+          if (e.grad != nullptr) {
+            finite = scaler.UnscaleAndCheck(e.grad->data(), e.grad->size()) && finite;
+          }
+        }
+        take_step = !scaler.Update(!finite);
+      }
+      if (take_step) {
+        XW_RETURN_IF_ERROR(adam.Step(model->parameters(), model->gradients()));
+        ++result.steps;
+        if (options.on_step) XW_RETURN_IF_ERROR(options.on_step(result.steps, *model));
+      }
       // progress
       if (options.on_progress) {
         progress.epoch = epoch;
@@ -267,6 +290,9 @@ Result<TrainResult> TrainProfile(const Profile& profile, const DataSplits& data,
   rec.weights_sha256 = WeightsSha256(rec.weights);
   rec.wall_time_s = Seconds(start_time);
   rec.fingerprint_json = ModelFingerprintJson(profile, rec.threads);
+  result.loss_scaling = profile.loss_scaling;
+  result.skipped_steps = scaler.skipped_steps();
+  result.final_loss_scale = scaler.scale();
   return result;
 }
 
@@ -279,10 +305,25 @@ Result<TrialRecord> TrainTrial(const std::vector<Profile>& profiles, const DataS
   if (profiles.empty()) return Status::InvalidArgument("no profiles to train");
   TrialRecord trial = TrialRecordFor(options);
   trial.provenance = "xwires train";
+  // Per model under dynamic loss scaling: {"loss_scaling": {profile:
+  // {"kind", "skipped_steps", "final_scale"}}} in the trial's extra facts.
+  nlohmann::ordered_json scaling = nlohmann::ordered_json::object();
   for (const Profile& p : profiles) {
     auto r = TrainProfile(p, data, options);
     if (!r.ok()) return r.status().WithContext("profile " + p.name);
+    if (r->loss_scaling != LossScaling::kNone) {
+      scaling[p.name] = {{"kind", LossScalingName(r->loss_scaling)},
+                         {"skipped_steps", r->skipped_steps},
+                         {"final_scale", r->final_loss_scale}};
+    }
     trial.models.push_back(std::move(r->record));
+  }
+  if (!scaling.empty()) {
+    auto extra = nlohmann::ordered_json::parse(trial.extra_json.empty() ? "{}" : trial.extra_json,
+                                               nullptr, /*allow_exceptions=*/false);
+    if (!extra.is_object()) extra = nlohmann::ordered_json::object();
+    extra["loss_scaling"] = scaling;
+    trial.extra_json = extra.dump();
   }
   double div = 0;
   for (size_t i = 0; i < trial.models.size(); ++i) {

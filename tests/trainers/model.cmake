@@ -6,6 +6,7 @@ xwires_add_test(trainers_model_tests
     ${CMAKE_CURRENT_LIST_DIR}/train_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/parity_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/golden_bits_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/accel_golden_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/train_cli_test.cc
   LIBS xwires_trainers xwires_dataset nlohmann_json::nlohmann_json)
 # grad_check.h is shared with the core tests.

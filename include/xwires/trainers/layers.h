@@ -38,6 +38,7 @@ class Conv2d : public Module {
  private:
   int kernel_, stride_, pad_;
   bool has_bias_;
+  std::string name_ = "weight";  // state_dict name of the weight (set by Register)
   Tensor weight_, bias_, dweight_, dbias_;
   Tensor y_, dx_;
   const Tensor* x_ = nullptr;

@@ -50,10 +50,21 @@ struct RunContext {
   uint64_t seed = 0;
   std::string rng_stream;
   int64_t step = 0;
+  // Accelerator emulation of the convolutions' and dense layers' products
+  // (profile.accel, accel_ops.h) and the 16-bit format of activations and
+  // gradients under mixed precision (kFp32: none). See RoundActivations.
+  AccelSpec accel;
+  Format mixed = Format::kFp32;
 
   // Numerics of `profile`, in eval mode.
   static RunContext ForProfile(const Profile& profile);
 };
+
+// Under mixed precision (ctx.mixed bf16 or fp16) rounds t to that format in
+// place, as an autocast op writes its 16-bit output: convolution and linear
+// outputs and their input and weight gradients, batch-norm outputs and
+// input gradients, residual sums and their gradients. No-op for fp32.
+void RoundActivations(const RunContext& ctx, Tensor* t);
 
 // One state_dict entry: a parameter (grad != nullptr) or a buffer.
 struct StateEntry {

@@ -17,8 +17,22 @@
 //     "same_padding": "symmetric",
 //     "loss": {"numerics": "fused_log_softmax", "clip_eps": 1e-7},
 //     "shuffle": false,
-//     "rng_stream": "torch"
+//     "rng_stream": "torch",
+//     "accelerator": {                      // optional; absent = fp32 CPU
+//       "conv_operands": "tf32_rna", "matmul_operands": "none",
+//       "flush_bf16_subnormals": false,
+//       "accumulation": {"kind": "tensor_core", "preset": "a100"},
+//       "split_k": {"partitions": 1, "partial": "fp32"},
+//       "scatter_order": "index", "mixed_precision": "fp32",
+//       "loss_scaling": "none"}
 //   }
+// accelerator value sets: *_operands none|tf32_rna|tf32_rne|tf32_rz|bf16_rne|
+// fp16_rne; accumulation.kind ordered|tensor_core (then preset a100|h100|
+// custom, and for custom block 4|8|16|32 and align_bits 0..8);
+// split_k.partitions >= 1, partial fp32|bf16|fp16; scatter_order
+// index|random; mixed_precision fp32|torch_autocast_bf16|torch_autocast_fp16|
+// keras_mixed_bfloat16|keras_mixed_float16; loss_scaling none|torch_dynamic|
+// keras3_dynamic|keras2_dynamic.
 // Value sets: conv_algo direct|im2col|winograd; gemm owned|eigen; reduce
 // sequential|pairwise|kahan|lanes1|lanes4|lanes8|lanes16; adam.variant
 // torch|keras; bias_correction double|float32; weight_decay l2|decoupled;
@@ -34,10 +48,12 @@
 #include <string>
 #include <vector>
 
+#include "xwires/core/accel_numerics.h"
 #include "xwires/core/batchnorm.h"
 #include "xwires/core/loss.h"
 #include "xwires/core/numerics.h"
 #include "xwires/core/status.h"
+#include "xwires/trainers/loss_scaler.h"
 
 namespace xw {
 
@@ -63,6 +79,16 @@ enum class SamePadding {
   kTfSame,     // TF SAME: pad_total = max((ceil(in/s)-1)*s + k - in, 0),
                // floor(pad_total/2) before, the rest (extra) bottom/right
 };
+
+// Mixed-precision policy (docs/profiles.md "accelerator.mixed_precision").
+// PyTorch autocast: convolution and linear outputs (and their input and
+// weight gradients) are 16-bit, batch norm keeps its input's dtype (fp32
+// statistics, 16-bit output), residual adds and pooling run on 16-bit
+// values; softmax, log-softmax and cross-entropy run in fp32 on the upcast
+// logits; master weights and the optimizer stay fp32. Keras mixed policies:
+// every layer computes in the 16-bit dtype (batch norm's moments and the
+// loss in fp32), variables fp32.
+enum class MixedPrecision { kFp32, kTorchBf16, kTorchFp16, kKerasBf16, kKerasFp16 };
 
 struct Profile {
   // Optimizer arithmetic; hyperparameter values live in AdamOptions.
@@ -90,14 +116,25 @@ struct Profile {
   // StreamId(rng_stream + "/init/<param>"), "/dropout/...", so profiles
   // never share random numbers unless they name the same stream.
   std::string rng_stream;
+  // Optional "accelerator" object (GPU/TPU numerics): operand rounding,
+  // tensor-core accumulation, split-K and scatter order of the products
+  // (accel_ops.h), the mixed-precision policy and loss scaling.
+  AccelSpec accel;
+  MixedPrecision mixed_precision = MixedPrecision::kFp32;
+  LossScaling loss_scaling = LossScaling::kNone;
   // Canonical JSON text of this profile (ProfileToJson), kept with every run.
   std::string json;
 };
 
 // The shipped profile names, in order: torch, tf, reference.
 const std::vector<std::string>& ShippedProfileNames();
+// The shipped accelerator profiles (fp32 CPU profiles plus an "accelerator"
+// object, docs/profiles.md): torch-a100, tf-a100, torch-h100,
+// torch-amp-fp16, torch-bf16, tf-mixed-fp16, tpu-bf16. Each shares its base
+// profile's rng_stream, so it starts from the same weights.
+const std::vector<std::string>& AcceleratorProfileNames();
 
-// A shipped name ("torch", "tf", "reference"), looked up in the profiles
+// A shipped name ("torch", "tf", "reference" or an accelerator profile), looked up in the profiles
 // directory (XWIRES_PROFILES_DIR env var if set, else the source tree's
 // trainers/profiles), or a path to a .json file (anything containing '/' or
 // ending in ".json"). NotFound names the missing file or unknown name; parse
@@ -115,6 +152,10 @@ Result<Profile> ParseProfileJson(const std::string& text);
 // shortest round-trip decimal, trailing newline). For every valid profile p,
 // ParseProfileJson(ProfileToJson(p)) has the same knobs and the same text.
 std::string ProfileToJson(const Profile& profile);
+// The same with the "accelerator" object even when every key is at its
+// default (ProfileToJson leaves it out then), so that two profiles compare
+// key by key (attribute). Parses back to the same knobs.
+std::string ProfileToJsonWithAccelerator(const Profile& profile);
 
 // Enum <-> JSON spelling, for CLI/metrics messages.
 std::string AdamVariantName(AdamVariant v);
@@ -122,6 +163,9 @@ std::string WeightDecayModeName(WeightDecayMode m);
 std::string InitSchemeName(InitScheme s);
 std::string SamePaddingName(SamePadding p);
 std::string LossNumericsName(LossNumerics n);
+std::string MixedPrecisionName(MixedPrecision m);
+// The 16-bit format of a mixed policy (kFp32 for "fp32").
+Format MixedPrecisionFormat(MixedPrecision m);
 
 }  // namespace xw
 

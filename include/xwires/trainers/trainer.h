@@ -86,8 +86,13 @@ struct TrainResult {
   // curves, weights (state_dict order), weights_sha256, param_count,
   // wall_time_s, fingerprint_json, threads.
   ModelRecord record;
-  int64_t steps = 0;           // Adam steps taken
-  int64_t diverged_step = -1;  // 1-based step whose loss was not finite
+  int64_t steps = 0;           // Adam steps taken (skipped ones excluded)
+  int64_t diverged_step = -1;  // 1-based batch whose loss was not finite
+  // Dynamic loss scaling (profile.loss_scaling): steps skipped for
+  // non-finite gradients and the scale after the last batch (1 when none).
+  LossScaling loss_scaling = LossScaling::kNone;
+  int64_t skipped_steps = 0;
+  double final_loss_scale = 1.0;
 };
 
 // Trains one model. Errors: bad options, data whose image shape does not fit

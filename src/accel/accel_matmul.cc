@@ -1,0 +1,103 @@
+// Matrix products under the accelerator emulation (accel_kernels.h).
+#include <algorithm>
+#include <vector>
+
+#include "xwires/core/accel_ops.h"
+#include "xwires/core/dense.h"
+#include "xwires/core/accel_numerics.h"
+#include "xwires/core/matmul.h"
+#include "xwires/core/parallel.h"
+
+namespace xw {
+
+void AccelMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
+                 bool trans_a, bool trans_b, bool accumulate, const KernelNumerics& num,
+                 const AccelSpec& accel) {
+  if (!accel.MatmulActive()) return Matmul(a, b, c, m, n, k, trans_a, trans_b, accumulate, num);
+  const AccelSpec s = accel.For(accel.matmul_operands);
+  const OperandRounding r = s.matmul_operands;
+  const bool flush = s.flush_bf16_subnormals;
+  if (s.accumulation == Accumulation::kOrdered && s.split_k <= 1) {
+    // Rounding only: round both operands into scratch, same layouts.
+    std::vector<float> ar(static_cast<size_t>(m * k)), br(static_cast<size_t>(k * n));
+    RoundOperands(a, ar.data(), m * k, r, flush);
+    RoundOperands(b, br.data(), k * n, r, flush);
+    Matmul(ar.data(), br.data(), c, m, n, k, trans_a, trans_b, accumulate, num);
+    return;
+  }
+  if (m <= 0 || n <= 0) return;
+  // Rows of op(A) and columns of op(B), each contiguous over k, rounded.
+  std::vector<float> rows(static_cast<size_t>(m * k)), cols(static_cast<size_t>(n * k));
+  ParallelFor(m, GrainFor(m, 16, 16), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      for (int64_t t = 0; t < k; ++t) {
+        rows[i * k + t] = RoundOperand(trans_a ? a[t * m + i] : a[i * k + t], r, flush);
+      }
+    }
+  });
+  ParallelFor(n, GrainFor(n, 16, 16), [&](int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j) {
+      for (int64_t t = 0; t < k; ++t) {
+        cols[j * k + t] = RoundOperand(trans_b ? b[j * k + t] : b[t * n + j], r, flush);
+      }
+    }
+  });
+  const TensorCoreSpec tc = s.TensorCoreFor(r);
+  ParallelFor(m, GrainFor(m, 1, 64), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const float d = AccelDot(rows.data() + i * k, cols.data() + j * k, k, s, tc, num.reduce);
+        c[i * n + j] = accumulate ? c[i * n + j] + d : d;
+      }
+    }
+  });
+}
+
+void AccelDenseForward(const Tensor& x, const Tensor& w, const Tensor* b,
+                       const KernelNumerics& num, const AccelSpec& accel, Tensor* y) {
+  if (!accel.MatmulActive()) return DenseForward(x, w, b, num, y);
+  const AccelSpec s = accel.For(accel.matmul_operands);
+  if (s.accumulation == Accumulation::kOrdered && s.split_k <= 1) {
+    // Rounding only: today's dense kernel on rounded copies.
+    Tensor xr(x.shape()), wr(w.shape());
+    RoundOperands(x.data(), xr.data(), x.size(), s.matmul_operands, s.flush_bf16_subnormals);
+    RoundOperands(w.data(), wr.data(), w.size(), s.matmul_operands, s.flush_bf16_subnormals);
+    return DenseForward(xr, wr, b, num, y);
+  }
+  const int64_t rows = x.dim(0), out = w.dim(0), in = w.dim(1);
+  if (rows * in != x.size()) {  // DenseForward's shape message
+    return DenseForward(x, w, b, num, y);
+  }
+  y->Resize({rows, out});
+  AccelMatmul(x.data(), w.data(), y->data(), rows, out, in, false, true, false, num, accel);
+  if (b == nullptr) return;
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < out; ++j) y->data()[i * out + j] += (*b)[j];
+  }
+}
+
+void AccelDenseBackward(const Tensor& x, const Tensor& w, const Tensor& dy,
+                        const KernelNumerics& num, const AccelSpec& accel, Tensor* dx,
+                        Tensor* dw, Tensor* db) {
+  if (!accel.MatmulActive()) return DenseBackward(x, w, dy, num, dx, dw, db);
+  const AccelSpec s = accel.For(accel.matmul_operands);
+  if (db != nullptr) DenseBackward(x, w, dy, num, nullptr, nullptr, db);
+  if (s.accumulation == Accumulation::kOrdered && s.split_k <= 1) {
+    Tensor xr(x.shape()), wr(w.shape()), dyr(dy.shape());
+    RoundOperands(x.data(), xr.data(), x.size(), s.matmul_operands, s.flush_bf16_subnormals);
+    RoundOperands(w.data(), wr.data(), w.size(), s.matmul_operands, s.flush_bf16_subnormals);
+    RoundOperands(dy.data(), dyr.data(), dy.size(), s.matmul_operands, s.flush_bf16_subnormals);
+    return DenseBackward(xr, wr, dyr, num, dx, dw, nullptr);
+  }
+  const int64_t rows = dy.dim(0), out = w.dim(0), in = w.dim(1);
+  if (dx != nullptr) {
+    dx->Resize(x.shape());
+    AccelMatmul(dy.data(), w.data(), dx->data(), rows, in, out, false, false, false, num, accel);
+  }
+  if (dw != nullptr) {
+    dw->Resize(w.shape());
+    AccelMatmul(dy.data(), x.data(), dw->data(), out, in, rows, true, false, false, num, accel);
+  }
+}
+
+}  // namespace xw

@@ -1,0 +1,7 @@
+# Sources of the accelerator-numerics group (TF32/bf16/fp16 operands, the
+# tensor-core model, split-K, scatter orders), added to xwires_core.
+target_sources(xwires_core PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/accel_numerics.cc
+  ${CMAKE_CURRENT_LIST_DIR}/accel_conv.cc
+  ${CMAKE_CURRENT_LIST_DIR}/accel_matmul.cc
+)

@@ -1,0 +1,172 @@
+// The "accelerator" object of a profile: shipped accelerator profiles and
+// their values, canonical JSON, today's profiles unchanged, and an error
+// naming the key path for a bad value of every new key.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "xwires/trainers/profile.h"
+
+namespace xw {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string ShippedPath(const std::string& name) {
+  return std::string(XWIRES_SOURCE_DIR) + "/trainers/profiles/" + name + ".json";
+}
+
+TEST(ProfileAccel, FpProfilesHaveNoAcceleratorAndDefaults) {
+  for (const auto& name : ShippedProfileNames()) {
+    auto p = LoadProfile(name);
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p->json.find("accelerator"), std::string::npos) << name;
+    EXPECT_FALSE(p->accel.ConvActive());
+    EXPECT_FALSE(p->accel.MatmulActive());
+    EXPECT_EQ(p->mixed_precision, MixedPrecision::kFp32);
+    EXPECT_EQ(p->loss_scaling, LossScaling::kNone);
+  }
+}
+
+TEST(ProfileAccel, ShippedFilesAreCanonical) {
+  for (const auto& name : AcceleratorProfileNames()) {
+    auto p = LoadProfile(name);
+    ASSERT_TRUE(p.ok()) << name << ": " << p.status().ToString();
+    EXPECT_EQ(p->name, name);
+    EXPECT_EQ(p->json, ReadFile(ShippedPath(name))) << name;
+  }
+}
+
+TEST(ProfileAccel, ShippedValues) {
+  auto a100 = *LoadProfile("torch-a100");
+  EXPECT_EQ(a100.accel.conv_operands, OperandRounding::kTf32Rna);
+  EXPECT_EQ(a100.accel.matmul_operands, OperandRounding::kNone);  // PyTorch >= 1.12
+  EXPECT_EQ(a100.accel.accumulation, Accumulation::kTensorCore);
+  EXPECT_EQ(a100.accel.TensorCoreFor(OperandRounding::kTf32Rna).block, 4);
+  EXPECT_EQ(a100.rng_stream, "torch");
+  auto tf = *LoadProfile("tf-a100");
+  EXPECT_EQ(tf.accel.matmul_operands, OperandRounding::kTf32Rna);  // TF >= 2.4
+  auto h100 = *LoadProfile("torch-h100");
+  EXPECT_EQ(h100.accel.conv_operands, OperandRounding::kTf32Rz);
+  EXPECT_EQ(h100.accel.TensorCoreFor(OperandRounding::kTf32Rz).align_bits, 2);
+  auto amp = *LoadProfile("torch-amp-fp16");
+  EXPECT_EQ(amp.mixed_precision, MixedPrecision::kTorchFp16);
+  EXPECT_EQ(amp.loss_scaling, LossScaling::kTorchDynamic);
+  EXPECT_EQ(LoadProfile("torch-bf16")->loss_scaling, LossScaling::kNone);
+  EXPECT_EQ(LoadProfile("tf-mixed-fp16")->loss_scaling, LossScaling::kKeras3Dynamic);
+  auto tpu = *LoadProfile("tpu-bf16");
+  EXPECT_TRUE(tpu.accel.flush_bf16_subnormals);
+  EXPECT_EQ(tpu.accel.accumulation, Accumulation::kOrdered);
+}
+
+TEST(ProfileAccel, DefaultAcceleratorPrintsOnRequestAndParsesBack) {
+  const Profile torch = *LoadProfile("torch");
+  const std::string full = ProfileToJsonWithAccelerator(torch);
+  EXPECT_NE(full.find("\"accelerator\""), std::string::npos);
+  auto q = ParseProfileJson(full);
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(q->json, torch.json);  // canonical form leaves the defaults out
+}
+
+TEST(ProfileAccel, CustomTensorCoreRoundTrips) {
+  Profile p = *LoadProfile("torch-a100");
+  p.accel.preset = TensorCorePreset::kCustom;
+  p.accel.tensor_core = {16, 3};
+  p.accel.split_k = 5;
+  p.accel.partial = Format::kBf16;
+  p.accel.scatter_random = true;
+  const std::string text = ProfileToJson(p);
+  auto q = ParseProfileJson(text);
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(q->json, text);
+  EXPECT_EQ(q->accel.tensor_core.block, 16);
+  EXPECT_EQ(q->accel.tensor_core.align_bits, 3);
+  EXPECT_EQ(q->accel.split_k, 5);
+  EXPECT_EQ(q->accel.partial, Format::kBf16);
+  EXPECT_TRUE(q->accel.scatter_random);
+}
+
+// Edits torch-amp-fp16's JSON; expects an error naming `needle`.
+void ExpectError(const std::function<void(nlohmann::json&)>& edit, const std::string& needle) {
+  auto j = nlohmann::json::parse(LoadProfile("torch-amp-fp16")->json);
+  edit(j);
+  auto p = ParseProfileJson(j.dump());
+  ASSERT_FALSE(p.ok()) << "accepted: " << j.dump();
+  EXPECT_EQ(p.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(p.status().message().find(needle), std::string::npos)
+      << "message '" << p.status().message() << "' lacks '" << needle << "'";
+}
+
+TEST(ProfileAccel, BadValuesNameTheKeyPath) {
+  ExpectError([](auto& j) { j["accelerator"]["conv_operands"] = "tf32"; },
+              "accelerator.conv_operands: unknown value 'tf32'");
+  ExpectError([](auto& j) { j["accelerator"]["matmul_operands"] = 3; },
+              "accelerator.matmul_operands: expected a string");
+  ExpectError([](auto& j) { j["accelerator"]["flush_bf16_subnormals"] = "yes"; },
+              "accelerator.flush_bf16_subnormals: expected true or false");
+  ExpectError([](auto& j) { j["accelerator"]["accumulation"]["kind"] = "fast"; },
+              "accelerator.accumulation.kind: unknown value 'fast'");
+  ExpectError([](auto& j) { j["accelerator"]["accumulation"]["preset"] = "v100"; },
+              "accelerator.accumulation.preset: unknown value 'v100'");
+  ExpectError([](auto& j) { j["accelerator"]["accumulation"]["block"] = 8; },
+              "accelerator.accumulation.block: set by the preset");
+  ExpectError(
+      [](auto& j) {
+        j["accelerator"]["accumulation"]["preset"] = "custom";
+        j["accelerator"]["accumulation"]["block"] = 6;
+        j["accelerator"]["accumulation"]["align_bits"] = 1;
+      },
+      "accelerator.accumulation.block: must be 4, 8, 16 or 32");
+  ExpectError(
+      [](auto& j) {
+        j["accelerator"]["accumulation"]["preset"] = "custom";
+        j["accelerator"]["accumulation"]["block"] = 8;
+      },
+      "accelerator.accumulation.align_bits: missing");
+  ExpectError(
+      [](auto& j) {
+        j["accelerator"]["accumulation"]["preset"] = "custom";
+        j["accelerator"]["accumulation"]["block"] = 8;
+        j["accelerator"]["accumulation"]["align_bits"] = 1.5;
+      },
+      "accelerator.accumulation.align_bits: must be an integer");
+  ExpectError([](auto& j) { j["accelerator"]["accumulation"] = {{"kind", "ordered"}, {"x", 1}}; },
+              "accelerator.accumulation.x: unknown key");
+  ExpectError([](auto& j) { j["accelerator"]["split_k"]["partitions"] = 0; },
+              "accelerator.split_k.partitions: must be an integer in [1, 4096]");
+  ExpectError([](auto& j) { j["accelerator"]["split_k"]["partial"] = "fp8"; },
+              "accelerator.split_k.partial: unknown value 'fp8'");
+  ExpectError([](auto& j) { j["accelerator"]["scatter_order"] = "atomic"; },
+              "accelerator.scatter_order: unknown value 'atomic'");
+  ExpectError([](auto& j) { j["accelerator"]["mixed_precision"] = "fp16"; },
+              "accelerator.mixed_precision: unknown value 'fp16'");
+  ExpectError([](auto& j) { j["accelerator"]["loss_scaling"] = "static"; },
+              "accelerator.loss_scaling: unknown value 'static'");
+  ExpectError([](auto& j) { j["accelerator"].erase("loss_scaling"); },
+              "accelerator.loss_scaling: missing");
+  ExpectError([](auto& j) { j["accelerator"]["colour"] = 1; }, "accelerator.colour: unknown key");
+  ExpectError([](auto& j) { j["accelerator"] = 1; }, "accelerator: expected a JSON object");
+}
+
+TEST(ProfileAccel, BadFileIsRejectedNamingFileAndKey) {
+  auto j = nlohmann::json::parse(LoadProfile("torch-a100")->json);
+  j["accelerator"]["split_k"]["partial"] = "fp64";
+  const std::string path = ::testing::TempDir() + "/xw_accel_bad.json";
+  { std::ofstream(path) << j.dump(); }
+  auto p = LoadProfile(path);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find(path), std::string::npos);
+  EXPECT_NE(p.status().message().find("accelerator.split_k.partial"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace xw
