@@ -15,6 +15,7 @@ PACKAGES=(
   pybind11-dev python3-dev python3-pytest  # the Python package (python/) and its tests
   python3-torch python3-torchvision  # xwires.Dataset.torch_model and its test
   chromium  # headless rendering check of `xwires report` (tests/api/report_test.cc)
+  libpng-dev  # reads its screenshots (tests/api/report_test.cc)
 )
 
 SUDO=""
