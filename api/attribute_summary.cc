@@ -131,6 +131,12 @@ std::string AttributionText(const AttributionReport& r) {
          "; divergence " + Num(r.divergence) + " (stored " +
          Num(r.stored_divergence) + "), predictions disagree on " +
          Num(100 * r.disagree_ab) + "%\n\n";
+  out += FormatTable(AttributionKnobTable(r), TableFormat::kTable);
+  out += "\n" + r.summary + "\n";
+  return out;
+}
+
+Table AttributionKnobTable(const AttributionReport& r) {
   Table t;
   t.columns = {"knob",
                "A value",
@@ -147,9 +153,35 @@ std::string AttributionText(const AttributionReport& r) {
                       e.acc_a_switched, e.acc_b_switched, e.alone_a, e.remain_b,
                       Pct(e.share), e.disagree_alone_a, e.disagree_remain_b});
   }
-  out += FormatTable(t, TableFormat::kTable);
-  out += "\n" + r.summary + "\n";
-  return out;
+  return t;
+}
+
+Result<Table> AttributionKnobTableFromJson(const std::string& json) {
+  const Json j = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("knobs") || !j["knobs"].is_array()) {
+    return Status::InvalidArgument("not a stored attribute result (no \"knobs\" array)");
+  }
+  auto num = [](const Json& k, const char* key) {
+    auto it = k.find(key);
+    return it != k.end() && it->is_number() ? it->get<double>() : NAN;
+  };
+  AttributionReport r;
+  for (const Json& k : j["knobs"]) {
+    if (!k.is_object()) return Status::InvalidArgument("stored attribute result: bad knob entry");
+    KnobEffect e;
+    e.knob.path = k.value("knob", "");
+    e.knob.a_value = k.value("a_value", Json()).dump();
+    e.knob.b_value = k.value("b_value", Json()).dump();
+    e.acc_a_switched = num(k, "acc_a_switched");
+    e.acc_b_switched = num(k, "acc_b_switched");
+    e.alone_a = num(k, "alone_a");
+    e.remain_b = num(k, "remain_b");
+    e.share = num(k, "share");
+    e.disagree_alone_a = num(k, "disagree_alone_a");
+    e.disagree_remain_b = num(k, "disagree_remain_b");
+    r.knobs.push_back(std::move(e));
+  }
+  return AttributionKnobTable(r);
 }
 
 }  // namespace xw

@@ -48,6 +48,28 @@ std::vector<double> GaussianKde(std::span<const double> samples,
   return out;
 }
 
+std::vector<double> ReflectedKde(std::span<const double> samples,
+                                 std::span<const double> grid, double h,
+                                 double lo, double hi) {
+  const std::vector<double> v = Finite(samples);
+  std::vector<double> out(grid.size(), 0.0);
+  if (v.empty() || !(h > 0) || !(hi > lo)) return out;
+  const double norm = 1.0 / (static_cast<double>(v.size()) * h *
+                             std::sqrt(2 * std::numbers::pi));
+  auto phi = [h](double d) {
+    const double z = d / h;
+    return std::exp(-0.5 * z * z);
+  };
+  for (size_t g = 0; g < grid.size(); ++g) {
+    const double x = grid[g];
+    if (x < lo || x > hi) continue;
+    double s = 0;
+    for (double d : v) s += phi(x - d) + phi(x + d - 2 * lo) + phi(x + d - 2 * hi);
+    out[g] = s * norm;
+  }
+  return out;
+}
+
 std::vector<double> Linspace(double lo, double hi, int n) {
   std::vector<double> out(n);
   for (int i = 0; i < n; ++i)

@@ -144,38 +144,44 @@ Result<MiEstimate> EstimateMi(const std::vector<std::vector<double>>& xs,
           "mutual information: non-finite variable value");
   }
 
+  if (opt.shuffles < 0) return Status::InvalidArgument("mi: shuffles must be >= 0");
+
   std::vector<std::vector<double>> base;
   for (const auto& x : xs) base.push_back(NormalizeUnit(x));
   base.push_back(NormalizeUnit(y));
   const size_t vars = base.size();
 
-  std::vector<double> values(opt.repeats);
+  // One estimate of the jittered values with draw `r` of stream `draws`;
+  // `order`, if not empty, permutes the divergences (the null).
   std::vector<std::vector<double>> noisy(vars, std::vector<double>(n));
-  for (int r = 0; r < opt.repeats; ++r) {
-    const Philox rng(
-        opt.seed,
-        MixStream(MixStream(StreamId("analysis/mi/jitter"), stream), r));
+  auto once = [&](uint64_t draws, int r, const std::vector<size_t>& order) {
+    const Philox rng(opt.seed, MixStream(MixStream(draws, stream), r));
     for (size_t v = 0; v < vars; ++v) {
+      const bool target = v + 1 == vars;
       for (size_t i = 0; i < n; ++i) {
+        const size_t src = target && !order.empty() ? order[i] : i;
         const double u = rng.Uniform(v * n + i);
-        noisy[v][i] = base[v][i] + opt.jitter * (2.0 * u - 1.0);
+        noisy[v][i] = base[v][src] + opt.jitter * (2.0 * u - 1.0);
       }
     }
     if (opt.estimator == MiEstimator::kKsg) {
       std::vector<std::vector<double>> xv(noisy.begin(), noisy.end() - 1);
-      values[r] = KsgMi(xv, noisy.back(), opt.ksg_k);
-    } else {
-      std::vector<int> bx(n), by(n);
-      for (size_t i = 0; i < n; ++i) {
-        int label = 0;
-        for (size_t v = 0; v + 1 < vars; ++v)
-          label = label * kMiBins + DigitizeUnit(noisy[v][i]);
-        bx[i] = label;
-        by[i] = DigitizeUnit(noisy.back()[i]);
-      }
-      values[r] = DiscreteMi(bx, by);
+      return KsgMi(xv, noisy.back(), opt.ksg_k);
     }
-  }
+    std::vector<int> bx(n), by(n);
+    for (size_t i = 0; i < n; ++i) {
+      int label = 0;
+      for (size_t v = 0; v + 1 < vars; ++v)
+        label = label * kMiBins + DigitizeUnit(noisy[v][i]);
+      bx[i] = label;
+      by[i] = DigitizeUnit(noisy.back()[i]);
+    }
+    return DiscreteMi(bx, by);
+  };
+
+  std::vector<double> values(opt.repeats);
+  for (int r = 0; r < opt.repeats; ++r)
+    values[r] = once(StreamId("analysis/mi/jitter"), r, {});
   MiEstimate e;
   e.n = static_cast<int64_t>(n);
   for (double v : values) e.mean += v;
@@ -183,6 +189,34 @@ Result<MiEstimate> EstimateMi(const std::vector<std::vector<double>>& xs,
   double ss = 0.0;
   for (double v : values) ss += (v - e.mean) * (v - e.mean);
   e.std = std::sqrt(ss / opt.repeats);  // numpy.std (ddof 0)
+  if (opt.estimator == MiEstimator::kBinned) {
+    double cells = kMiBins;
+    for (size_t v = 0; v + 1 < vars; ++v) cells *= kMiBins;
+    e.few_samples = static_cast<double>(n) < kMiSamplesPerCell * cells;
+  }
+  if (opt.shuffles == 0 || n < 2) return e;
+
+  // The permutation null: Fisher-Yates shuffles of the divergences, each
+  // with its own jitter draw.
+  const uint64_t null_stream = StreamId("analysis/mi/null");
+  std::vector<size_t> order(n);
+  double null_sum = 0;
+  int64_t at_least = 0;
+  for (int s = 0; s < opt.shuffles; ++s) {
+    const Philox rng(opt.seed, MixStream(MixStream(null_stream, stream), s));
+    for (size_t i = 0; i < n; ++i) order[i] = i;
+    for (size_t i = n - 1; i > 0; --i) {
+      // (2^32 mod (i + 1)) / 2^32 modulo bias: negligible for any n here.
+      const size_t j = rng.U32(i) % (i + 1);
+      std::swap(order[i], order[j]);
+    }
+    const double v = once(StreamId("analysis/mi/null-jitter"), s, order);
+    null_sum += v;
+    at_least += v >= e.mean;
+  }
+  e.null_mean = null_sum / opt.shuffles;
+  e.corrected = e.mean - e.null_mean;
+  e.p_value = static_cast<double>(1 + at_least) / (1 + opt.shuffles);
   return e;
 }
 

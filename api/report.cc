@@ -116,6 +116,8 @@ Status CheckOptions(const ReportOptions& o) {
     return Status::InvalidArgument("--threshold must be >= 0");
   if (o.mi.repeats < 1)
     return Status::InvalidArgument("--mi-repeats must be >= 1");
+  if (o.mi.shuffles < 0)
+    return Status::InvalidArgument("--mi-shuffles must be >= 0");
   return Status::OK();
 }
 
@@ -141,7 +143,7 @@ Result<Report> BuildReport(const Dataset& ds, const ReportOptions& opt) {
   std::string names;
   for (const std::string& p : profiles) {
     names += (names.empty() ? "" : ", ") + p;
-    c.profile_colors[p] = PaletteColor(c.profile_colors.size());
+    c.profile_colors[p] = ProfileColor(p);
   }
   c.html += "<h1>" + XmlEscape(opt.title) +
             "</h1>\n<p class=\"meta\">dataset " + XmlEscape(ds.dir()) +
@@ -153,12 +155,14 @@ Result<Report> BuildReport(const Dataset& ds, const ReportOptions& opt) {
   c.html +=
       "<nav><a href=\"#stats\">Statistics</a><a "
       "href=\"#dist\">Distributions</a>"
+      "<a href=\"#searches\">Searches</a>"
       "<a href=\"#space\">Hyperparameter space</a><a href=\"#mi\">Mutual "
       "information</a>"
       "<a href=\"#curves\">Training curves</a><a href=\"#analyses\">Compare / "
       "attribute</a></nav>\n";
   XW_RETURN_IF_ERROR(report::StatsSection(c));
   report::DistributionSection(c);
+  XW_RETURN_IF_ERROR(report::SearchesSection(c));
   report::ScatterSection(c);
   XW_RETURN_IF_ERROR(report::MiSection(c));
   XW_RETURN_IF_ERROR(report::CurvesSection(c));

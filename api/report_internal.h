@@ -21,7 +21,7 @@ struct Context {
   std::string html;
   std::vector<std::string> plot_ids;
   std::map<std::string, std::string>
-      profile_colors;  // the same colour in every plot
+      profile_colors;  // ProfileColor: the same in every plot and report
 
   // Appends `svg` (whose data-plot is `id`) in a figure box and records id.
   void AddPlot(const std::string& id, const std::string& svg);
@@ -37,6 +37,7 @@ std::string Fmt(double v, const char* format = "%.4g");
 
 Status StatsSection(Context& c);
 void DistributionSection(Context& c);
+Status SearchesSection(Context& c);
 void ScatterSection(Context& c);
 Status MiSection(Context& c);
 Status CurvesSection(Context& c);

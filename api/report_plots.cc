@@ -19,8 +19,10 @@ struct Sample {
 };
 
 // One density line per sample set on a shared grid spanning every set's
-// values +- 3 bandwidths, clipped to [lo_clip, hi_clip]. Sets with fewer
-// than two distinct values get no line.
+// values +- 3 bandwidths within the quantity's bounds [lo_clip, hi_clip],
+// reflected at those bounds (ReflectedKde) so that the curves neither lose
+// mass nor sink at 0 and 1. Sets with fewer than two distinct values get no
+// line.
 std::vector<LineSeries> Densities(const std::vector<Sample>& sets, int points,
                                   double lo_clip, double hi_clip) {
   double lo = INFINITY, hi = -INFINITY, h_max = 0;
@@ -48,7 +50,7 @@ std::vector<LineSeries> Densities(const std::vector<Sample>& sets, int points,
     LineSeries line;
     line.name = sets[i].name + " (n=" + std::to_string(n) + ")";
     line.x = grid;
-    line.y = GaussianKde(sets[i].values, grid, hs[i]);
+    line.y = ReflectedKde(sets[i].values, grid, hs[i], lo_clip, hi_clip);
     out.push_back(std::move(line));
   }
   return out;
@@ -76,8 +78,11 @@ void DistributionSection(Context& c) {
   c.Heading("dist", "Distributions");
   c.Para(
       "Gaussian kernel density estimates (Scott's bandwidth) of each profile's "
-      "final test "
-      "accuracy per architecture, and of the divergence of each architecture.");
+      "final test accuracy per architecture, and of the divergence of each "
+      "architecture. Both quantities lie in [0, 1]: the kernels are reflected "
+      "at 0 and 1, so a density does not fall off at a bound where the trials "
+      "crowd (models at chance, pairs that agree). Each profile keeps its "
+      "colour in every report.");
   std::vector<Sample> divergence;
   for (const auto& [arch, trials] : c.by_arch) {
     std::map<std::string, Sample> by_profile;
@@ -152,19 +157,24 @@ void ScatterSection(Context& c) {
 Status MiSection(Context& c) {
   c.Heading("mi", "Mutual information");
   const MiOptions& mi = c.opt.mi;
+  MiAnalysisOptions o;
+  o.archs = c.opt.archs;
+  o.where = c.opt.where;
+  o.mi = mi;
   c.Para(std::string("Mutual information (nats) between each hyperparameter, "
-                     "and each pair, and the "
-                     "divergence: ") +
+                     "and each pair, and the divergence: ") +
          (mi.estimator == MiEstimator::kKsg
               ? "KSG k-nearest-neighbour estimate"
               : "values normalised to [0, 1] and digitized in 0.1 bins") +
          ", " + std::to_string(mi.repeats) +
          " repeats with uniform jitter of " + Fmt(mi.jitter, "%g") +
-         "; bars show the mean, whiskers one standard deviation.");
-  MiAnalysisOptions o;
-  o.archs = c.opt.archs;
-  o.where = c.opt.where;
-  o.mi = mi;
+         "; bars show the mean, whiskers one standard deviation, the black "
+         "tick the permutation null (the mean MI of " +
+         std::to_string(mi.shuffles) +
+         " shufflings of the divergences: what the estimator reports for no "
+         "information at this n). Pairs have 10 times as many bins, hence a "
+         "larger null, and are drawn on their own axis.");
+  c.Para(MiCaption(o));
   auto rows = ComputeDatasetMi(c.ds, o);
   if (!rows.ok()) {
     if (rows.status().code() == Status::Code::kNotFound) {
@@ -179,20 +189,29 @@ Status MiSection(Context& c) {
     if (!groups.count(r.group)) order.push_back(r.group);
     groups[r.group].push_back(&r);
   }
+  for (const std::string& w : MiWarnings(*rows)) c.Para("Warning: " + w + ".");
   for (const std::string& g : order) {
-    std::vector<std::string> labels;
-    std::vector<double> values, errors;
-    for (const MiRow* r : groups[g]) {
-      labels.push_back(r->variable);
-      values.push_back(r->estimate.mean);
-      errors.push_back(r->estimate.std);
+    for (const bool pairs : {false, true}) {
+      std::vector<std::string> labels;
+      std::vector<double> values, errors, nulls;
+      for (const MiRow* r : groups[g]) {
+        if ((r->variable.find('+') != std::string::npos) != pairs) continue;
+        labels.push_back(r->variable + (r->scale.find("log") != std::string::npos
+                                            ? " (" + r->scale + ")"
+                                            : ""));
+        values.push_back(r->estimate.mean);
+        errors.push_back(r->estimate.std);
+        nulls.push_back(r->estimate.null_mean);
+      }
+      if (labels.empty()) continue;
+      const std::string id = pairs ? PlotId({"mi", g, "pairs"}) : PlotId({"mi", g});
+      c.AddPlot(id, BarPlotSvg(id,
+                               g + ": MI of " + (pairs ? "pairs" : "single variables") +
+                                   " with divergence (n=" +
+                                   std::to_string(groups[g].front()->estimate.n) + ")",
+                               labels, values, errors, "MI (nats); tick: permutation null",
+                               nulls));
     }
-    const std::string id = PlotId({"mi", g});
-    c.AddPlot(
-        id, BarPlotSvg(id,
-                       g + ": mutual information with divergence (n=" +
-                           std::to_string(groups[g].front()->estimate.n) + ")",
-                       labels, values, errors, "MI (nats)"));
   }
   c.html += "<details><summary>MI table</summary><div data-table=\"mi\">" +
             HtmlTable(MiTable(*rows)) + "</div></details>\n";

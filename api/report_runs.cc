@@ -6,6 +6,7 @@
 #include <set>
 
 #include "report_internal.h"
+#include "xwires/api/attribute.h"
 #include "xwires/api/svg_plot.h"
 #include "xwires/dataset/analysis.h"
 
@@ -55,6 +56,7 @@ void CompareResult(Context& c, const AnalysisRecord& r, const Json& j) {
   if (!j.contains("tier2") || !j["tier2"].contains("layers")) return;
   LineSeries rel{"relative L2", {}, {}, false, ""};
   LineSeries cos{"1 - cosine", {}, {}, true, ""};
+  Axis modules{"module (forward order)"};
   double k = 0;
   for (const Json& l : j["tier2"]["layers"]) {
     ++k;
@@ -62,30 +64,36 @@ void CompareResult(Context& c, const AnalysisRecord& r, const Json& j) {
     cos.x.push_back(k);
     rel.y.push_back(JNum(l["stats"], "rel_l2"));
     cos.y.push_back(1 - JNum(l["stats"], "cosine"));
+    // The module's state_dict path (its type when it has none, e.g. a
+    // parameter-free activation).
+    // Functional modules have a positional path such as "(2)": their type
+    // says what they are.
+    std::string name = JStr(l, "path");
+    if (name.empty() || name.front() == '(') name = JStr(l, "type") + " " + name;
+    modules.categories.push_back(name.empty() ? std::to_string(static_cast<int>(k)) : name);
   }
   const std::string id = PlotId({"compare", std::to_string(r.id), "layers"});
   c.AddPlot(id, LinePlotSvg(id,
                             "trial " + std::to_string(r.trial_ids.at(0)) +
                                 ": activation differences by module",
-                            {"module (forward order)"}, {"difference", true},
-                            {rel, cos}));
+                            modules, {"difference", true}, {rel, cos}));
 }
 
 void AttributeResult(Context& c, const AnalysisRecord& r, const Json& j) {
-  Table t;
-  t.columns = {
-      "knob", "A value", "B value", "alone from A", "remains (only k differs)",
-      "share"};
+  // The CLI's table (`xwires attribute`), from the stored result.
+  auto table = AttributionKnobTableFromJson(r.result_json);
+  if (!table.ok()) {
+    c.Para("(unreadable stored result: " + table.status().message() + ")");
+    return;
+  }
+  c.html += "<div class=\"scroll\" data-table=\"attribute-" + std::to_string(r.id) + "\">" +
+            HtmlTable(*table) + "</div>";
   std::vector<std::string> labels;
   std::vector<double> shares;
   for (const Json& k : j.value("knobs", Json::array())) {
-    t.rows.push_back({JStr(k, "knob"), k.value("a_value", Json()).dump(),
-                      k.value("b_value", Json()).dump(), JNum(k, "alone_a"),
-                      JNum(k, "remain_b"), JNum(k, "share")});
     labels.push_back(JStr(k, "knob"));
     shares.push_back(JNum(k, "share"));
   }
-  c.html += HtmlTable(t);
   if (labels.empty()) return;
   const std::string id = PlotId({"attribute", std::to_string(r.id), "shares"});
   c.AddPlot(id,

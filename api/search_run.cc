@@ -6,15 +6,77 @@
 #include "xwires/dataset/dataset.h"
 
 namespace xw {
+namespace {
+
+bool HasTrainOverrides(const SearchRequest& r) {
+  return !r.arch.empty() || !r.profiles.empty() || !r.data.empty() || r.train_limit ||
+         r.test_limit || r.width || !r.init_weights.empty();
+}
+
+// The command's --arch, --profiles, --data, --train-limit, --test-limit and
+// --width written over the config's keys of the same names, then parsed and
+// checked as a config document is (so a bad value is refused exactly as in a
+// config file), the error naming the options.
+Result<hpo::DriverConfig> ApplyTrainOverrides(const hpo::DriverConfig& base,
+                                              const SearchRequest& r) {
+  nlohmann::json doc = nlohmann::json::parse(hpo::DriverConfigToJson(base));
+  std::string given;
+  auto note = [&given](const std::string& flag) { given += (given.empty() ? "" : ", ") + flag; };
+  if (!r.arch.empty()) {
+    doc["arch"] = r.arch;
+    note("--arch");
+  }
+  if (!r.profiles.empty()) {
+    if (r.profiles.size() != 2) {
+      return Status::InvalidArgument("--profiles: a search compares exactly two profiles, got " +
+                                     std::to_string(r.profiles.size()));
+    }
+    doc["profiles"] = r.profiles;
+    note("--profiles");
+  }
+  if (!r.data.empty()) {
+    doc["data"]["spec"] = r.data;
+    note("--data");
+  }
+  if (r.train_limit) {
+    doc["data"]["train_limit"] = *r.train_limit;
+    note("--train-limit");
+  }
+  if (r.test_limit) {
+    doc["data"]["test_limit"] = *r.test_limit;
+    note("--test-limit");
+  }
+  if (r.width) {
+    for (const hpo::Dimension& d : base.search.space.dims()) {
+      if (d.name == "width") {
+        return Status::InvalidArgument(
+            "--width: width is a search dimension of this config; set the dimension's "
+            "low and high instead");
+      }
+    }
+    doc["train"]["width"] = *r.width;
+    note("--width");
+  }
+  if (!r.init_weights.empty()) {
+    doc["train"]["init_weights"] = r.init_weights;
+    note("--init-weights");
+  }
+  auto parsed = hpo::ParseDriverConfigJson(doc.dump());
+  if (!parsed.ok()) return parsed.status().WithContext(given);
+  return parsed;
+}
+
+}  // namespace
 
 Result<hpo::DriverConfig> SearchConfigOf(const SearchRequest& r) {
   hpo::DriverConfig config = hpo::DefaultDriverConfig();
   if (r.resume > 0) {
     if (!r.config_file.empty() || !r.config_json.empty() || r.seed || r.no_subspaces ||
-        !r.objective.empty()) {
+        !r.objective.empty() || HasTrainOverrides(r)) {
       return Status::InvalidArgument(
           "--resume continues a stored search: --config, --seed, "
-          "--no-subspaces and --objective "
+          "--no-subspaces, --objective, --arch, --profiles, --data, "
+          "--train-limit, --test-limit, --width and --init-weights "
           "cannot change it (budget options can)");
     }
     return config;
@@ -23,6 +85,9 @@ Result<hpo::DriverConfig> SearchConfigOf(const SearchRequest& r) {
     XW_ASSIGN_OR_RETURN(config, hpo::LoadDriverConfig(r.config_file));
   } else if (!r.config_json.empty()) {
     XW_ASSIGN_OR_RETURN(config, hpo::ParseDriverConfigJson(r.config_json));
+  }
+  if (HasTrainOverrides(r)) {
+    XW_ASSIGN_OR_RETURN(config, ApplyTrainOverrides(config, r));
   }
   if (r.seed) config.search.optimizer.seed = static_cast<uint64_t>(*r.seed);
   if (r.no_subspaces) config.search.no_subspaces = true;

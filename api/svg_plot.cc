@@ -2,14 +2,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <cctype>
 
 namespace xw {
 namespace {
 
 constexpr double kW = 440, kH = 290;  // plot box incl. margins
 constexpr double kLeft = 62, kRight = 16, kTop = 28, kBottom = 44;
-constexpr double kLegendW = 130;
+// Category labels longer than this keep their tail ("...layer3.2.conv1").
+constexpr size_t kMaxCategoryChars = 24;
+constexpr double kCategoryAngle = 55;  // degrees, rotated up to the left
 
 std::string F(double v) {  // coordinates
   char buf[32];
@@ -93,6 +98,29 @@ std::vector<double> LogTicks(double lo, double hi) {
   return t;
 }
 
+// The chart width widened, if need be, to hold the bold title.
+double FitTitle(double w, const std::string& title) {
+  return std::max(w, 1.1 * TextWidth(title, 13) + 16);
+}
+
+std::string CategoryText(const std::string& s) {
+  if (s.size() <= kMaxCategoryChars) return s;
+  return "\u2026" + s.substr(s.size() - (kMaxCategoryChars - 1));
+}
+
+// Extents of the rotated category labels: down from the axis and left of
+// their tick.
+double CategoryDrop(const std::vector<std::string>& c) {
+  double w = 0;
+  for (const std::string& s : c) w = std::max(w, TextWidth(CategoryText(s), 10));
+  return c.empty() ? 0 : w * std::sin(kCategoryAngle * M_PI / 180) + 14;
+}
+double CategoryReach(const std::vector<std::string>& c) {
+  double w = 0;
+  for (const std::string& s : c) w = std::max(w, TextWidth(CategoryText(s), 10));
+  return w * std::cos(kCategoryAngle * M_PI / 180) + 8;
+}
+
 std::string Header(const std::string& id, const std::string& title, double w,
                    double h) {
   return "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" "
@@ -107,15 +135,24 @@ std::string Header(const std::string& id, const std::string& title, double w,
          XmlEscape(title) + "</text>";
 }
 
-// Frame, grid, ticks and axis labels of a 2-D chart.
+// Frame, grid, ticks and axis labels of a 2-D chart; `drop` is the room the
+// x tick labels take below the axis beyond the usual (rotated categories).
 std::string Axes(const Scale& sx, const Scale& sy, const Axis& ax,
-                 const Axis& ay) {
+                 const Axis& ay, double drop = 0) {
   std::string s;
   const double x0 = sx.p0, x1 = sx.p1, y0 = sy.p0,
                y1 = sy.p1;  // y0 bottom, y1 top
   s += "<rect x=\"" + F(x0) + "\" y=\"" + F(y1) + "\" width=\"" + F(x1 - x0) +
        "\" height=\"" + F(y0 - y1) + "\" fill=\"none\" stroke=\"#444\"/>";
-  auto xt = sx.log ? LogTicks(sx.lo, sx.hi) : NiceTicks(sx.lo, sx.hi);
+  std::vector<double> xt;
+  const size_t nc = ax.categories.size();
+  if (nc > 0) {
+    // Every k-th name, at most about 30 of them.
+    const size_t step = (nc + 29) / 30;
+    for (size_t i = 0; i < nc; i += step) xt.push_back(static_cast<double>(i + 1));
+  } else {
+    xt = sx.log ? LogTicks(sx.lo, sx.hi) : NiceTicks(sx.lo, sx.hi);
+  }
   if (sx.integer) {
     std::erase_if(xt,
                   [](double t) { return std::fabs(t - std::round(t)) > 1e-9; });
@@ -123,9 +160,16 @@ std::string Axes(const Scale& sx, const Scale& sy, const Axis& ax,
   for (double t : xt) {
     const double p = sx(t);
     s += "<line x1=\"" + F(p) + "\" y1=\"" + F(y0) + "\" x2=\"" + F(p) +
-         "\" y2=\"" + F(y1) + "\" stroke=\"#ddd\"/><text x=\"" + F(p) +
-         "\" y=\"" + F(y0 + 14) +
-         "\" text-anchor=\"middle\" font-size=\"10\">" + Label(t) + "</text>";
+         "\" y2=\"" + F(y1) + "\" stroke=\"#ddd\"/>";
+    if (nc > 0) {
+      const std::string& name = ax.categories.at(static_cast<size_t>(t) - 1);
+      s += "<text transform=\"translate(" + F(p + 3) + " " + F(y0 + 8) + ") rotate(-" +
+           F(kCategoryAngle) + ")\" text-anchor=\"end\" font-size=\"10\">" +
+           XmlEscape(CategoryText(name)) + "</text>";
+    } else {
+      s += "<text x=\"" + F(p) + "\" y=\"" + F(y0 + 14) +
+           "\" text-anchor=\"middle\" font-size=\"10\">" + Label(t) + "</text>";
+    }
   }
   const auto yt = sy.log ? LogTicks(sy.lo, sy.hi) : NiceTicks(sy.lo, sy.hi);
   for (double t : yt) {
@@ -135,7 +179,7 @@ std::string Axes(const Scale& sx, const Scale& sy, const Axis& ax,
          "\" y=\"" + F(p + 3) + "\" text-anchor=\"end\" font-size=\"10\">" +
          Label(t) + "</text>";
   }
-  s += "<text x=\"" + F((x0 + x1) / 2) + "\" y=\"" + F(y0 + 32) +
+  s += "<text x=\"" + F((x0 + x1) / 2) + "\" y=\"" + F(y0 + 32 + drop) +
        "\" text-anchor=\"middle\" font-size=\"11\">" +
        XmlEscape(ax.label + (ax.log ? " (log)" : "")) + "</text>";
   s += "<text transform=\"translate(14 " + F((y0 + y1) / 2) +
@@ -171,6 +215,44 @@ std::string XmlEscape(const std::string& s) {
     }
   }
   return out;
+}
+
+double TextWidth(const std::string& text, double font_size) {
+  // Advance widths (in em) of DejaVu Sans / Liberation Sans, rounded up: the
+  // widest of the fonts Chromium falls back to on Linux.
+  double em = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      if ((c & 0xC0) == 0x80) continue;  // UTF-8 continuation byte
+      em += 1.0;
+    } else if (std::strchr("il.,:;|!'()[]` ", c) != nullptr) {
+      em += 0.4;
+    } else if (std::strchr("mwMW@%", c) != nullptr) {
+      em += 1.0;
+    } else if (std::isupper(c)) {
+      em += 0.78;
+    } else {
+      em += 0.66;
+    }
+  }
+  return em * font_size;
+}
+
+std::string ProfileColor(const std::string& profile) {
+  // The imported CrossedWires rows name the frameworks themselves.
+  if (profile == "torch" || profile == "pytorch") return "#ee4c2c";  // PyTorch's orange-red
+  if (profile == "tf" || profile == "tensorflow") return "#1f77b4";  // blue
+  if (profile == "reference") return "#2ca02c";  // green
+  // FNV-1a of the name over the palette's other colours.
+  static const char* const kOthers[] = {"#9467bd", "#8c564b", "#e377c2",
+                                        "#7f7f7f", "#bcbd22", "#17becf"};
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : profile) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return kOthers[h % 6];
 }
 
 std::string PaletteColor(size_t i) {
@@ -220,20 +302,27 @@ std::vector<double> NiceTicks(double lo, double hi, int n) {
 std::string LinePlotSvg(const std::string& id, const std::string& title,
                         const Axis& x, const Axis& y,
                         const std::vector<LineSeries>& series) {
-  const double w = kW + kLegendW;
+  // The legend column is as wide as its longest entry.
+  double legend = 0;
+  for (const auto& s : series) legend = std::max(legend, TextWidth(s.name, 11));
+  const double drop = CategoryDrop(x.categories);
+  const double left = std::max(kLeft, CategoryReach(x.categories));
+  const double plot_right = left + (kW - kLeft);
+  const double h = std::max(kH + drop, kTop + 8 + 16.0 * series.size() + 8);
+  const double w = FitTitle(plot_right + 28 + legend + 10, title);
   std::vector<const std::vector<double>*> xs, ys;
   for (const auto& s : series) {
     xs.push_back(&s.x);
     ys.push_back(&s.y);
   }
-  Scale sx = Fit(xs, x.log, kLeft, kW - kRight);
-  const Scale sy = Fit(ys, y.log, kH - kBottom, kTop);
+  Scale sx = Fit(xs, x.log, left, plot_right - kRight);
+  const Scale sy = Fit(ys, y.log, h - kBottom - drop, kTop);
   sx.integer = !x.log;
   for (const auto& s : series) {
     for (double v : s.x)
       sx.integer = sx.integer && (!std::isfinite(v) || v == std::round(v));
   }
-  std::string out = Header(id, title, w, kH) + Axes(sx, sy, x, y);
+  std::string out = Header(id, title, w, h) + Axes(sx, sy, x, y, drop);
   for (size_t i = 0; i < series.size(); ++i) {
     const LineSeries& s = series[i];
     const std::string color = s.color.empty() ? PaletteColor(i) : s.color;
@@ -251,14 +340,24 @@ std::string LinePlotSvg(const std::string& id, const std::string& title,
         flush();
         continue;
       }
-      pts += F(sx(s.x[k])) + "," + F(sy(s.y[k])) + " ";
+      if (s.points) {
+        out += "<circle cx=\"" + F(sx(s.x[k])) + "\" cy=\"" + F(sy(s.y[k])) +
+               "\" r=\"2.5\" fill=\"" + color + "\" fill-opacity=\"0.7\"/>";
+      } else {
+        pts += F(sx(s.x[k])) + "," + F(sy(s.y[k])) + " ";
+      }
     }
     flush();
     const double ly = kTop + 8 + 16 * i;
-    out += "<line x1=\"" + F(kW + 4) + "\" y1=\"" + F(ly) + "\" x2=\"" +
-           F(kW + 24) + "\" y2=\"" + F(ly) + "\" " + style + "/><text x=\"" +
-           F(kW + 28) + "\" y=\"" + F(ly + 4) + "\" font-size=\"11\">" +
-           XmlEscape(s.name) + "</text>";
+    if (s.points) {
+      out += "<circle cx=\"" + F(plot_right + 14) + "\" cy=\"" + F(ly) +
+             "\" r=\"3\" fill=\"" + color + "\"/>";
+    } else {
+      out += "<line x1=\"" + F(plot_right + 4) + "\" y1=\"" + F(ly) + "\" x2=\"" +
+             F(plot_right + 24) + "\" y2=\"" + F(ly) + "\" " + style + "/>";
+    }
+    out += "<text x=\"" + F(plot_right + 28) + "\" y=\"" + F(ly + 4) +
+           "\" font-size=\"11\">" + XmlEscape(s.name) + "</text>";
   }
   return out + "</svg>";
 }
@@ -269,7 +368,7 @@ std::string ScatterPlotSvg(const std::string& id, const std::string& title,
                            const std::vector<double>& ys,
                            const std::vector<double>& values,
                            const std::string& value_label) {
-  const double w = kW + 70;
+  const double w = FitTitle(kW + 70, title);
   const Scale sx = Fit({&xs}, x.log, kLeft, kW - kRight);
   const Scale sy = Fit({&ys}, y.log, kH - kBottom, kTop);
   double vlo = INFINITY, vhi = -INFINITY;
@@ -317,15 +416,21 @@ std::string BarPlotSvg(const std::string& id, const std::string& title,
                        const std::vector<std::string>& labels,
                        const std::vector<double>& values,
                        const std::vector<double>& errors,
-                       const std::string& value_label) {
-  const double left = 170, right = 30, bar = 14, gap = 5, top = kTop + 4;
+                       const std::string& value_label,
+                       const std::vector<double>& markers) {
+  // The label column is as wide as the longest label.
+  double label_w = 40;
+  for (const std::string& l : labels) label_w = std::max(label_w, TextWidth(l, 11));
+  const double left = label_w + 14, right = 30, bar = 14, gap = 5, top = kTop + 4;
   const double h = top + labels.size() * (bar + gap) + 40;
-  const double w = kW + 60;
+  const double w = FitTitle(std::max(kW + 60, left + 300 + right), title);
   std::vector<double> ends;
   for (size_t i = 0; i < values.size(); ++i) {
-    ends.push_back(values[i] + (i < errors.size() && std::isfinite(errors[i])
-                                    ? errors[i]
-                                    : 0));
+    const double v = std::isfinite(values[i]) ? values[i] : 0;
+    const double e = i < errors.size() && std::isfinite(errors[i]) ? errors[i] : 0;
+    ends.push_back(v + e);
+    ends.push_back(v - e);
+    if (i < markers.size() && std::isfinite(markers[i])) ends.push_back(markers[i]);
   }
   ends.push_back(0);
   Scale sx = Fit({&ends}, false, left, w - right);
@@ -355,6 +460,11 @@ std::string BarPlotSvg(const std::string& id, const std::string& title,
       out += "<line x1=\"" + F(sx(v - errors[i])) + "\" y1=\"" + F(ym) +
              "\" x2=\"" + F(sx(v + errors[i])) + "\" y2=\"" + F(ym) +
              "\" stroke=\"#000\"/>";
+    }
+    if (i < markers.size() && std::isfinite(markers[i])) {
+      out += "<line class=\"marker\" x1=\"" + F(sx(markers[i])) + "\" y1=\"" + F(y - 2) +
+             "\" x2=\"" + F(sx(markers[i])) + "\" y2=\"" + F(y + bar + 2) +
+             "\" stroke=\"#000\" stroke-width=\"2.5\"/>";
     }
   }
   out += "<line x1=\"" + F(sx(0)) + "\" y1=\"" + F(top) + "\" x2=\"" +

@@ -32,7 +32,8 @@ json TrainToJson(const TrainSettings& t) {
           {"batch_size", t.batch_size},
           {"epochs", t.epochs},
           {"eval_batch_size", t.eval_batch_size},
-          {"store_weights", t.store_weights}};
+          {"store_weights", t.store_weights},
+          {"init_weights", t.init_weights.empty() ? json(nullptr) : json(t.init_weights)}};
 }
 
 // `v` is the merged "train" object (every key present).
@@ -41,7 +42,7 @@ Result<TrainSettings> ParseTrain(const json& v) {
       "width",        "depth",      "dropout", "seed",
       "lr",           "adam_eps",   "beta1",   "beta2",
       "weight_decay", "batch_size", "epochs",  "eval_batch_size",
-      "store_weights"};
+      "store_weights", "init_weights"};
   XW_RETURN_IF_ERROR(internal::CheckKeys(v, "train", keys, ValueText::kFull));
   // The "train" readers show a rejected value in full.
   auto number = [&v](const std::string& key) {
@@ -72,6 +73,12 @@ Result<TrainSettings> ParseTrain(const json& v) {
   if (!v["store_weights"].is_boolean())
     return BadField("train.store_weights", "expected true or false");
   t.store_weights = v["store_weights"].get<bool>();
+  if (v["init_weights"].is_string() && !v["init_weights"].get<std::string>().empty()) {
+    t.init_weights = v["init_weights"].get<std::string>();
+  } else if (!v["init_weights"].is_null()) {
+    return BadField("train.init_weights",
+                    "expected the path of an HDF5 weights file, or null");
+  }
   return t;
 }
 
@@ -96,6 +103,11 @@ Status CheckSpace(const DriverConfig& c) {
       return BadField(
           "dimensions",
           "'" + d.name + "' is not a searchable hyperparameter (" + list + ")");
+    }
+    if (d.name == "width" && !c.train.init_weights.empty()) {
+      return BadField("dimensions",
+                      "'width' cannot be searched with train.init_weights: "
+                      "one weights file fits one width");
     }
     if ((d.name == "batch_size" || d.name == "epochs") &&
         d.type != DimType::kInteger) {
@@ -203,6 +215,8 @@ TrainOptions TrialTrainOptions(const DriverConfig& c,
   o.data_spec = c.search.data;
   o.train_limit = c.search.train_limit;
   o.test_limit = c.search.test_limit;
+  // RunTrial points o.init_weights at the tensors PrepareTrials loaded.
+  o.init_weights_source = t.init_weights;
   const SearchSpace& s = c.search.space;
   for (int i = 0; i < s.size() && i < static_cast<int>(x.size()); ++i) {
     const std::string& n = s.dim(i).name;

@@ -12,6 +12,7 @@
 #include "xwires/core/data.h"
 #include "xwires/core/status.h"
 #include "xwires/dataset/run_record.h"
+#include "xwires/dataset/tensor_file.h"
 #include "xwires/hpo/search_driver.h"
 #include "xwires/trainers/profile.h"
 #include "xwires/trainers/trainer.h"
@@ -39,6 +40,7 @@ struct TrialContext {
   std::vector<Profile> profiles;  // the config's pair, loaded
   DataSplits data;
   InputSpec input;
+  NamedTensors init;  // train.init_weights, loaded (empty without)
 };
 Result<TrialContext> PrepareTrials(const DriverConfig& c);
 

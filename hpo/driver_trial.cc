@@ -76,6 +76,15 @@ Result<TrialContext> PrepareTrials(const DriverConfig& c) {
   // The architecture must fit the data before any trial starts.
   auto model = BuildModel(c.search.arch, ctx.input, c.train.arch_options);
   if (!model.ok()) return model.status().WithContext("search config: arch");
+  // So must the shared starting weights.
+  if (!c.train.init_weights.empty()) {
+    auto init = ReadTensorFile(c.train.init_weights);
+    if (!init.ok())
+      return init.status().WithContext("search config: train.init_weights");
+    ctx.init = std::move(init).value();
+    Status st = (*model)->LoadState(ctx.init, c.train.init_weights);
+    if (!st.ok()) return st.WithContext("search config: train.init_weights");
+  }
   return ctx;
 }
 
@@ -138,6 +147,7 @@ Result<TrialRecord> RunTrial(const TrialContext& ctx,
                              std::function<bool()> should_stop) {
   TrainOptions o = TrialTrainOptions(ctx.config, x, threads);
   o.should_stop = std::move(should_stop);
+  if (!ctx.init.empty()) o.init_weights = &ctx.init;
   XW_ASSIGN_OR_RETURN(TrialRecord r, TrainTrial(ctx.profiles, ctx.data, o));
   const Objective objective = ctx.config.search.objective;
   XW_ASSIGN_OR_RETURN(Objectives obj,

@@ -18,6 +18,7 @@ PACKAGES=(
   python3-torch python3-torchvision  # xwires.Dataset.torch_model and its test
   chromium  # headless rendering check of `xwires report` (tests/api/report_test.cc)
   nodejs npm  # TensorFlow.js for `xwires conformance` and tests/conformance (npm ci below)
+  libpng-dev  # reads its screenshots (tests/api/report_test.cc)
 )
 
 SUDO=""

@@ -1,6 +1,9 @@
 // `xwires mi DATASET`: mutual information between each hyperparameter (and
 // each pair) and the divergence, per architecture (the CrossedWires study's
-// binned estimate, or KSG with --ksg).
+// binned estimate, or KSG with --ksg), each beside its permutation null and
+// bias-corrected value. The table goes to stdout with a caption naming the
+// unit (nats) and the columns; warnings about too few samples for the bins go
+// to stderr (and the caption too with --format csv/json, so stdout parses).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -13,10 +16,10 @@ namespace xw::cli {
 namespace {
 
 struct MiArgs {
-  std::string dataset, where, format = "table";
+  std::string dataset, where, format = "table", scale = "auto";
   std::vector<std::string> archs;
   bool ksg = false, no_pairs = false, log_scale = false, store = false;
-  int repeats = 20, k = 3;
+  int repeats = 20, k = 3, shuffles = 200;
   double jitter = 0.01;
   uint64_t seed = 0;
 };
@@ -27,7 +30,17 @@ void RunMi(const MiArgs& a) {
   opt.archs = a.archs;
   opt.where = a.where;
   opt.pairs = !a.no_pairs;
-  opt.log_scale = a.log_scale;
+  if (a.scale == "auto") {
+    opt.scale = MiScale::kAuto;
+  } else if (a.scale == "raw") {
+    opt.scale = MiScale::kRaw;
+  } else if (a.scale == "log") {
+    opt.scale = MiScale::kLog;
+  } else {
+    Check(Status::InvalidArgument("--scale: expected auto, raw or log, got '" + a.scale + "'"));
+  }
+  if (a.log_scale) opt.scale = MiScale::kLog;
+  opt.mi.shuffles = a.shuffles;
   opt.mi.estimator = a.ksg ? MiEstimator::kKsg : MiEstimator::kBinned;
   opt.mi.repeats = a.repeats;
   opt.mi.jitter = a.jitter;
@@ -39,6 +52,10 @@ void RunMi(const MiArgs& a) {
   auto rows = Unwrap(ComputeDatasetMi(*ds, opt, &trials));
   std::string out = FormatTable(MiTable(rows), format);
   std::fwrite(out.data(), 1, out.size(), stdout);
+  const std::string caption = MiCaption(opt) + "\n";
+  std::fputs(caption.c_str(), format == TableFormat::kTable ? stdout : stderr);
+  for (const std::string& w : MiWarnings(rows))
+    std::fprintf(stderr, "xwires: warning: %s\n", w.c_str());
   if (!a.store) return;
   AnalysisRecord row;
   row.kind = "mi";
@@ -70,8 +87,16 @@ void RegisterMi(CLI::App& app) {
   cmd->add_option("--seed", a->seed, "Seed of the jitter")
       ->capture_default_str();
   cmd->add_flag("--no-pairs", a->no_pairs, "Single hyperparameters only");
-  cmd->add_flag("--log-scale", a->log_scale,
-                "log10 of lr, adam_eps, weight_decay first");
+  cmd->add_option("--scale", a->scale,
+                  "auto: log10 of the dimensions the trials' searches sample "
+                  "log-uniformly; raw: raw values (the study's procedure); "
+                  "log: log10 of lr, adam_eps, weight_decay")
+      ->capture_default_str();
+  cmd->add_flag("--log-scale", a->log_scale, "Same as --scale log");
+  cmd->add_option("--shuffles", a->shuffles,
+                  "Permutations of the divergences for the null baseline "
+                  "(mi_null, mi_corrected, p; 0: none)")
+      ->capture_default_str();
   cmd->add_option("--format", a->format, "table, csv or json");
   cmd->add_flag("--store", a->store,
                 "Store the result in the dataset with the trials it was "

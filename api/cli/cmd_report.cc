@@ -50,6 +50,9 @@ void RegisterReport(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--mi-jitter", a->opt.mi.jitter, "MI jitter half-width")
       ->capture_default_str();
+  cmd->add_option("--mi-shuffles", a->opt.mi.shuffles,
+                  "Permutations of the MI null baseline (0: none)")
+      ->capture_default_str();
   cmd->add_flag("--ksg", a->ksg, "KSG estimator for the MI bars");
   cmd->callback([a] { RunReport(*a); });
 }

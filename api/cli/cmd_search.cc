@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "command.h"
 #include "xwires/api/progress_text.h"
@@ -27,7 +28,23 @@ struct SearchArgs {
   double max_seconds = 0;
   std::optional<int64_t> seed;
   bool no_subspaces = false, quiet = false;
+  // What to train (over the config's keys).
+  std::string arch, profiles, data, init_weights;
+  std::optional<int64_t> train_limit, test_limit;
+  std::optional<double> width;
 };
+
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  if (s.empty()) return out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = s.find(',', start);
+    out.push_back(s.substr(start, comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
 
 void RunSearchCommand(const SearchArgs& a) {
   SearchRequest r;
@@ -42,6 +59,13 @@ void RunSearchCommand(const SearchArgs& a) {
   r.max_seconds = a.max_seconds;
   r.seed = a.seed;
   r.no_subspaces = a.no_subspaces;
+  r.arch = a.arch;
+  r.profiles = SplitCommas(a.profiles);
+  r.data = a.data;
+  r.train_limit = a.train_limit;
+  r.test_limit = a.test_limit;
+  r.width = a.width;
+  r.init_weights = a.init_weights;
   const hpo::DriverConfig config = Unwrap(SearchConfigOf(r));
   if (a.top < 0) Check(Status::InvalidArgument("--top must be >= 0"));
   hpo::DriverOptions o = Unwrap(SearchOptionsOf(r));
@@ -115,6 +139,29 @@ void RegisterSearch(CLI::App& app) {
                   "Threads per process, split between the jobs (0: cores / "
                   "ranks on the node)")
       ->capture_default_str();
+  cmd->add_option("--arch", args->arch,
+                  "Architecture to train (the config's \"arch\"; default "
+                  "simple_cnn): mlp, simple_cnn, vgg11, vgg16, resnet20, "
+                  "resnet18, resnet50, densenet121");
+  cmd->add_option("--profiles", args->profiles,
+                  "The two profiles compared, comma-separated (the config's "
+                  "\"profiles\"; default torch,tf): shipped names or .json "
+                  "files");
+  cmd->add_option("--data", args->data,
+                  "Training data (the config's \"data\"; default synthetic): "
+                  "synthetic | cifar10:DIR | cifar100:DIR | mnist:DIR | "
+                  "fashion-mnist:DIR");
+  cmd->add_option("--train-limit", args->train_limit,
+                  "First N training images (\"data.train_limit\"; -1: all)");
+  cmd->add_option("--test-limit", args->test_limit,
+                  "First N test images (\"data.test_limit\"; -1: all)");
+  cmd->add_option("--width", args->width,
+                  "Width multiplier when width is not searched "
+                  "(\"train.width\"; default 0.5)");
+  cmd->add_option("--init-weights", args->init_weights,
+                  "Start both profiles of every trial from these weights "
+                  "(HDF5, state_dict names; \"train.init_weights\"): only "
+                  "the arithmetic differs");
   cmd->add_flag("--no-subspaces", args->no_subspaces,
                 "One GP over the whole space");
   cmd->add_option("--seed", args->seed,

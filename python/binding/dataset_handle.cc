@@ -139,7 +139,8 @@ py::dict DatasetHandle::Mi(const Filter& f, bool pairs, bool log_scale, bool ksg
   opt.archs = f.archs;
   opt.where = f.where;
   opt.pairs = pairs;
-  opt.log_scale = log_scale;
+  // Python's log_scale=False is the CLI's default scale (auto).
+  opt.scale = log_scale ? MiScale::kLog : MiScale::kAuto;
   opt.mi.estimator = ksg ? MiEstimator::kKsg : MiEstimator::kBinned;
   opt.mi.repeats = repeats;
   opt.mi.jitter = jitter;

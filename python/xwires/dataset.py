@@ -183,11 +183,15 @@ class Dataset:
         ``xwires mi``: the study's binned estimate (0.1 bins, as
         sklearn.metrics.mutual_info_score) or, with ``ksg=True``, the KSG
         estimator with `k` neighbours; `repeats` runs with uniform `jitter`
-        on the normalised values give mean and std. `log_scale` takes log10
-        of lr, adam_eps and weight_decay first.
+        on the normalised values give mean and std, beside a permutation
+        null of 200 shuffled divergences (docs/analysis.md). `log_scale`
+        takes log10 of lr, adam_eps and weight_decay first; without it the
+        dimensions the trials' searches sample log-uniformly are taken on a
+        log scale (the CLI's ``--scale auto``).
 
         Returns:
-            DataFrame with columns group, variable, mi_mean, mi_std, n.
+            DataFrame with columns group, variable, scale, mi_mean, mi_std,
+            mi_null, mi_corrected, p, n (MI in nats).
         """
         f = _filter(where, arch)
         return frame(self._h().mi(

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -168,6 +170,74 @@ TEST(MutualInfoTest, BadInputNamesTheProblem) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("non-finite"), std::string::npos);
   EXPECT_FALSE(EstimateMi({}, x, MiOptions{}).ok());
+}
+
+TEST(MutualInfoTest, PermutationNullMeasuresThePlugInBias) {
+  // 47 independent samples in 10 x 10 bins: the plug-in estimate is mostly
+  // bias (about (10-1)^2 / (2 * 47) = 0.86 nats). The null sees the same
+  // bias, so the corrected estimate is near 0 and p is not small.
+  const auto x = Uniforms(21, 47), y = Uniforms(22, 47);
+  MiOptions opt;
+  auto ind = EstimateMi({x}, y, opt);
+  ASSERT_TRUE(ind.ok()) << ind.status().ToString();
+  EXPECT_GT(ind->mean, 0.5);
+  EXPECT_GT(ind->null_mean, 0.5);
+  EXPECT_LT(std::fabs(ind->corrected), 0.2) << ind->mean << " vs " << ind->null_mean;
+  EXPECT_DOUBLE_EQ(ind->corrected, ind->mean - ind->null_mean);
+  EXPECT_GT(ind->p_value, 0.05);
+  EXPECT_TRUE(ind->few_samples);  // 47 < 5 x 100
+  // y = x: every permutation scores lower; p is the smallest possible.
+  auto dep = EstimateMi({x}, x, opt);
+  EXPECT_GT(dep->corrected, 1.0);
+  EXPECT_DOUBLE_EQ(dep->p_value, 1.0 / 201);
+  // A fixed Philox seed: the same null every time; no shuffles, no null.
+  EXPECT_EQ(EstimateMi({x}, y, opt)->null_mean, ind->null_mean);
+  opt.shuffles = 0;
+  EXPECT_TRUE(std::isnan(EstimateMi({x}, y, opt)->null_mean));
+  opt.shuffles = -1;
+  EXPECT_FALSE(EstimateMi({x}, y, opt).ok());
+  // Enough samples for the bins: no flag.
+  MiOptions big;
+  big.shuffles = 5;
+  EXPECT_FALSE(EstimateMi({Uniforms(23, 600)}, Uniforms(24, 600), big)->few_samples);
+}
+
+// A search that samples lr log-uniformly gets lr on a log scale by default;
+// the table names the unit and warns when n is too small for the bins.
+TEST(MiCliTest, LogScaleForLogSampledDimensionsUnitAndSmallSampleWarning) {
+  testing::TempDir dir;
+  const std::string ds = dir.path() + "/ds", space = dir.path() + "/space.json";
+  std::ofstream(space) << R"({"arch": "mlp", "data": {"train_limit": 200, "test_limit": 100},
+    "dimensions": [{"name": "lr", "type": "real", "low": 1e-5, "high": 0.1, "log": true},
+                   {"name": "batch_size", "type": "integer", "low": 20, "high": 100}],
+    "train": {"width": 0.125}, "trials_per_subspace": 2, "budget": {"max_seconds": 0}})";
+  std::string out;
+  ASSERT_EQ(testing::Run(testing::Cli() + " search --config " + space + " --dataset " + ds +
+                             " --jobs 2 --quiet 2>&1",
+                         &out),
+            0)
+      << out;
+  ASSERT_EQ(testing::Run(testing::Cli() + " mi " + ds + " --format json", &out), 0) << out;
+  auto rows = nlohmann::json::parse(out);
+  std::map<std::string, nlohmann::json> by_var;
+  for (const auto& r : rows) by_var[r["variable"].get<std::string>()] = r;
+  ASSERT_TRUE(by_var.count("lr") && by_var.count("batch_size")) << out;
+  EXPECT_EQ(by_var["lr"]["scale"], "log");
+  EXPECT_EQ(by_var["batch_size"]["scale"], "raw");  // sampled linearly
+  EXPECT_EQ(by_var["lr+batch_size"]["scale"], "log+raw");
+  EXPECT_TRUE(by_var["lr"]["mi_null"].is_number());
+  EXPECT_NEAR(by_var["lr"]["mi_corrected"].get<double>(),
+              by_var["lr"]["mi_mean"].get<double>() - by_var["lr"]["mi_null"].get<double>(),
+              1e-12);
+  ASSERT_EQ(testing::Run(testing::Cli() + " mi " + ds + " --scale raw --format json", &out), 0);
+  EXPECT_EQ(nlohmann::json::parse(out)[0]["scale"], "raw");
+  // The table: the unit printed under it, the small-n warning on stderr.
+  ASSERT_EQ(testing::Run(testing::Cli() + " mi " + ds + " 2>&1", &out), 0);
+  EXPECT_NE(out.find("MI in nats"), std::string::npos) << out;
+  EXPECT_NE(out.find("mi_null"), std::string::npos) << out;
+  EXPECT_NE(out.find("warning: mlp: n = 8 trials for 100 joint bins"), std::string::npos) << out;
+  EXPECT_EQ(testing::Run(testing::Cli() + " mi " + ds + " --scale sideways 2>&1", &out), 2);
+  EXPECT_NE(out.find("--scale"), std::string::npos) << out;
 }
 
 // `mi --store` keeps the printed result with the trials it was computed over.

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "analysis_test_util.h"
+#include "chromium_util.h"
 #include "xwires/api/kde.h"
 #include "xwires/api/svg_plot.h"
 #include "xwires/dataset/crossedwires.h"
@@ -153,6 +154,12 @@ TEST_F(HtmlReportTest, ImportedCrossedWiresRowsRenderWithEveryPlotInChromium) {
   std::string dom;
   EXPECT_EQ(DomPlotIds(path, &dom), ids);
   EXPECT_NE(dom.find("Divergence statistics"), std::string::npos);
+  // Legends such as "tensorflow (n=40)" and every other chart text lie
+  // inside their figures as Chromium lays them out.
+  int measured = 0;
+  const auto clipped = testing::ClippedTexts(path, &measured);
+  EXPECT_GT(measured, 100);
+  EXPECT_TRUE(clipped.empty()) << clipped.size() << " clipped, first: " << clipped.front();
 }
 
 TEST_F(HtmlReportTest,
@@ -214,7 +221,8 @@ TEST_F(HtmlReportTest,
       testing::Run(testing::Cli() + " mi " + ds + " --format csv 2>&1", &text),
       0)
       << text;
-  EXPECT_NE(text.find("group,variable,mi_mean,mi_std,n"), std::string::npos);
+  EXPECT_NE(text.find("group,variable,scale,mi_mean,mi_std,mi_null,mi_corrected,p,n"),
+            std::string::npos);
   EXPECT_NE(text.find("mlp,lr,"), std::string::npos);
 }
 

@@ -39,6 +39,7 @@
 
 #include "xwires/core/status.h"
 #include "xwires/dataset/dataset.h"
+#include "xwires/dataset/table.h"
 #include "xwires/trainers/profile.h"
 
 namespace xw {
@@ -113,6 +114,14 @@ Result<AttributionReport> AttributeDivergence(const Dataset& ds,
 // JSON object (2-space indent) and a text table.
 std::string AttributionJson(const AttributionReport& r);
 std::string AttributionText(const AttributionReport& r);
+
+// The per-knob table of AttributionText (the CLI's columns: knob, A value,
+// B value, acc A_k, acc B_k, alone from A, remains (only k differs), share,
+// disagree A_k/A, disagree B_k/B), from a report or from its stored JSON
+// (AttributionJson; InvalidArgument if it is not such a document). The HTML
+// report shows the same table.
+Table AttributionKnobTable(const AttributionReport& r);
+Result<Table> AttributionKnobTableFromJson(const std::string& json);
 
 }  // namespace xw
 

@@ -5,13 +5,21 @@
 //      accuracy ranges per profile) and the most divergent trials (Tables
 //      4-6);
 //   2. distributions: a Gaussian KDE (kde.h) of each profile's test accuracy
-//      per architecture, and of the divergence of every architecture;
+//      per architecture, and of the divergence of every architecture, both
+//      reflected at 0 and 1 (ReflectedKde); each profile has its fixed
+//      colour (ProfileColor) in every report;
+//   2b. searches: per search, each trial's objective in the order the trials
+//      finished and the best so far (plot "best-search-<id>");
 //   3. hyperparameter space: scatter plots of each pair of varying
 //      hyperparameters per architecture, coloured by divergence;
-//   4. mutual information bars (mi_analysis.h) per architecture and overall;
+//   4. mutual information bars (mi_analysis.h) per architecture and overall,
+//      single variables and pairs on separate axes, each bar with its
+//      permutation null marked;
 //   5. training curves (per-epoch training loss, and test accuracy when
 //      recorded) of the top divergent pairs of each architecture;
-//   6. stored compare and attribute results (analysis_store.h).
+//   6. stored compare and attribute results (analysis_store.h): compare's
+//      activation differences per module, named on the axis; attribute's
+//      table with the CLI's columns (AttributionKnobTable).
 // Works on imported CrossedWires results (no weights, loss curves only) and
 // on our own searches alike. Every plot is an <svg data-plot="<id>">; the
 // ids are returned so callers (and tests) can check a rendered page.
@@ -35,7 +43,7 @@ struct ReportOptions {
   std::string where;               // filter language of query.h
   int top_k = 3;  // curves of the k most divergent pairs per arch (>= 0)
   double threshold = 0.05;  // stats share column
-  MiOptions mi;             // binned, 20 repeats, jitter 0.01 by default
+  MiOptions mi;  // binned, 20 repeats, jitter 0.01, 200 shuffles by default
   int kde_points = 160;     // grid points per density curve (>= 2)
 };
 

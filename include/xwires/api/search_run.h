@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "xwires/core/status.h"
 #include "xwires/dataset/table.h"
@@ -30,11 +31,24 @@ struct SearchRequest {
   double max_seconds = 0;
   std::optional<int64_t> seed;  // overrides the config's optimizer seed
   bool no_subspaces = false;
+  // What to train, over the config's keys of the same names ("" / empty /
+  // nullopt: keep the config's): "arch", "profiles" (exactly two), "data"
+  // ("data.spec"), "data.train_limit", "data.test_limit", "train.width"
+  // (refused when width is a search dimension of the config) and
+  // "train.init_weights".
+  std::string arch;
+  std::vector<std::string> profiles;
+  std::string data;
+  std::optional<int64_t> train_limit, test_limit;
+  std::optional<double> width;
+  std::string init_weights;  // "train.init_weights" ("": keep the config's)
 };
 
 // The driver configuration: DefaultDriverConfig() overlaid with the config
-// file or text, then the seed, subspace and objective overrides. A resumed
-// search keeps its stored configuration, so those options are refused with it.
+// file or text, then the arch, profiles, data and width overrides (validated
+// as the config's keys are, errors naming the option), then the seed,
+// subspace and objective overrides. A resumed search keeps its stored
+// configuration, so those options are refused with it.
 Result<hpo::DriverConfig> SearchConfigOf(const SearchRequest& r);
 
 // The driver options of the request (dataset, resume id, budget, jobs,

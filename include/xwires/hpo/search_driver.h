@@ -9,9 +9,14 @@
 //   "train": {"width": 0.5, "depth": 0, "dropout": 0.5, "seed": 0,
 //             "lr": 1e-3, "adam_eps": 1e-8, "beta1": 0.9, "beta2": 0.999,
 //             "weight_decay": 0, "batch_size": 32, "epochs": 1,
-//             "eval_batch_size": 256, "store_weights": true}
+//             "eval_batch_size": 256, "store_weights": true,
+//             "init_weights": null}
 // A hyperparameter that is a search dimension takes the suggested value; the
-// others take these. Searchable dimension names: lr, adam_eps, beta1, beta2,
+// others take these. "init_weights": an HDF5 weights file (state_dict
+// names, as `xwires train --init-weights`) that both profiles of every trial
+// start from instead of their own initialisers, so that only the arithmetic
+// differs; every rank reads it; width cannot be a search dimension with it.
+// Searchable dimension names: lr, adam_eps, beta1, beta2,
 // weight_decay, batch_size, epochs (integer dimensions), width, dropout.
 // Every key of a config document is optional; missing keys take the values
 // of DefaultDriverConfig() (the 5-minute default search), not those of
@@ -60,6 +65,8 @@ struct TrainSettings {
   uint64_t seed = 0;  // init, dropout and synthetic data seed of every trial
   int64_t eval_batch_size = 256;
   bool store_weights = true;  // keep both models' weights in the dataset
+  // Weights file both profiles start from ("": each its own initialiser).
+  std::string init_weights;
 };
 
 struct DriverConfig {

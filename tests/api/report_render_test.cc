@@ -1,0 +1,180 @@
+// The report draws what it claims: densities reflected at the bounds of
+// [0, 1], one fixed colour per profile, a best-so-far plot per search,
+// compare's modules named on the axis, attribute's table with the CLI's
+// columns, pair MI on its own axis, and -- rendered in headless Chromium --
+// every chart's text inside its figure and a screenshot that is not blank.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "analysis_test_util.h"
+#include "chromium_util.h"
+#include "xwires/api/attribute.h"
+#include "xwires/api/kde.h"
+#include "xwires/api/report.h"
+#include "xwires/api/svg_plot.h"
+
+namespace xw {
+namespace {
+
+using testing::Cli;
+
+using testing::TempDir;
+
+TEST(ReflectedKdeTest, KnownValueUnitMassAndFlatBoundary) {
+  // Samples 0.1 and 0.2, h = 0.1, at x = 0: each sample and its mirror image
+  // at -x_i contribute phi(x_i / h) twice (the mirror at 2 - x_i is 19+
+  // bandwidths away): (2 e^-0.5 + 2 e^-2) / (2 h sqrt(2 pi)).
+  const std::vector<double> s = {0.1, 0.2}, at0 = {0.0};
+  const double want =
+      (2 * std::exp(-0.5) + 2 * std::exp(-2.0)) / (2 * 0.1 * std::sqrt(2 * M_PI));
+  EXPECT_NEAR(ReflectedKde(s, at0, 0.1, 0, 1)[0], want, 1e-12);
+  // Accuracies crowding at 0 (models at chance on a 10-class task are near
+  // 0.1; divergences of agreeing pairs near 0): the reflected estimate keeps
+  // its whole mass in [0, 1], the plain one loses 6% of it below 0.
+  std::vector<double> near0;
+  for (int i = 0; i < 40; ++i) near0.push_back(0.002 * i);
+  const double h = ScottBandwidth(near0);
+  const std::vector<double> grid = Linspace(0, 1, 4001);
+  auto mass = [&grid](const std::vector<double>& f) {
+    double m = 0;
+    for (size_t i = 1; i < grid.size(); ++i) m += 0.5 * (f[i] + f[i - 1]) * (grid[i] - grid[i - 1]);
+    return m;
+  };
+  EXPECT_NEAR(mass(ReflectedKde(near0, grid, h, 0, 1)), 1.0, 1e-3);
+  EXPECT_LT(mass(GaussianKde(near0, grid, h)), 0.95);
+  // Zero slope at the bound: f(0) and f(h / 100) agree to second order.
+  const std::vector<double> edge = {0.0, h / 100};
+  const auto f = ReflectedKde(near0, edge, h, 0, 1);
+  EXPECT_NEAR(f[0], f[1], 1e-3 * f[0]);
+  EXPECT_EQ(ReflectedKde(near0, std::vector<double>{-0.01, 1.01}, h, 0, 1),
+            (std::vector<double>{0, 0}));
+}
+
+TEST(ProfileColorTest, FixedPerProfileWhateverElseTheDatasetHolds) {
+  EXPECT_EQ(ProfileColor("torch"), "#ee4c2c");
+  EXPECT_EQ(ProfileColor("pytorch"), "#ee4c2c");
+  EXPECT_EQ(ProfileColor("tf"), "#1f77b4");
+  EXPECT_EQ(ProfileColor("tensorflow"), "#1f77b4");
+  EXPECT_EQ(ProfileColor("reference"), "#2ca02c");
+  EXPECT_EQ(ProfileColor("torch_keras"), ProfileColor("torch_keras"));
+  EXPECT_NE(ProfileColor("torch_keras"), ProfileColor("torch"));
+}
+
+TEST(SvgLayoutTest, ChartsGrowToHoldLongLegendsTitlesAndLabels) {
+  auto width = [](const std::string& svg) {
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(svg, m, std::regex("width=\"([0-9.]+)\"")));
+    return std::stod(m[1]);
+  };
+  const std::string name(60, 'x');
+  const std::string short_legend =
+      LinePlotSvg("a", "t", {"x"}, {"y"}, {{"a", {0, 1}, {0, 1}, false, ""}});
+  const std::string long_legend =
+      LinePlotSvg("b", "t", {"x"}, {"y"}, {{name, {0, 1}, {0, 1}, false, ""}});
+  // (Coordinates are written with one decimal.)
+  EXPECT_GE(width(long_legend) - width(short_legend),
+            TextWidth(name, 11) - TextWidth("a", 11) - 0.1);
+  const std::string bars = BarPlotSvg("c", "t", {name}, {0.5}, {}, "v");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(bars, m, std::regex("<rect x=\"([0-9.]+)\" y=")));
+  EXPECT_GE(std::stod(m[1]), TextWidth(name, 11));  // bars start right of the label
+}
+
+class SearchReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ds_ = dir_.path() + "/ds";
+    const std::string space = dir_.path() + "/space.json";
+    std::ofstream(space) << R"({"dimensions": [
+        {"name": "lr", "type": "real", "low": 1e-3, "high": 0.05, "log": true},
+        {"name": "adam_eps", "type": "real", "low": 1e-8, "high": 1.0, "log": true}],
+      "train": {"batch_size": 50, "epochs": 2}, "trials_per_subspace": 2,
+      "budget": {"max_seconds": 0}})";
+    std::string out;
+    ASSERT_EQ(testing::Run(Cli() + " search --config " + space + " --dataset " + ds_ +
+                      " --arch simple_cnn --width 0.25 --train-limit 200 --test-limit 100"
+                      " --jobs 2 --quiet 2>&1",
+                  &out),
+              0)
+        << out;
+    auto ds = Dataset::Open(ds_, OpenMode::kReadOnly);
+    ASSERT_TRUE(ds.ok());
+    TrialQuery q;
+    q.where = "diff >= 0";
+    q.order_by = {"-diff", "id"};
+    auto rows = (*ds)->Query(q);
+    ASSERT_TRUE(rows.ok() && rows->size() == 8u);
+    trial_ = rows->front().id;
+  }
+  TempDir dir_;
+  std::string ds_;
+  int64_t trial_ = 0;
+};
+
+TEST_F(SearchReportTest, DrawsWhatItClaimsAndRendersUnclippedInChromium) {
+  const std::string id = std::to_string(trial_), html_path = dir_.path() + "/report.html";
+  std::string out, attribute_cli;
+  ASSERT_EQ(testing::Run(Cli() + " compare " + ds_ + " " + id + " --probe 4 --store 2>&1", &out), 0) << out;
+  ASSERT_EQ(testing::Run(Cli() + " attribute " + ds_ + " " + id +
+                    " --knob adam.variant --knob init --quiet 2>/dev/null",
+                &attribute_cli),
+            0)
+      << attribute_cli;
+  ASSERT_EQ(testing::Run(Cli() + " report " + ds_ + " -o " + html_path + " 2>&1", &out), 0) << out;
+  const std::string html = testing::ReadFile(html_path);
+  auto plot = [&html](const std::string& plot_id) {
+    const size_t at = html.find("data-plot=\"" + plot_id + "\"");
+    if (at == std::string::npos) return std::string();
+    return html.substr(at, html.find("</svg>", at) - at);
+  };
+  // A best-so-far plot for the search: 8 trial dots and the running best.
+  const std::string best = plot("best-search-1");
+  ASSERT_FALSE(best.empty());
+  EXPECT_NE(best.find("best so far"), std::string::npos);
+  size_t dots = 0;
+  for (size_t p = best.find("<circle"); p != std::string::npos; p = best.find("<circle", p + 1))
+    ++dots;
+  EXPECT_EQ(dots, 8u + 1u);  // + the legend's dot
+  // Compare's modules are named on the axis (simple_cnn: conv1 ... fc2, and
+  // the functional relu by its type).
+  const std::string layers = plot("compare-1-layers");
+  ASSERT_FALSE(layers.empty());
+  for (const char* name : {">conv1<", ">bn1<", ">fc2<", ">ReLU (2)<"})
+    EXPECT_NE(layers.find(name), std::string::npos) << name;
+  // Attribute's table has the CLI's columns, every one of them.
+  Table cli_table = AttributionKnobTable(AttributionReport{});
+  for (const std::string& col : cli_table.columns) {
+    EXPECT_NE(attribute_cli.find(col), std::string::npos) << col;
+    EXPECT_NE(html.find("<th>" + col + "</th>"), std::string::npos) << col;
+  }
+  // Pairs have their own MI axis; bars carry the permutation null.
+  EXPECT_FALSE(plot("mi-simple_cnn").empty());
+  const std::string pairs = plot("mi-simple_cnn-pairs");
+  ASSERT_FALSE(pairs.empty());
+  EXPECT_NE(pairs.find("lr+adam_eps"), std::string::npos);
+  EXPECT_EQ(plot("mi-simple_cnn").find("lr+adam_eps"), std::string::npos);
+  EXPECT_NE(pairs.find("class=\"marker\""), std::string::npos);
+  // Each profile in its own fixed colour.
+  const std::string kde = plot("kde-acc-simple_cnn");
+  EXPECT_NE(kde.find("stroke=\"" + ProfileColor("torch") + "\""), std::string::npos);
+  EXPECT_NE(kde.find("stroke=\"" + ProfileColor("tf") + "\""), std::string::npos);
+
+  // Rendered: no chart text leaves its figure, and the page is drawn.
+  int measured = 0;
+  const auto clipped = testing::ClippedTexts(html_path, &measured);
+  EXPECT_GT(measured, 100);
+  EXPECT_TRUE(clipped.empty()) << clipped.size() << " clipped, first: " << clipped.front();
+  const testing::Pixels shot = testing::Screenshot(html_path, 1280, 3000);
+  ASSERT_EQ(shot.width, 1280) << "no screenshot (chromium or libpng failed)";
+  const double ink = static_cast<double>(shot.NonWhite()) / (1280.0 * 3000.0);
+  EXPECT_GT(ink, 0.02) << "a blank page";
+  EXPECT_GT(shot.Count(ProfileColor("torch"), 40), 50) << "no torch curve drawn";
+  EXPECT_GT(shot.Count(ProfileColor("tf"), 40), 50) << "no tf curve drawn";
+}
+
+}  // namespace
+}  // namespace xw
