@@ -40,6 +40,8 @@ struct GaussianProcess::Impl {
   int n = 0;
   Eigen::MatrixXd x;  // [capacity, dim]
   Eigen::VectorXd y;  // raw targets, capacity
+  // Each point's noise variance on the diagonal: its own, or hp.noise.
+  Eigen::VectorXd diag_noise;
   Eigen::MatrixXd l;  // lower Cholesky factor L, [capacity, capacity]
   // L^-1 (lower; its upper triangle is kept exactly zero), so that variances
   // are matrix products rather than triangular solves.
@@ -52,6 +54,7 @@ struct GaussianProcess::Impl {
     const int c2 = std::max<int>(cap, 2 * static_cast<int>(x.rows()));
     x.conservativeResize(c2, dim);
     y.conservativeResize(c2);
+    diag_noise.conservativeResize(c2);
     l.conservativeResize(c2, c2);
     li.conservativeResize(c2, c2);
   }
@@ -98,7 +101,8 @@ double GaussianProcess::y_std() const { return impl_->y_std; }
 double GaussianProcess::jitter() const { return impl_->jitter; }
 
 Status GaussianProcess::Fit(std::span<const double> x,
-                            std::span<const double> y) {
+                            std::span<const double> y,
+                            std::span<const double> point_noise) {
   Impl& m = *impl_;
   const int n = static_cast<int>(y.size());
   if (x.size() != static_cast<size_t>(n) * m.dim) {
@@ -106,6 +110,19 @@ Status GaussianProcess::Fit(std::span<const double> x,
         "GP fit: x has " + std::to_string(x.size()) +
         " values, expected n*dim = " +
         std::to_string(static_cast<size_t>(n) * m.dim));
+  }
+  if (!point_noise.empty() && point_noise.size() != y.size()) {
+    return Status::InvalidArgument(
+        "GP fit: " + std::to_string(point_noise.size()) +
+        " noise variances for " + std::to_string(n) + " points");
+  }
+  for (size_t i = 0; i < point_noise.size(); ++i) {
+    const double v = point_noise[i];
+    if (!std::isnan(v) && !(v >= 0 && std::isfinite(v))) {
+      return Status::InvalidArgument("GP fit: noise variance of point " +
+                                     std::to_string(i) + " is " +
+                                     std::to_string(v) + ", not >= 0");
+    }
   }
   m.n = 0;
   m.Reserve(std::max(n, 8));
@@ -123,13 +140,18 @@ Status GaussianProcess::Fit(std::span<const double> x,
     m.KernelRow(p.data(), &row, nullptr);
     k.col(i) = row;
   }
+  for (int i = 0; i < n; ++i) {
+    m.diag_noise[i] = point_noise.empty() || std::isnan(point_noise[i])
+                          ? m.noise
+                          : point_noise[i];
+  }
   const double scale = m.c + m.noise;
   Eigen::LLT<Eigen::MatrixXd> llt;
   m.jitter = kBaseJitter;
   for (double rel : {0.0, 1e-8, 1e-6, 1e-4, 1e-2}) {
     m.jitter = kBaseJitter + rel * scale;
     Eigen::MatrixXd kk = k;
-    kk.diagonal().array() += m.noise + m.jitter;
+    kk.diagonal().array() += m.diag_noise.head(n).array() + m.jitter;
     llt.compute(kk);
     if (llt.info() == Eigen::Success) break;
     if (rel == 1e-2) {
@@ -147,10 +169,12 @@ Status GaussianProcess::Fit(std::span<const double> x,
   return Status::OK();
 }
 
-void GaussianProcess::Append(std::span<const double> x, double y) {
+void GaussianProcess::Append(std::span<const double> x, double y,
+                             double noise) {
   Impl& m = *impl_;
   const int n = m.n;
   m.Reserve(n + 1);
+  const double own = std::isnan(noise) ? m.noise : noise;
   Eigen::VectorXd k;
   m.KernelRow(x.data(), &k, nullptr);
   if (n > 0)
@@ -158,7 +182,7 @@ void GaussianProcess::Append(std::span<const double> x, double y) {
   // Schur complement; a floor keeps the factor valid when the new point
   // (nearly) repeats an old one and the noise is tiny.
   const double floor = std::max(m.jitter, 1e-10 * (m.c + m.noise));
-  const double d2 = std::max(m.c + m.noise + m.jitter - k.squaredNorm(), floor);
+  const double d2 = std::max(m.c + own + m.jitter - k.squaredNorm(), floor);
   const double d = std::sqrt(d2);
   m.l.row(n).head(n) = k.transpose();
   m.l(n, n) = d;
@@ -171,6 +195,7 @@ void GaussianProcess::Append(std::span<const double> x, double y) {
   m.li(n, n) = 1.0 / d;
   for (int j = 0; j < m.dim; ++j) m.x(n, j) = x[j];
   m.y[n] = y;
+  m.diag_noise[n] = own;
   m.n = n + 1;
 }
 

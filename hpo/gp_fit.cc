@@ -24,13 +24,26 @@ struct PairData {
   int n, dim;
   Eigen::MatrixXd x;  // [n, dim]
   Eigen::VectorXd y;  // normalised targets
+  // Points' own noise variances (0 where none) and 1 where the point takes
+  // the homoscedastic noise instead.
+  Eigen::VectorXd own_noise, homoscedastic;
+  bool all_homoscedastic = true;
 };
 
 PairData MakePairData(std::span<const double> x, std::span<const double> y_norm,
-                      int dim) {
+                      int dim, std::span<const double> point_noise) {
   PairData p;
   p.n = static_cast<int>(y_norm.size());
   p.dim = dim;
+  p.own_noise = Eigen::VectorXd::Zero(p.n);
+  p.homoscedastic = Eigen::VectorXd::Ones(p.n);
+  for (size_t i = 0; i < point_noise.size() && i < y_norm.size(); ++i) {
+    if (!std::isnan(point_noise[i])) {
+      p.own_noise[i] = point_noise[i];
+      p.homoscedastic[i] = 0;
+      p.all_homoscedastic = false;
+    }
+  }
   p.y = Eigen::Map<const Eigen::VectorXd>(y_norm.data(), p.n);
   p.x = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic,
                                        Eigen::RowMajor>>(x.data(), p.n, dim);
@@ -65,7 +78,9 @@ class LmlWorkspace {
     k_ =
         (c * (1.0 + s_ + s_.square() / 3.0) * e_).matrix();  // signal part of K
     kn_ = k_;
-    kn_.diagonal().array() += noise + 1e-10;  // the base jitter of gp.cc
+    // The base jitter of gp.cc; each point's own noise or the shared one.
+    kn_.diagonal().array() +=
+        p_.own_noise.array() + noise * p_.homoscedastic.array() + 1e-10;
     llt_.compute(kn_);
     if (llt_.info() != Eigen::Success)
       return -std::numeric_limits<double>::infinity();
@@ -94,7 +109,13 @@ class LmlWorkspace {
       const double sq = (p_.x.col(j).array().square() * rows.array()).sum();
       grad[1 + j] = (sq - quad) * inv_l2_[j];
     }
-    if (fit_noise) grad[dim + 1] = 0.5 * noise * w_.diagonal().sum();
+    if (fit_noise) {
+      // (The plain sum when no point has its own noise: the same bits as
+      // before per-point noise existed.)
+      grad[dim + 1] = 0.5 * noise * (p_.all_homoscedastic
+                                         ? w_.diagonal().sum()
+                                         : w_.diagonal().dot(p_.homoscedastic));
+    }
     return lml;
   }
 
@@ -162,8 +183,9 @@ void RunLbfgs(Run* run, std::vector<double> theta,
 double LogMarginalLikelihood(std::span<const double> x,
                              std::span<const double> y_norm, int dim,
                              const GpHyperparameters& hp,
-                             std::vector<double>* grad, bool with_noise_grad) {
-  const PairData p = MakePairData(x, y_norm, dim);
+                             std::vector<double>* grad, bool with_noise_grad,
+                             std::span<const double> point_noise) {
+  const PairData p = MakePairData(x, y_norm, dim, point_noise);
   LmlWorkspace ws(p);
   std::vector<double> theta = {std::log(hp.amplitude)};
   for (double l : hp.length_scales) theta.push_back(std::log(l));
@@ -173,11 +195,10 @@ double LogMarginalLikelihood(std::span<const double> x,
                      grad ? grad->data() : nullptr);
 }
 
-Result<GpHyperparameters> FitGpHyperparameters(std::span<const double> x,
-                                               std::span<const double> y,
-                                               int dim, const GpFitOptions& opt,
-                                               const GpHyperparameters& start,
-                                               uint64_t seed, uint64_t stream) {
+Result<GpHyperparameters> FitGpHyperparameters(
+    std::span<const double> x, std::span<const double> y, int dim,
+    const GpFitOptions& opt, const GpHyperparameters& start, uint64_t seed,
+    uint64_t stream, std::span<const double> point_noise) {
   const size_t n = y.size();
   if (n == 0 || x.size() != n * dim ||
       static_cast<int>(start.length_scales.size()) != dim) {
@@ -185,11 +206,23 @@ Result<GpHyperparameters> FitGpHyperparameters(std::span<const double> x,
         "GP hyperparameter fit: need n >= 1 points of " + std::to_string(dim) +
         " coordinates and " + std::to_string(dim) + " start length scales");
   }
+  if (!point_noise.empty() && point_noise.size() != n) {
+    return Status::InvalidArgument(
+        "GP hyperparameter fit: " + std::to_string(point_noise.size()) +
+        " noise variances for " + std::to_string(n) + " points");
+  }
+  for (double v : point_noise) {
+    if (!std::isnan(v) && !(v >= 0 && std::isfinite(v))) {
+      return Status::InvalidArgument(
+          "GP hyperparameter fit: a noise variance is " + std::to_string(v) +
+          ", not >= 0");
+    }
+  }
   double mean, std;
   TargetNormalization(y, &mean, &std);
   std::vector<double> yn(n);
   for (size_t i = 0; i < n; ++i) yn[i] = (y[i] - mean) / std;
-  const PairData pairs = MakePairData(x, yn, dim);
+  const PairData pairs = MakePairData(x, yn, dim, point_noise);
 
   std::vector<double> lo = {std::log(opt.amplitude_low)},
                       hi = {std::log(opt.amplitude_high)};

@@ -20,6 +20,11 @@ struct GpOptimizer::Impl {
   Sobol sobol;
   std::vector<double> xu;  // observations, snapped unit coordinates, row-major
   std::vector<double> ys;
+  // Each observation's own noise variance in raw target units (the SE^2 of
+  // a replicated divergence), NaN for none; all_shared while none has one.
+  std::vector<double> noise;
+  bool all_shared = true;
+  double fit_var = 1;  // std^2 of the targets gp was fitted to
   std::map<int, GpHyperparameters> fits;  // refit point -> hyperparameters
   std::map<int, GpHyperparameters> early_fits;  // see EarlyHyper
   std::unique_ptr<GaussianProcess> gp;
@@ -45,6 +50,18 @@ struct GpOptimizer::Impl {
       if (IsRefitPoint(m)) return m;
     }
     return 0;
+  }
+
+  // The first m observations' own noise variances in the normalised units of
+  // a fit to those m targets; empty when none has one (the homoscedastic
+  // model, bit for bit as before per-point noise existed).
+  std::vector<double> NormalisedNoise(int m) const {
+    if (all_shared) return {};
+    double mean, std;
+    TargetNormalization(std::span(ys.data(), m), &mean, &std);
+    std::vector<double> out(noise.begin(), noise.begin() + m);
+    for (double& v : out) v /= std * std;  // NaN stays NaN
+    return out;
   }
 
   GpHyperparameters DefaultHyper() const {
@@ -75,7 +92,8 @@ struct GpOptimizer::Impl {
           start, FitGpHyperparameters(
                      std::span(xu.data(), static_cast<size_t>(p) * dim),
                      std::span(ys.data(), p), dim, fit, start, opt.seed,
-                     MixStream(StreamId("hpo/gp/restarts"), p)));
+                     MixStream(StreamId("hpo/gp/restarts"), p),
+                     NormalisedNoise(p)));
       fits[p] = start;
     }
     return start;
@@ -92,7 +110,8 @@ struct GpOptimizer::Impl {
         FitGpHyperparameters(std::span(xu.data(), static_cast<size_t>(m) * dim),
                              std::span(ys.data(), m), dim, opt.gp,
                              DefaultHyper(), opt.seed,
-                             MixStream(StreamId("hpo/gp/restarts"), m)));
+                             MixStream(StreamId("hpo/gp/restarts"), m),
+                             NormalisedNoise(m)));
     early_fits[m] = hp;
     return hp;
   }
@@ -109,13 +128,17 @@ struct GpOptimizer::Impl {
       gp = std::make_unique<GaussianProcess>(dim, hp);
       XW_RETURN_IF_ERROR(
           gp->Fit(std::span(xu.data(), static_cast<size_t>(m) * dim),
-                  std::span(ys.data(), m)));
+                  std::span(ys.data(), m), NormalisedNoise(m)));
+      fit_var = gp->y_std() * gp->y_std();
       gp_key = key;
       gp_real = m;
     }
     gp->Truncate(gp_real);
     for (; gp_real < n(); ++gp_real) {
-      gp->Append(std::span(Row(gp_real), dim), ys[gp_real]);
+      // Later points share the fit's units: their noise is scaled by the
+      // same std as the kernel's amplitude and shared noise.
+      gp->Append(std::span(Row(gp_real), dim), ys[gp_real],
+                 noise[gp_real] / fit_var);
     }
     Renormalize();
     return Status::OK();
@@ -291,18 +314,28 @@ Status GpOptimizer::set_hedge_state(const HedgeState& s) {
   return Status::OK();
 }
 
-Status GpOptimizer::Tell(std::span<const double> x, double y) {
+Status GpOptimizer::Tell(std::span<const double> x, double y,
+                         double noise_variance) {
   XW_RETURN_IF_ERROR(impl_->space.CheckPoint(x).WithContext("tell"));
   if (!std::isfinite(y)) {
     return Status::InvalidArgument(
         "tell: objective value " + Num(y) +
         " is not finite (failed trials are not told)");
   }
+  const bool shared = std::isnan(noise_variance);
+  if (!shared && !(noise_variance >= 0 && std::isfinite(noise_variance))) {
+    return Status::InvalidArgument("tell: noise variance " +
+                                   Num(noise_variance) + " is not >= 0");
+  }
   const std::vector<double> u = impl_->space.ToUnit(x);
   impl_->xu.insert(impl_->xu.end(), u.begin(), u.end());
   impl_->ys.push_back(y);
+  impl_->noise.push_back(noise_variance);
+  impl_->all_shared = impl_->all_shared && shared;
   return Status::OK();
 }
+
+double GpOptimizer::noise_variance(int i) const { return impl_->noise[i]; }
 
 Result<std::vector<std::vector<double>>> GpOptimizer::Ask(
     int count, const std::vector<std::vector<double>>& pending) {

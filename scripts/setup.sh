@@ -8,10 +8,12 @@ PACKAGES=(
   libhdf5-dev libsqlite3-dev libsqlitecpp-dev libeigen3-dev libtbb-dev
   nlohmann-json3-dev libfccp-dev libarchive-dev libzstd-dev zlib1g-dev libssl-dev libcli11-dev
   libopenmpi-dev openmpi-bin libnlopt-cxx-dev
+  libboost-math-dev  # Student t and hypergeometric distributions (src/stats)
   libhwy-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev
   python3 python3-numpy python3-h5py python3-pandas python3-sklearn
+  python3-scipy python3-statsmodels  # reference values of the significance tests
   pybind11-dev python3-dev python3-pytest  # the Python package (python/) and its tests
   python3-torch python3-torchvision  # xwires.Dataset.torch_model and its test
   chromium  # headless rendering check of `xwires report` (tests/api/report_test.cc)

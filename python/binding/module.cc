@@ -9,6 +9,7 @@
 namespace xw::python {
 void RegisterDataset(pybind11::module_& m);
 void RegisterRuns(pybind11::module_& m);
+void RegisterStats(pybind11::module_& m);
 }  // namespace xw::python
 
 PYBIND11_MODULE(_xwires, m) {
@@ -18,5 +19,6 @@ PYBIND11_MODULE(_xwires, m) {
   xw::python::Check(xw::SetKernelTargetFromEnv());
   xw::python::RegisterDataset(m);
   xw::python::RegisterRuns(m);
+  xw::python::RegisterStats(m);
   m.attr("__version__") = xw::GetBuildInfo().toolkit_version;
 }

@@ -16,7 +16,7 @@ BUILD=${1:-build-aarch64}
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 PACKAGES=(g++-aarch64-linux-gnu qemu-user libtbb-dev:arm64 libhwy-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64
-          zlib1g-dev:arm64 libeigen3-dev nlohmann-json3-dev)
+          zlib1g-dev:arm64 libeigen3-dev nlohmann-json3-dev libboost-math-dev)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

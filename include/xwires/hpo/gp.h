@@ -8,6 +8,14 @@
 // does for its acquisitions) and are returned in normalised units:
 //   raw mean = m + s * mean,  raw variance = s^2 * var.
 //
+// Heteroscedastic observations: a point may carry its own noise variance
+// sigma_i^2 (e.g. the SE^2 of a divergence averaged over K replicas, divided
+// by s^2 into normalised units), which then replaces `noise` on that point's
+// diagonal entry: K_ii = c + sigma_i^2. Points without one (NaN, the default:
+// a single K = 1 observation) keep the homoscedastic `noise`, which the
+// likelihood fit estimates from them alone (scikit-learn's array-valued
+// alpha, without its white kernel on those points).
+//
 // Cholesky factors come from Eigen's LLT of K + 1e-10 I (scikit-learn's
 // default alpha); if that is not numerically positive definite a further
 // 1e-8, 1e-6, ..., 1e-2 times (c + noise) is added to the diagonal until it
@@ -22,6 +30,7 @@
 #define XWIRES_HPO_GP_H_
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <vector>
@@ -57,29 +66,36 @@ struct GpFitOptions {
 // fewer than 2 entries); the normalisation the GP uses.
 void TargetNormalization(std::span<const double> y, double* mean, double* std);
 
+// Per-point noise variances in normalised units: empty (every point uses
+// hp.noise) or one entry per point, NaN where the point has none.
+inline constexpr double kHomoscedastic = std::numeric_limits<double>::quiet_NaN();
+
 // Log marginal likelihood of targets y_norm (already normalised) at unit
 // inputs x (row-major [n, dim]) under hp:
 //   -1/2 y^T K^-1 y - 1/2 log|K| - n/2 log(2 pi).
 // If grad is non-null it receives the gradient with respect to
 // theta = (log c, log l_1, ..., log l_dim[, log noise]) -- the noise entry only
-// when with_noise_grad. Returns -infinity if K cannot be factorised.
+// when with_noise_grad; it counts only the points without their own noise.
+// Returns -infinity if K cannot be factorised. point_noise: see above.
 double LogMarginalLikelihood(std::span<const double> x,
                              std::span<const double> y_norm, int dim,
                              const GpHyperparameters& hp,
                              std::vector<double>* grad,
-                             bool with_noise_grad = true);
+                             bool with_noise_grad = true,
+                             std::span<const double> point_noise = {});
 
 // Maximises the log marginal likelihood over log hyperparameters inside the
 // bounds of `opt` with NLopt's L-BFGS and analytic gradients, from `start`
 // (clamped to the bounds) and opt.n_restarts log-uniform starts drawn from
 // xw::Philox(seed, stream). Restarts run in parallel; the best run wins (ties:
 // the earlier start), so the result is deterministic. y is raw (normalised
-// here). Needs n >= 1.
-Result<GpHyperparameters> FitGpHyperparameters(std::span<const double> x,
-                                               std::span<const double> y,
-                                               int dim, const GpFitOptions& opt,
-                                               const GpHyperparameters& start,
-                                               uint64_t seed, uint64_t stream);
+// here); point_noise is in normalised units (empty, or one entry per point,
+// NaN for none), so a caller with raw variances divides them by the
+// TargetNormalization std of y first. Needs n >= 1.
+Result<GpHyperparameters> FitGpHyperparameters(
+    std::span<const double> x, std::span<const double> y, int dim,
+    const GpFitOptions& opt, const GpHyperparameters& start, uint64_t seed,
+    uint64_t stream, std::span<const double> point_noise = {});
 
 class GaussianProcess {
  public:
@@ -93,13 +109,17 @@ class GaussianProcess {
   int size() const;  // number of data points
   const GpHyperparameters& hyperparameters() const;
 
-  // Replaces the data: x row-major [n, dim] in unit coordinates, y raw.
+  // Replaces the data: x row-major [n, dim] in unit coordinates, y raw,
+  // point_noise empty or n normalised variances (NaN: hp.noise), each >= 0.
   // Factorises K with one LLT (with jitter fallback). Sets the normalisation
   // from y and makes the model ready to predict.
-  Status Fit(std::span<const double> x, std::span<const double> y);
-  // Adds one point by extending the Cholesky factor. The model is not ready
-  // to predict until SetNormalization is called.
-  void Append(std::span<const double> x, double y);
+  Status Fit(std::span<const double> x, std::span<const double> y,
+             std::span<const double> point_noise = {});
+  // Adds one point by extending the Cholesky factor; noise is its own
+  // normalised noise variance (NaN: hp.noise). The model is not ready to
+  // predict until SetNormalization is called.
+  void Append(std::span<const double> x, double y,
+              double noise = kHomoscedastic);
   // Keeps the first n points (n <= size()); same readiness rule as Append.
   void Truncate(int n);
   // Normalisation (mean, std > 0) applied to all stored targets; recomputes

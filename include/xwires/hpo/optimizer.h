@@ -120,7 +120,13 @@ class GpOptimizer {
   // Records y (finite, to be minimised) at native point x (inside the space,
   // integers integral). InvalidArgument names the problem; nothing is
   // recorded then. Failed trials have no y: do not tell them.
-  Status Tell(std::span<const double> x, double y);
+  // noise_variance: y's own noise variance in y's units (>= 0), e.g. the SE^2
+  // of a divergence averaged over replicas (stats::PairStatistics::se2); the
+  // GP puts it on that point's diagonal in place of the fitted homoscedastic
+  // noise (gp.h). NaN (the default): a single observation that shares the
+  // fitted noise. Part of the observation for the determinism rule above.
+  Status Tell(std::span<const double> x, double y,
+              double noise_variance = kHomoscedastic);
 
   // n >= 1 new native points; see the class comment. pending: native points
   // under evaluation (each inside the space). FailedPrecondition if the space
@@ -132,6 +138,8 @@ class GpOptimizer {
   // Observation i in native units and its target.
   std::vector<double> observation(int i) const;
   double target(int i) const;
+  // Its noise variance as told (NaN: the shared noise).
+  double noise_variance(int i) const;
   // Index of the best (lowest) observation, or -1 if there is none.
   int best_index() const;
   // Hyperparameters the last model-based Ask used, if any.
