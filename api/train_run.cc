@@ -42,6 +42,7 @@ Result<Prepared> Prepare(const TrainRequest& r) {
   o.batch_size = r.batch_size;
   o.adam = r.adam;
   o.seed = r.seed;
+  o.data_seed = r.data_seed;
   o.threads = r.threads;
   o.eval_batch_size = r.eval_batch_size;
   o.data_spec = r.data;
@@ -56,7 +57,7 @@ Result<Prepared> Prepare(const TrainRequest& r) {
   DataOptions data_options;
   data_options.train_limit = r.train_limit;
   data_options.test_limit = r.test_limit;
-  data_options.seed = r.seed;
+  data_options.seed = DataSeed(o);
   XW_ASSIGN_OR_RETURN(p.data, LoadDataSpec(r.data, data_options));
   // The architecture must fit the data and the init weights the architecture.
   XW_ASSIGN_OR_RETURN(auto model, BuildModel(r.arch, InputOfData(p.data), r.arch_options));

@@ -64,6 +64,12 @@ Result<TrainOptions> OptionsFromTrial(const TrialRow& t) {
   XW_RETURN_IF_ERROR(Read(h, "beta2", t, &o.adam.beta2));
   XW_RETURN_IF_ERROR(Read(h, "weight_decay", t, &o.adam.weight_decay));
   XW_RETURN_IF_ERROR(Read(h, "seed", t, &o.seed));
+  // Runs recorded before the data seed was separable drew the data with `seed`.
+  if (auto it = h.find("data_seed"); it != h.end() && !it->is_null()) {
+    uint64_t data_seed = 0;
+    XW_RETURN_IF_ERROR(Read(h, "data_seed", t, &data_seed));
+    if (data_seed != o.seed) o.data_seed = data_seed;
+  }
   XW_RETURN_IF_ERROR(Read(h, "eval_batch_size", t, &o.eval_batch_size));
   XW_RETURN_IF_ERROR(Read(h, "data", t, &o.data_spec));
   XW_RETURN_IF_ERROR(Read(h, "train_limit", t, &o.train_limit));
@@ -137,7 +143,7 @@ Result<TrialSetup> LoadTrialSetup(const Dataset& ds, int64_t trial_id,
   DataOptions d;
   d.train_limit = train_data ? s.options.train_limit : 1;
   d.test_limit = s.options.test_limit;
-  d.seed = s.options.seed;  // as `xwires train` and the search driver load it
+  d.seed = DataSeed(s.options);  // as `xwires train` and the search driver load it
   auto data = LoadDataSpec(s.options.data_spec, d);
   if (!data.ok())
     return data.status().WithContext(TrialName(t) + ": data '" +

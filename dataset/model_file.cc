@@ -31,6 +31,22 @@ Status WriteCurves(hid_t group, const std::vector<EpochMetrics>& c) {
   return Status::OK();
 }
 
+// 1-D uint8 dataset `name` of `loc` (replicas' per-example predictions).
+Status WriteBytes(hid_t loc, const char* name, const std::vector<uint8_t>& v,
+                  const std::string& what) {
+  const hsize_t n = v.size();
+  h5::Handle space = h5::Space(H5Screate_simple(1, &n, nullptr));
+  if (!space.valid()) return h5::Fail(what + ": cannot create the dataspace of " + name);
+  h5::Handle ds = h5::Dataset(H5Dcreate2(loc, name, H5T_STD_U8LE, space.get(), H5P_DEFAULT,
+                                         H5P_DEFAULT, H5P_DEFAULT));
+  if (!ds.valid()) return h5::Fail(what + ": cannot create " + name);
+  if (n > 0 &&
+      H5Dwrite(ds.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0) {
+    return h5::Fail(what + ": cannot write " + name);
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status WriteBundle(const std::string& path,
@@ -47,6 +63,9 @@ Status WriteBundle(const std::string& path,
       for (const auto& [k, v] : m.attrs)
         XW_RETURN_IF_ERROR(h5::WriteStringAttr(g.get(), k, v));
       if (m.curves) XW_RETURN_IF_ERROR(WriteCurves(g.get(), *m.curves));
+      if (m.predictions) {
+        XW_RETURN_IF_ERROR(WriteBytes(g.get(), "predictions", *m.predictions, what));
+      }
     }
     return Status::OK();
   });
@@ -100,6 +119,27 @@ std::string NewBundleName() {
   char hex[33];
   for (int i = 0; i < 16; ++i) std::snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
   return std::string("h5/") + std::string(hex, 2) + "/" + hex + ".h5";
+}
+
+Result<std::vector<uint8_t>> ReadBundlePredictions(const std::string& path,
+                                                   const std::string& group) {
+  auto lock = h5::H5Guard();
+  const std::string what = path + ":" + group + "/predictions";
+  XW_ASSIGN_OR_RETURN(h5::Handle file, h5::OpenReadOnly(path));
+  XW_ASSIGN_OR_RETURN(h5::Handle g, h5::OpenGroup(file.get(), group, path));
+  if (!h5::Exists(g.get(), "predictions")) return Status::Corruption(what + " is missing");
+  h5::Handle ds = h5::Dataset(H5Dopen2(g.get(), "predictions", H5P_DEFAULT));
+  if (!ds.valid()) return h5::Corrupt(what);
+  h5::Handle space = h5::Space(H5Dget_space(ds.get()));
+  if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) != 1) {
+    return Status::Corruption(what + " is not one-dimensional");
+  }
+  std::vector<uint8_t> out(static_cast<size_t>(H5Sget_simple_extent_npoints(space.get())));
+  if (!out.empty() && H5Dread(ds.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                              out.data()) < 0) {
+    return h5::Corrupt(what);
+  }
+  return out;
 }
 
 }  // namespace xw

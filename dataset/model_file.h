@@ -10,6 +10,7 @@
 #ifndef XWIRES_DATASET_MODEL_FILE_H_
 #define XWIRES_DATASET_MODEL_FILE_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ struct BundleModel {
   const NamedTensors* weights = nullptr;
   const std::vector<EpochMetrics>* curves = nullptr;
   std::map<std::string, std::string> attrs;
+  // Replicas only: per-example test predictions, dataset "predictions"
+  // (1-D uint8).
+  const std::vector<uint8_t>* predictions = nullptr;
 };
 
 // Writes the bundle atomically (temp file, fsync, rename).
@@ -33,6 +37,10 @@ Status WriteBundle(const std::string& path,
 Result<NamedTensors> ReadBundleWeights(const std::string& path,
                                        const std::string& group);
 Result<std::vector<EpochMetrics>> ReadBundleCurves(const std::string& path,
+                                                   const std::string& group);
+
+// A group's "predictions" (Corruption when missing or not 1-D).
+Result<std::vector<uint8_t>> ReadBundlePredictions(const std::string& path,
                                                    const std::string& group);
 
 // A fresh bundle path relative to the dataset directory: "h5/<xx>/<32 hex>.h5".

@@ -154,6 +154,46 @@ const std::vector<std::vector<std::string>>& Migrations() {
           v.push_back(std::move(s));
         return v;
       }(),
+      // Migration 3: replicas and their statistics (replicas.h,
+      // docs/significance.md). Both follow their trial.
+      {
+          R"sql(CREATE TABLE replicas (
+                  id INTEGER PRIMARY KEY,
+                  trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+                  profile TEXT NOT NULL,
+                  family TEXT NOT NULL CHECK (family IN ('ulp', 'seed', 'order')),
+                  replica INTEGER NOT NULL CHECK (replica >= 0),
+                  params_json TEXT NOT NULL,
+                  status TEXT NOT NULL CHECK (status IN ('ok', 'diverged')),
+                  test_acc REAL, test_loss REAL,
+                  first_nonfinite_step INTEGER,
+                  n_epochs INTEGER NOT NULL,
+                  n_examples INTEGER NOT NULL,
+                  has_weights INTEGER NOT NULL,
+                  weights_sha256 TEXT NOT NULL,
+                  h5_file TEXT NOT NULL, h5_group TEXT NOT NULL,
+                  wall_time_s REAL,
+                  fingerprint_json TEXT NOT NULL,
+                  created_at TEXT NOT NULL,
+                  UNIQUE (trial_id, profile, family, replica)))sql",
+          "CREATE INDEX replicas_file ON replicas (h5_file)",
+          R"sql(CREATE TABLE replica_stats (
+                  id INTEGER PRIMARY KEY,
+                  trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+                  profile_a TEXT NOT NULL, profile_b TEXT NOT NULL,
+                  family TEXT NOT NULL,
+                  k_a INTEGER NOT NULL, k_b INTEGER NOT NULL,
+                  num_classes INTEGER NOT NULL,
+                  verdict TEXT NOT NULL CHECK (verdict IN ('significant',
+                      'collapse_driven', 'within_noise', 'insufficient')),
+                  p_value REAL, mean_diff REAL, diff_lcb REAL, noise_sd REAL,
+                  noise_floor REAL,
+                  stats_json TEXT NOT NULL,
+                  test_labels BLOB NOT NULL,
+                  created_at TEXT NOT NULL,
+                  UNIQUE (trial_id, profile_a, profile_b, family)))sql",
+          "CREATE INDEX replica_stats_trial ON replica_stats (trial_id, id)",
+      },
   };
   return m;
 }

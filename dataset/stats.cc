@@ -51,18 +51,25 @@ Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds,
   XW_ASSIGN_OR_RETURN(std::string group, GroupExpr(opt.by));
   XW_ASSIGN_OR_RETURN(CompiledQuery c, CompileQuery(opt.filter));
   std::map<std::string, std::vector<double>> divs;
-  std::map<std::string, int64_t> counts;
+  std::map<std::string, int64_t> counts, replicated, significant;
   std::map<std::string, std::map<std::string, ProfileAccuracy>> acc;
   auto& impl = ds.impl();
   XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
     SQLite::Statement st(*impl.db,
-                         "SELECT " + group + ", t.divergence " + c.From());
+                         "SELECT " + group +
+                             ", t.divergence, (SELECT s.verdict FROM replica_stats s "
+                             "WHERE s.trial_id = t.id ORDER BY s.id DESC LIMIT 1) " +
+                             c.From());
     sql::BindAll(st, c.params);
     while (st.executeStep()) {
       std::string g = sql::GetText(st.getColumn(0));
       ++counts[g];
       double d = sql::GetReal(st.getColumn(1));
       if (!std::isnan(d)) divs[g].push_back(d);
+      if (!st.getColumn(2).isNull()) {
+        ++replicated[g];
+        significant[g] += sql::GetText(st.getColumn(2)) == "significant";
+      }
     }
     SQLite::Statement ms(
         *impl.db,
@@ -90,6 +97,8 @@ Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds,
     GroupStats s;
     s.group = g;
     s.trials = n;
+    s.replicated = replicated[g];
+    s.significant = significant[g];
     all.insert(all.end(), divs[g].begin(), divs[g].end());
     Summarise(divs[g], opt.threshold, s);
     for (auto& [name, p] : acc[g]) {
@@ -111,9 +120,14 @@ Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds,
     GroupStats s;
     s.group = "all";
     for (auto& [g, n] : counts) s.trials += n;
+    for (auto& [g, n] : replicated) s.replicated += n;
+    for (auto& [g, n] : significant) s.significant += n;
     Summarise(all, opt.threshold, s);
     for (auto& [name, p] : all_acc) s.profiles.push_back(p);
     out.push_back(std::move(s));
+  }
+  for (GroupStats& s : out) {
+    if (s.replicated > 0) s.significant_share = double(s.significant) / s.replicated;
   }
   return out;
 }
@@ -136,6 +150,12 @@ Table StatsTable(const std::vector<GroupStats>& stats,
     t.columns.push_back("acc_min_" + p);
     t.columns.push_back("acc_max_" + p);
   }
+  const bool replicas = std::any_of(stats.begin(), stats.end(),
+                                    [](const GroupStats& g) { return g.replicated > 0; });
+  if (replicas) {
+    t.columns.push_back("replicated");
+    t.columns.push_back("significant_share");
+  }
   for (const auto& g : stats) {
     std::vector<Cell> row = {g.group,         g.trials,     g.div_min,
                              g.div_max,       g.div_median, g.div_mean,
@@ -146,6 +166,10 @@ Table StatsTable(const std::vector<GroupStats>& stats,
           [&](const ProfileAccuracy& p) { return p.profile == name; });
       row.push_back(it == g.profiles.end() ? Cell{} : Cell{it->min_acc});
       row.push_back(it == g.profiles.end() ? Cell{} : Cell{it->max_acc});
+    }
+    if (replicas) {
+      row.push_back(g.replicated);
+      row.push_back(g.significant_share);
     }
     t.rows.push_back(std::move(row));
   }

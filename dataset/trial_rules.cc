@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "bundle_sha256.h"
 #include "model_file.h"
+#include "xwires/dataset/tensor_file.h"
 
 namespace xw {
 
@@ -193,6 +195,42 @@ Status CheckTrialValues(const TrialRecord& t, const std::string& what) {
     XW_RETURN_IF_ERROR(CheckModel(m, what + ": model '" + m.profile + "'"));
   }
   return CheckDivergence(t, what);
+}
+
+Status CheckReplica(const ReplicaRecord& r, const std::string& what) {
+  static const std::set<std::string> kFamilies = {"ulp", "seed", "order"};
+  auto bad = [&](const std::string& m) { return Status::InvalidArgument(what + ": " + m); };
+  if (!kFamilies.count(r.family)) {
+    return bad("family '" + r.family + "' (expected ulp, seed or order)");
+  }
+  if (r.replica < 0) return bad("replica index " + std::to_string(r.replica) + " is negative");
+  if (r.profile.empty() || r.profile.size() > 64) return bad("profile name must be 1-64 characters");
+  const auto params = nlohmann::json::parse(r.params_json, nullptr, /*allow_exceptions=*/false);
+  if (!params.is_object()) return bad("params_json is not a JSON object");
+  if (r.status != "ok" && r.status != "diverged") {
+    return bad("status '" + r.status + "' (expected ok or diverged)");
+  }
+  if ((r.status == "diverged") != (r.first_nonfinite_step >= 1)) {
+    return bad("first_nonfinite_step " + std::to_string(r.first_nonfinite_step) +
+               " does not fit status '" + r.status +
+               "' (a diverged replica records the step, >= 1; an ok one -1)");
+  }
+  if (std::isnan(r.test_acc)) return bad("test_acc is unknown");
+  ModelRecord m;
+  m.status = r.status;
+  m.test_acc = r.test_acc;
+  m.test_loss = r.test_loss;
+  m.curves = r.curves;
+  XW_RETURN_IF_ERROR(CheckModel(m, what));
+  if (r.predictions.empty()) return bad("no per-example test predictions");
+  if (!r.weights_sha256.empty() && !bundle::IsSha256Hex(r.weights_sha256)) {
+    return bad("weights_sha256 must be 64 lowercase hex digits");
+  }
+  if (!r.weights.empty() && !r.weights_sha256.empty() &&
+      WeightsSha256(r.weights) != r.weights_sha256) {
+    return bad("weights_sha256 does not match the weights");
+  }
+  return Status::OK();
 }
 
 }  // namespace xw

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "xwires/core/status.h"
+#include "xwires/dataset/replicas.h"
 #include "xwires/dataset/run_record.h"
 
 namespace xw {
@@ -38,6 +39,9 @@ Status CheckTrialValues(const TrialRecord& t, const std::string& what);
 // [0, 1]; test loss unknown or finite, +-inf only when `diverged`.
 Status CheckRunMetrics(double test_acc, double test_loss, bool diverged,
                        const std::string& what);
+
+// The rules every stored replica satisfies (replicas.h, CheckReplica):
+// declared in replicas.h, defined here with the trial rules it shares.
 
 }  // namespace xw
 

@@ -24,6 +24,7 @@ json TrainToJson(const TrainSettings& t) {
           {"depth", t.arch_options.depth},
           {"dropout", t.arch_options.dropout},
           {"seed", t.seed},
+          {"data_seed", t.data_seed ? json(*t.data_seed) : json(nullptr)},
           {"lr", t.adam.lr},
           {"adam_eps", t.adam.eps},
           {"beta1", t.adam.beta1},
@@ -39,7 +40,7 @@ json TrainToJson(const TrainSettings& t) {
 // `v` is the merged "train" object (every key present).
 Result<TrainSettings> ParseTrain(const json& v) {
   const std::set<std::string> keys = {
-      "width",        "depth",      "dropout", "seed",
+      "width",        "depth",      "dropout", "seed", "data_seed",
       "lr",           "adam_eps",   "beta1",   "beta2",
       "weight_decay", "batch_size", "epochs",  "eval_batch_size",
       "store_weights", "init_weights"};
@@ -62,6 +63,11 @@ Result<TrainSettings> ParseTrain(const json& v) {
   XW_ASSIGN_OR_RETURN(int64_t seed, integer("seed"));
   if (seed < 0) return BadField("train.seed", "must be >= 0");
   t.seed = static_cast<uint64_t>(seed);
+  if (!v["data_seed"].is_null()) {
+    XW_ASSIGN_OR_RETURN(int64_t data_seed, integer("data_seed"));
+    if (data_seed < 0) return BadField("train.data_seed", "must be >= 0 or null");
+    t.data_seed = static_cast<uint64_t>(data_seed);
+  }
   XW_ASSIGN_OR_RETURN(t.adam.lr, number("lr"));
   XW_ASSIGN_OR_RETURN(t.adam.eps, number("adam_eps"));
   XW_ASSIGN_OR_RETURN(t.adam.beta1, number("beta1"));
@@ -210,6 +216,7 @@ TrainOptions TrialTrainOptions(const DriverConfig& c,
   o.batch_size = t.batch_size;
   o.epochs = t.epochs;
   o.seed = t.seed;
+  o.data_seed = t.data_seed;
   o.threads = threads;
   o.eval_batch_size = t.eval_batch_size;
   o.data_spec = c.search.data;

@@ -68,7 +68,7 @@ Result<TrialContext> PrepareTrials(const DriverConfig& c) {
   DataOptions d;
   d.train_limit = c.search.train_limit;
   d.test_limit = c.search.test_limit;
-  d.seed = c.train.seed;
+  d.seed = c.train.data_seed.value_or(c.train.seed);
   XW_ASSIGN_OR_RETURN(ctx.data, LoadDataSpec(c.search.data, d));
   const ImageDataset& train = ctx.data.train;
   ctx.input = InputSpec{train.channels(), train.height(), train.width(),

@@ -47,6 +47,7 @@ std::string HparamsJson(const TrainOptions& o) {
             {"beta2", o.adam.beta2},
             {"weight_decay", o.adam.weight_decay},
             {"seed", o.seed},
+            {"data_seed", DataSeed(o)},
             {"threads", o.threads},
             {"eval_batch_size", o.eval_batch_size},
             {"data", o.data_spec},

@@ -7,5 +7,6 @@ list(APPEND XW_TRAINERS_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/architectures.cc
   ${CMAKE_CURRENT_LIST_DIR}/trainer.cc
   ${CMAKE_CURRENT_LIST_DIR}/metrics.cc
+  ${CMAKE_CURRENT_LIST_DIR}/replica.cc
 )
 list(APPEND XW_TRAINERS_SOURCES ${CMAKE_CURRENT_LIST_DIR}/capture.cc)  # per-module activations (analysis, issue #7)

@@ -35,11 +35,18 @@ void CopySamples(const Tensor& images, int64_t start, int64_t n, Tensor* out) {
   std::memcpy(out->data(), images.data() + start * per, sizeof(float) * n * per);
 }
 
-int64_t CountCorrect(const Tensor& logits, const int32_t* labels) {
+// Counts correct predictions; appends each example's class to *predicted
+// when it is not null.
+int64_t CountCorrect(const Tensor& logits, const int32_t* labels,
+                     std::vector<uint8_t>* predicted = nullptr) {
   const int64_t n = logits.dim(0);
   const int k = static_cast<int>(logits.dim(1));
   int64_t correct = 0;
-  for (int64_t i = 0; i < n; ++i) correct += ArgMax(logits.data() + i * k, k) == labels[i];
+  for (int64_t i = 0; i < n; ++i) {
+    const int c = ArgMax(logits.data() + i * k, k);
+    correct += c == labels[i];
+    if (predicted != nullptr) predicted->push_back(static_cast<uint8_t>(c));
+  }
   return correct;
 }
 
@@ -120,7 +127,15 @@ Status ValidateTrainOptions(const TrainOptions& o) {
 }
 
 Result<EvalResult> Evaluate(Model& model, const Profile& profile, const ImageDataset& data,
-                            int64_t batch_size) {
+                            int64_t batch_size, std::vector<uint8_t>* predictions) {
+  if (predictions != nullptr) {
+    if (data.num_classes > 256) {
+      return Status::InvalidArgument("per-example predictions are uint8: " +
+                                     std::to_string(data.num_classes) + " classes do not fit");
+    }
+    predictions->clear();
+    predictions->reserve(static_cast<size_t>(data.size()));
+  }
   RunContext ctx = RunContext::ForProfile(profile);
   EvalResult r;
   double loss_sum = 0;
@@ -135,7 +150,7 @@ Result<EvalResult> Evaluate(Model& model, const Profile& profile, const ImageDat
                                     nullptr, &per_sample);
     if (!loss.ok()) return loss.status();
     for (float l : per_sample) loss_sum += l;
-    r.correct += CountCorrect(*logits, labels);
+    r.correct += CountCorrect(*logits, labels, predictions);
   }
   r.total = data.size();
   r.accuracy = r.total ? static_cast<double>(r.correct) / r.total : 0.0;
@@ -174,6 +189,7 @@ Result<TrainResult> TrainProfile(const Profile& profile, const DataSplits& data,
   } else {
     XW_RETURN_IF_ERROR(model->Initialize(profile, options.seed));
   }
+  if (options.after_init) XW_RETURN_IF_ERROR(options.after_init(*model));
   Adam adam(options.adam, profile);
   RunContext ctx = RunContext::ForProfile(profile);
   ctx.seed = options.seed;
@@ -268,8 +284,13 @@ Result<TrainResult> TrainProfile(const Profile& profile, const DataSplits& data,
     em.train_acc = seen ? static_cast<double>(correct) / seen : kUnknown;
     if (options.should_stop && options.should_stop()) return Stopped();
     // metrics: the whole test set in eval mode
+    // Only the final evaluation keeps its per-example predictions: the last
+    // epoch's, or the diverged epoch's.
+    const bool last_eval = epoch == options.epochs || rec.status != "ok";
+    std::vector<uint8_t>* keep =
+        last_eval && data.test.num_classes <= 256 ? &result.test_predictions : nullptr;
     XW_ASSIGN_OR_RETURN(EvalResult test,
-                        Evaluate(*model, profile, data.test, options.eval_batch_size));
+                        Evaluate(*model, profile, data.test, options.eval_batch_size, keep));
     em.test_loss = test.loss;
     em.test_acc = test.accuracy;
     rec.curves.push_back(em);

@@ -1,10 +1,12 @@
 // `xwires show DATASET TRIAL`: one trial with its hyperparameters, models
-// and (with --curves) per-epoch curves.
+// and (with --curves) per-epoch curves; then its replicas and their
+// statistics when `replicate` stored any.
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "command.h"
+#include "xwires/api/replica_tables.h"
 #include "xwires/dataset/export.h"
 #include "xwires/dataset/table.h"
 
@@ -100,6 +102,16 @@ void RunShow(const ShowArgs& a) {
     std::fwrite(out.data(), 1, out.size(), stdout);
   } else {
     PrintTable(t, curves, a.curves);
+    // Replicas and their verdicts, when the trial has any (`replicate`).
+    const Table reps = Unwrap(ReplicaTable(*ds, a.trial));
+    if (!reps.rows.empty()) {
+      const Table st = Unwrap(ReplicaStatsTable(*ds, a.trial));
+      const std::string out = "\nreplicas:\n" + FormatTable(reps, TableFormat::kTable) +
+                              (st.rows.empty() ? std::string()
+                                               : "\nstatistics:\n" +
+                                                     FormatTable(st, TableFormat::kTable));
+      std::fwrite(out.data(), 1, out.size(), stdout);
+    }
   }
 }
 

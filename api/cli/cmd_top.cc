@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "command.h"
+#include "xwires/dataset/replicas.h"
 #include "xwires/dataset/stats.h"
 
 namespace xw::cli {
@@ -14,8 +15,31 @@ struct TopArgs {
   std::string dataset, where, format = "table";
   std::vector<std::string> archs;
   int k = 3;
-  bool bottom = false;
+  bool bottom = false, by_lcb = false;
 };
+
+// The k trials with the largest lower confidence bound of their replicated
+// difference (diff_lcb, docs/significance.md), over every architecture.
+Table TopByLcb(const Dataset& ds, const TopArgs& a) {
+  TrialQuery q;
+  q.where = "diff_lcb is not null" + (a.where.empty() ? "" : " and (" + a.where + ")");
+  q.archs = a.archs;
+  q.order_by = {a.bottom ? "diff_lcb" : "-diff_lcb", "id"};
+  q.limit = a.k;
+  Table t;
+  t.columns = {"rank",   "id",      "arch",     "profile_a", "profile_b",
+               "diff",   "mean_diff", "diff_lcb", "p_value",  "noise_sd", "verdict"};
+  int64_t rank = 0;
+  for (const TrialRow& row : Unwrap(ds.Query(q))) {
+    const std::vector<ReplicaStatsRecord> st = Unwrap(LoadReplicaStats(ds, row.id));
+    if (st.empty()) continue;
+    const ReplicaStatsRecord& s = st.back();  // the latest, as the query fields
+    t.rows.push_back({++rank, row.id, row.arch, s.profile_a, s.profile_b, row.divergence,
+                      s.stats.mean_diff, s.stats.lcb, s.stats.permutation_p, s.NoiseSd(),
+                      std::string(stats::VerdictName(s.stats.verdict))});
+  }
+  return t;
+}
 
 void RunTop(const TopArgs& a) {
   TableFormat format = Unwrap(ParseTableFormat(a.format));
@@ -25,7 +49,8 @@ void RunTop(const TopArgs& a) {
   opt.filter.where = a.where;
   opt.filter.archs = a.archs;
   auto ds = Unwrap(Dataset::Open(a.dataset, OpenMode::kReadOnly));
-  std::string out = FormatTable(TopTable(Unwrap(TopTrials(*ds, opt))), format);
+  std::string out = a.by_lcb ? FormatTable(TopByLcb(*ds, a), format)
+                             : FormatTable(TopTable(Unwrap(TopTrials(*ds, opt))), format);
   std::fwrite(out.data(), 1, out.size(), stdout);
 }
 
@@ -36,6 +61,9 @@ void RegisterTop(CLI::App& app) {
   cmd->add_option("dataset", a->dataset, "Dataset directory")->required();
   cmd->add_option("--k", a->k, "Trials per architecture");
   cmd->add_flag("--bottom", a->bottom, "Least divergent instead of most");
+  cmd->add_flag("--by-lcb", a->by_lcb,
+                "Rank replicated trials by the lower confidence bound of their difference "
+                "(diff_lcb), k in all");
   AddFilterOptions(cmd, &a->where, &a->archs, &a->format);
   cmd->callback([a] { RunTop(*a); });
 }

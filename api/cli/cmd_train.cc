@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ struct TrainArgs {
   double lr = 1e-3, eps = 1e-8, beta1 = 0.9, beta2 = 0.999, weight_decay = 0.0;
   ArchOptions arch_options;
   uint64_t seed = 0;
+  std::optional<uint64_t> data_seed;
   int threads = 0;
   bool quiet = false;
 };
@@ -49,6 +51,7 @@ void RunTrain(const TrainArgs& a) {
   r.adam = AdamOptions{a.lr, a.beta1, a.beta2, a.eps, a.weight_decay};
   r.arch_options = a.arch_options;
   r.seed = a.seed;
+  r.data_seed = a.data_seed;
   r.threads = a.threads;
   TrainProgressText progress(StderrIsTerminal(), a.quiet);
   r.on_progress = [&](const TrainProgress& tp) { progress.Update(tp); };
@@ -109,8 +112,12 @@ void RegisterTrain(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--train-limit", args->train_limit, "Use the first N training images (-1: all)");
   cmd->add_option("--test-limit", args->test_limit, "Use the first N test images (-1: all)");
-  cmd->add_option("--seed", args->seed, "Seed of init, dropout, shuffling, synthetic data")
+  cmd->add_option("--seed", args->seed,
+                  "Seed of init, dropout, shuffling (and of the synthetic data unless "
+                  "--data-seed is given)")
       ->capture_default_str();
+  cmd->add_option("--data-seed", args->data_seed,
+                  "Seed of the synthetic data (default: --seed); recorded with the run");
   cmd->add_option("--threads", args->threads, "Threads per training (0: all cores)")
       ->capture_default_str();
   cmd->add_option("--eval-batch-size", args->eval_batch, "Batch size of test evaluation")

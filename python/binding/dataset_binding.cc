@@ -32,6 +32,8 @@ void RegisterDataset(py::module_& m) {
       .def("mi", &DatasetHandle::Mi, py::arg("filter"), py::arg("pairs"), py::arg("log_scale"),
            py::arg("ksg"), py::arg("repeats"), py::arg("jitter"), py::arg("k"), py::arg("seed"))
       .def("searches", &DatasetHandle::Searches)
+      .def("replicas", &DatasetHandle::Replicas, py::arg("trial_id"))
+      .def("replica_stats", &DatasetHandle::ReplicaStats, py::arg("trial_id"))
       .def("trial", &DatasetHandle::Trial, py::arg("trial_id"), py::arg("curves"))
       .def("weights", &DatasetHandle::Weights, py::arg("trial_id"), py::arg("profile"))
       .def("model_spec", &DatasetHandle::ModelSpec, py::arg("trial_id"))

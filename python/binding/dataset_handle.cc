@@ -7,6 +7,7 @@
 #include "status_bridge.h"
 #include "xwires/api/mi_analysis.h"
 #include "xwires/api/query_tables.h"
+#include "xwires/api/replica_tables.h"
 #include "xwires/api/train_run.h"
 #include "xwires/api/trial_setup.h"
 #include "xwires/dataset/crossedwires.h"
@@ -165,6 +166,14 @@ py::dict DatasetHandle::Searches() {
   }));
 }
 
+py::dict DatasetHandle::Replicas(int64_t trial_id) {
+  return TableColumns(Locked([&](Dataset& ds) { return ReplicaTable(ds, trial_id); }));
+}
+
+py::dict DatasetHandle::ReplicaStats(int64_t trial_id) {
+  return TableColumns(Locked([&](Dataset& ds) { return ReplicaStatsTable(ds, trial_id); }));
+}
+
 py::tuple DatasetHandle::Trial(int64_t id, bool curves) {
   TrialData d = Locked([&](Dataset& ds) -> Result<TrialData> {
     TrialData out;
@@ -210,7 +219,7 @@ py::dict DatasetHandle::ModelSpec(int64_t trial_id) {
     DataOptions d;
     d.train_limit = 1;
     d.test_limit = 1;
-    d.seed = out.options.seed;
+    d.seed = DataSeed(out.options);
     auto data = LoadDataSpec(out.options.data_spec, d);
     if (!data.ok()) {
       return data.status().WithContext("trial " + std::to_string(t.id) + ": data '" +

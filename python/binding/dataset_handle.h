@@ -48,6 +48,9 @@ class DatasetHandle {
   py::dict Mi(const Filter& f, bool pairs, bool log_scale, bool ksg, int repeats, double jitter,
               int k, uint64_t seed);
   py::dict Searches();
+  // ReplicaTable / ReplicaStatsTable of a trial (api/replica_tables.h).
+  py::dict Replicas(int64_t trial_id);
+  py::dict ReplicaStats(int64_t trial_id);
   // (`show --format json [--curves]` text, [curve arrays of each model]);
   // without curves no HDF5 file is read and the list is empty.
   py::tuple Trial(int64_t id, bool curves);

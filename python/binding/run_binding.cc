@@ -11,6 +11,8 @@
 #include "convert.h"
 #include "interrupt.h"
 #include "status_bridge.h"
+#include "xwires/api/progress_text.h"
+#include "xwires/api/replicate_run.h"
 #include "xwires/api/search_run.h"
 #include "xwires/api/train_run.h"
 #include "xwires/dataset/dataset.h"
@@ -80,7 +82,8 @@ py::tuple Train(const std::string& arch, const std::vector<std::string>& profile
                 const std::string& dataset, int64_t epochs, int64_t batch_size,
                 int64_t eval_batch_size, int64_t train_limit, int64_t test_limit, double lr,
                 double adam_eps, double beta1, double beta2, double weight_decay, double width,
-                int depth, double dropout, uint64_t seed, int threads, bool quiet) {
+                int depth, double dropout, uint64_t seed, std::optional<uint64_t> data_seed,
+                int threads, bool quiet) {
   TrainRequest r;
   r.arch = arch;
   for (const std::string& p : profiles) r.profiles.push_back(Unwrap(ResolveProfile(p)));
@@ -98,6 +101,7 @@ py::tuple Train(const std::string& arch, const std::vector<std::string>& profile
   r.arch_options.depth = depth;
   r.arch_options.dropout = dropout;
   r.seed = seed;
+  r.data_seed = data_seed;
   r.threads = threads;
   InterruptPoller poller;
   TrainProgressText progress(PythonStderrIsTerminal(), quiet, PythonStderrWriter());
@@ -178,6 +182,53 @@ py::dict Search(const std::string& config_file, const std::string& config_json,
   return d;
 }
 
+// xw::RunReplicate; returns the statistics table (ReplicaStatsTable
+// columns plus trial_id) and the counts.
+py::dict Replicate(const std::string& dataset, const std::vector<int64_t>& trials, int64_t top,
+                   const std::string& where, int replicas, const std::string& perturb, int jobs,
+                   int threads, bool store_weights, bool quiet) {
+  ReplicateRequest r;
+  r.dataset = dataset;
+  r.trials = trials;
+  r.top = top;
+  r.where = where;
+  r.replicas = replicas;
+  r.perturb = perturb;
+  r.jobs = jobs;
+  r.threads = threads;
+  r.store_weights = store_weights;
+  InterruptPoller poller;
+  auto write = PythonStderrWriter();
+  r.on_progress = [&](const ReplicateRequest::Progress& p) {
+    if (quiet) return;
+    write("replica " + std::to_string(p.done) + "/" + std::to_string(p.total) + ": trial " +
+          std::to_string(p.trial_id) + " " + p.profile + " r=" + std::to_string(p.replica) +
+          " | ETA " + DurationText(p.eta_s) + "\n");
+  };
+  r.should_stop = [&] { return poller.StopRequested(); };
+  Result<ReplicateSummary> run = Status::Internal("not run");
+  {
+    py::gil_scoped_release nogil;
+    run = RunReplicate(r);
+  }
+  poller.RethrowIfRaised();
+  const ReplicateSummary s = Unwrap(std::move(run));
+  Table t;
+  t.columns = {"trial_id", "profile_a", "profile_b", "family", "k", "mean_a", "mean_b",
+               "mean_diff", "p_value", "diff_lcb", "noise_sd", "verdict"};
+  for (const ReplicaStatsRecord& x : s.stats) {
+    t.rows.push_back({x.trial_id, x.profile_a, x.profile_b, x.family, x.k_a, x.stats.a.mean,
+                      x.stats.b.mean, x.stats.mean_diff, x.stats.permutation_p, x.stats.lcb,
+                      x.NoiseSd(), std::string(stats::VerdictName(x.stats.verdict))});
+  }
+  py::dict out;
+  out["stats"] = TableColumns(t);
+  out["trained"] = s.trained;
+  out["skipped"] = s.skipped;
+  out["wall_s"] = s.wall_s;
+  return out;
+}
+
 std::string ProfileJson(const std::string& spec) { return Unwrap(ResolveProfile(spec)).json; }
 
 }  // namespace
@@ -188,8 +239,12 @@ void RegisterRuns(py::module_& m) {
         py::arg("batch_size"), py::arg("eval_batch_size"), py::arg("train_limit"),
         py::arg("test_limit"), py::arg("lr"), py::arg("adam_eps"), py::arg("beta1"),
         py::arg("beta2"), py::arg("weight_decay"), py::arg("width"), py::arg("depth"),
-        py::arg("dropout"), py::arg("seed"), py::arg("threads"), py::arg("quiet"),
-        "Trains one architecture under several profiles (xw::RunTraining).");
+        py::arg("dropout"), py::arg("seed"), py::arg("data_seed"), py::arg("threads"),
+        py::arg("quiet"), "Trains one architecture under several profiles (xw::RunTraining).");
+  m.def("replicate", &Replicate, py::arg("dataset"), py::arg("trials"), py::arg("top"),
+        py::arg("where"), py::arg("replicas"), py::arg("perturb"), py::arg("jobs"),
+        py::arg("threads"), py::arg("store_weights"), py::arg("quiet"),
+        "Replicas of stored trials and their verdicts (xw::RunReplicate).");
   m.def("search", &Search, py::arg("config_file"), py::arg("config_json"), py::arg("dataset"),
         py::arg("objective"), py::arg("resume"), py::arg("max_trials"),
         py::arg("trials_per_subspace"), py::arg("jobs"), py::arg("threads"),

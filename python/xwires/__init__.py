@@ -30,14 +30,15 @@ from .errors import (AlreadyExistsError, ClosedError, CorruptionError,  # noqa: 
                      InvalidArgumentError, NotFoundError, NotSupportedError)
 from . import _xwires  # noqa: E402
 from .dataset import Dataset, open  # noqa: E402,A004
-from .runs import SearchResult, profile, search, shipped_profiles, train  # noqa: E402
+from .runs import (SearchResult, profile, replicate, search, shipped_profiles,  # noqa: E402
+                   train)
 from .stats import benjamini_hochberg, significance  # noqa: E402
 from .trial import Trial  # noqa: E402
 
 __version__ = _xwires.__version__
 
 __all__ = [
-    "open", "Dataset", "Trial", "train", "search", "SearchResult", "profile",
+    "open", "Dataset", "Trial", "train", "replicate", "search", "SearchResult", "profile",
     "shipped_profiles", "significance", "benjamini_hochberg",
     "Error", "InvalidArgumentError", "NotFoundError",
     "InputOutputError", "CorruptionError", "NotSupportedError", "AlreadyExistsError",

@@ -204,6 +204,27 @@ class Dataset:
         """The dataset's searches: id, created_at, objective, status and configs."""
         return frame(self._h().searches())
 
+    def replicas(self, trial_id):
+        """The stored replicas of a trial, one row each (``xwires show``).
+
+        Columns: profile, family (ulp, seed, order), replica (0 is the trial
+        as trained), status, test_acc, test_loss, first_nonfinite_step,
+        collapsed, params_json (what the perturbation changed),
+        weights_sha256, wall_s. Empty when the trial has no replicas.
+        """
+        return frame(self._h().replicas(_checks.as_int("trial_id", trial_id)))
+
+    def replica_stats(self, trial_id):
+        """Each profile pair's statistics and verdict over the trial's replicas.
+
+        Columns: profile_a, profile_b, family, k_a, k_b, mean_a, sd_a, mean_b,
+        sd_b, collapses_a, collapses_b, mean_diff, p_value, welch_p, ci_low,
+        ci_high, hedges_g, prob_a_greater, fisher_p, excess_churn,
+        excess_churn_p, noise_sd, noise_floor, diff_lcb, verdict
+        (docs/significance.md).
+        """
+        return frame(self._h().replica_stats(_checks.as_int("trial_id", trial_id)))
+
     def trial(self, trial_id, curves=True):
         """One trial with its models, metrics and curves (``xwires show --curves``).
 

@@ -30,8 +30,8 @@ def _profile_specs(profiles):
 
 def train(arch="simple_cnn", profiles=("torch", "tf"), *, data="synthetic", epochs=1,
           batch_size=32, lr=1e-3, adam_eps=1e-8, beta1=0.9, beta2=0.999, weight_decay=0.0,
-          width=1.0, depth=0, dropout=0.5, seed=0, threads=0, eval_batch_size=256,
-          train_limit=None, test_limit=None, init_weights=None, out=None, dataset=None,
+          width=1.0, depth=0, dropout=0.5, seed=0, data_seed=None, threads=0,
+          eval_batch_size=256, train_limit=None, test_limit=None, init_weights=None, out=None, dataset=None,
           quiet=False):
     """Trains one architecture under several numerics profiles (``xwires train``).
 
@@ -48,7 +48,9 @@ def train(arch="simple_cnn", profiles=("torch", "tf"), *, data="synthetic", epoc
             "fashion-mnist:DIR".
         epochs, batch_size, lr, adam_eps, beta1, beta2, weight_decay: training.
         width, depth, dropout: architecture options (depth 0: the default).
-        seed: init, dropout, shuffling and synthetic data seed.
+        seed: init, dropout and shuffling seed, and the synthetic data's
+            unless `data_seed` is given.
+        data_seed: seed of the synthetic data (None: `seed`); recorded.
         threads: threads per training (0: all cores).
         eval_batch_size: batch size of the test passes.
         train_limit, test_limit: use the first N images (None: all).
@@ -83,6 +85,7 @@ def train(arch="simple_cnn", profiles=("torch", "tf"), *, data="synthetic", epoc
         depth=_checks.as_int("depth", depth),
         dropout=_checks.as_float("dropout", dropout),
         seed=_checks.as_int("seed", seed, minimum=0),
+        data_seed=_checks.as_int("data_seed", data_seed, minimum=0, allow_none=True),
         threads=_checks.as_int("threads", threads),
         quiet=_checks.as_bool("quiet", quiet))
     trial_id, record, curves, weights, spec = _xwires.train(**args)
@@ -173,6 +176,43 @@ def search(dataset="xwires-data", config=None, *, resume=None, max_trials=0,
         no_subspaces=_checks.as_bool("no_subspaces", no_subspaces),
         top=_checks.as_int("top", top, minimum=0), quiet=_checks.as_bool("quiet", quiet))
     return SearchResult(summary, dataset)
+
+
+def replicate(dataset, trials=None, *, top=None, where=None, replicas=5, perturb="ulp", jobs=1,
+              threads=0, store_weights=False, quiet=False):
+    """Replicas of stored trials and each profile pair's verdict (``xwires replicate``).
+
+    Name the trials one way: `trials` (an id or a list of ids), `top` (the
+    N most divergent) or `where` (a filter, as in :meth:`Dataset.query`).
+    Replicas already stored are skipped, so an interrupted call resumes.
+
+    Args:
+        dataset: the dataset directory (must exist).
+        replicas: K per profile, replica 0 (the trial as trained) included;
+            at least 4 (below, an exact test cannot reach p < 0.05).
+        perturb: "ulp", "seed" or "order" (docs/significance.md).
+        jobs: replicas trained at once. threads: threads in all (0: all).
+        store_weights: keep every replica's weights.
+        quiet: no progress output.
+
+    Returns:
+        DataFrame, one row per trial and profile pair: trial_id, profile_a,
+        profile_b, family, k, mean_a, mean_b, mean_diff, p_value, diff_lcb,
+        noise_sd, verdict.
+    """
+    if isinstance(trials, int) and not isinstance(trials, bool):
+        trials = [trials]
+    ids = [] if trials is None else [_checks.as_int("trials item", t, minimum=1) for t in trials]
+    out = _xwires.replicate(
+        dataset=_checks.as_str("dataset", dataset), trials=ids,
+        top=_checks.as_int("top", top, minimum=1, allow_none=True, none_as=0),
+        where=_checks.as_str("where", where, allow_none=True) or "",
+        replicas=_checks.as_int("replicas", replicas),
+        perturb=_checks.as_str("perturb", perturb), jobs=_checks.as_int("jobs", jobs),
+        threads=_checks.as_int("threads", threads, minimum=0),
+        store_weights=_checks.as_bool("store_weights", store_weights),
+        quiet=_checks.as_bool("quiet", quiet))
+    return frame(out["stats"])
 
 
 def profile(spec):

@@ -12,3 +12,7 @@ xwires_add_test(trainers_model_tests
 # grad_check.h is shared with the core tests.
 target_include_directories(trainers_model_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests/core)
 # The CLI tests run ${XWIRES_BINARY_DIR}/xwires, built by the default target.
+# Replicas: perturbation families, golden replica hashes on every target.
+xwires_add_test(trainers_replica_tests
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/replica_test.cc
+  LIBS xwires_trainers xwires_dataset nlohmann_json::nlohmann_json)

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,8 @@ struct TrainRequest {
   int64_t train_limit = -1, test_limit = -1;  // first N images (-1: all)
   AdamOptions adam;
   ArchOptions arch_options;
-  uint64_t seed = 0;
+  uint64_t seed = 0;  // init, dropout, shuffling (and the data unless data_seed)
+  std::optional<uint64_t> data_seed;  // the synthetic data's seed (default: seed)
   int threads = 0;  // per training; 0: all cores
   // Progress reports and stop requests (TrainOptions::on_progress and
   // TrainOptions::should_stop).

@@ -32,7 +32,7 @@
 namespace xw {
 
 // Schema version this build writes; datasets of a newer version are refused.
-inline constexpr int kDatasetSchemaVersion = 2;
+inline constexpr int kDatasetSchemaVersion = 3;
 
 enum class OpenMode {
   kReadOnly,   // never creates or modifies files; refuses writes

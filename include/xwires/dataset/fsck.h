@@ -34,7 +34,12 @@ struct FsckIssue {
   // "damaged-file", "missing-group", "weights-mismatch", "orphan-file",
   // "temp-file", "invalid-value", "invalid-analysis" (a stored result that
   // breaks CheckAnalysis; like invalid-value, never repaired), "near-index"
-  // (the --near index disagrees with the trials; repair rebuilds it)
+  // (the --near index disagrees with the trials; repair rebuilds it),
+  // "replica-file" (a replica's HDF5 file missing or unreadable),
+  // "invalid-replica" (a stored replica that breaks CheckReplica) and
+  // "invalid-verdict" (a stored verdict that its replicas do not give, or
+  // statistics over replicas that are not stored); these three are never
+  // repaired
   std::string kind;
   std::string path;      // file relative to the dataset ("" for SQL issues)
   int64_t trial_id = 0;  // 0 if not about a trial

@@ -35,6 +35,10 @@ struct GroupStats {
   int64_t at_least_threshold = 0;    // trials with divergence >= threshold
   double share_at_least = kUnknown;  // at_least_threshold / with_divergence
   std::vector<ProfileAccuracy> profiles;  // sorted by name
+  // Trials with replica statistics (replicas.h; the latest pair of each),
+  // those whose verdict is significant, and their share (NaN without any).
+  int64_t replicated = 0, significant = 0;
+  double significant_share = kUnknown;
 };
 
 struct StatsOptions {
@@ -47,7 +51,8 @@ struct StatsOptions {
 Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds,
                                              const StatsOptions& opt);
 // Columns: group, trials, div_min, div_max, div_median, div_mean,
-// share_ge_<threshold>, then acc_min_<p>, acc_max_<p> per profile.
+// share_ge_<threshold>, then acc_min_<p>, acc_max_<p> per profile, then,
+// when any trial has replica statistics, replicated and significant_share.
 Table StatsTable(const std::vector<GroupStats>& stats, const StatsOptions& opt);
 
 struct TopOptions {

@@ -7,6 +7,7 @@
 // Configuration. A DriverConfig is a SearchConfig plus the fixed training
 // settings of its "train" object:
 //   "train": {"width": 0.5, "depth": 0, "dropout": 0.5, "seed": 0,
+//             "data_seed": null,
 //             "lr": 1e-3, "adam_eps": 1e-8, "beta1": 0.9, "beta2": 0.999,
 //             "weight_decay": 0, "batch_size": 32, "epochs": 1,
 //             "eval_batch_size": 256, "store_weights": true,
@@ -62,7 +63,9 @@ struct TrainSettings {
   AdamOptions adam;          // lr, beta1, beta2, eps, weight_decay
   int64_t batch_size = 32;
   int64_t epochs = 1;
-  uint64_t seed = 0;  // init, dropout and synthetic data seed of every trial
+  uint64_t seed = 0;  // init, dropout and shuffle seed of every trial
+  // Seed of the synthetic data; nullopt (JSON null, the default): `seed`.
+  std::optional<uint64_t> data_seed;
   int64_t eval_batch_size = 256;
   bool store_weights = true;  // keep both models' weights in the dataset
   // Weights file both profiles start from ("": each its own initialiser).

@@ -34,7 +34,7 @@ namespace xw {
 
 // Every option that shapes a run, as a JSON object (arch, width, depth,
 // dropout, epochs, batch_size, lr, adam_eps, beta1, beta2, weight_decay,
-// seed, threads, eval_batch_size, data spec and limits, init weights).
+// seed, data_seed, threads, eval_batch_size, data spec and limits, init weights).
 std::string HparamsJson(const TrainOptions& options);
 
 // A trial row for a run with these options, before any model is trained: arch,

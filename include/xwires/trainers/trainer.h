@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,13 +54,20 @@ struct TrainOptions {
   int64_t epochs = 1;       // >= 1
   int64_t batch_size = 32;  // >= 1
   AdamOptions adam;
-  uint64_t seed = 0;        // init and dropout draws (per-profile streams)
+  uint64_t seed = 0;        // init, dropout and shuffle draws (per-profile streams)
+  // Seed the caller drew the synthetic data with, when it is not `seed`
+  // (recorded only: the data arrive loaded). DataSeed() resolves it.
+  std::optional<uint64_t> data_seed;
   int threads = 0;          // 0: all hardware threads
   int64_t eval_batch_size = 256;
   // When set, every profile starts from these tensors (matched by name,
   // Model::LoadState) instead of its own initialiser. Borrowed.
   const NamedTensors* init_weights = nullptr;
   std::string init_weights_source;  // for messages and the record
+  // Called once with the model after its initialisation (or init_weights
+  // load) and before the first step; an error stops the run with it.
+  // Replicas (replica.h) move one weight here. Runs on the training thread.
+  std::function<Status(Model&)> after_init;
   std::string data_spec = "synthetic";  // recorded only
   int64_t train_limit = -1, test_limit = -1;  // recorded only
   std::function<void(const TrainProgress&)> on_progress;
@@ -75,6 +83,10 @@ struct TrainOptions {
   // TrainProfile returns it. The model must not be changed.
   std::function<Status(int64_t step, const Model& model)> on_step;
 };
+
+// The seed of the run's synthetic data: data_seed when set, else seed (the
+// default: `--seed` draws both).
+inline uint64_t DataSeed(const TrainOptions& o) { return o.data_seed.value_or(o.seed); }
 
 // InvalidArgument naming the offending option (epochs, batch_size, adam.*,
 // threads, eval_batch_size, architecture options).
@@ -93,6 +105,9 @@ struct TrainResult {
   LossScaling loss_scaling = LossScaling::kNone;
   int64_t skipped_steps = 0;
   double final_loss_scale = 1.0;
+  // Argmax class of every test example after the last evaluation (test
+  // order), as uint8; empty when the data have more than 256 classes.
+  std::vector<uint8_t> test_predictions;
 };
 
 // Trains one model. Errors: bad options, data whose image shape does not fit
@@ -111,13 +126,14 @@ Result<TrialRecord> TrainTrial(const std::vector<Profile>& profiles, const DataS
 // Loss and accuracy of `model` in eval mode over a whole data set, in
 // batches of batch_size: accuracy = correct / total, loss = mean per-sample
 // loss. A prediction is the first index of the largest logit, NaN counting
-// as largest (torch.argmax).
+// as largest (torch.argmax). When `predictions` is not null it receives every
+// example's predicted class (data order; classes must be <= 256).
 struct EvalResult {
   double loss = 0, accuracy = 0;
   int64_t correct = 0, total = 0;
 };
 Result<EvalResult> Evaluate(Model& model, const Profile& profile, const ImageDataset& data,
-                            int64_t batch_size);
+                            int64_t batch_size, std::vector<uint8_t>* predictions = nullptr);
 
 // Logits [N, classes] of `model` in eval mode for images x [N, C, H, W].
 Result<Tensor> Predict(Model& model, const Profile& profile, const Tensor& x,

@@ -1,0 +1,209 @@
+// `xwires replicate` end to end: bad input changes nothing; a run killed
+// with SIGKILL and resumed stores the same replicas and verdicts as an
+// uninterrupted one, and fsck finds nothing; an injected systematic effect
+// (Adam's eps placement at eps 0.5) is called significant.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/replicas.h"
+
+namespace xw {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int code;
+  std::string out;  // stdout + stderr
+};
+
+CliRun Sh(const std::string& cmd) {
+  CliRun r{-1, ""};
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string Bin() { return std::string(XWIRES_BINARY_DIR) + "/xwires"; }
+CliRun Xwires(const std::string& args) { return Sh(Bin() + " " + args); }
+
+std::string TempDir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() /
+                     ("xwires_replicate_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d.string();
+}
+
+// Every file under `dir` with its size and content.
+std::map<std::string, std::string> Snapshot(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    out[fs::relative(e.path(), dir).string()] = ss.str();
+  }
+  return out;
+}
+
+const char* kTiny =
+    "--arch mlp --width 0.125 --epochs 1 --batch-size 32 --train-limit 128 --test-limit 100 "
+    "--threads 1 --quiet";
+
+// A dataset with trials 1 (torch, tf) and 2 (torch, reference).
+std::string MakeDataset(const std::string& name) {
+  const std::string dir = TempDir(name);
+  const std::string ds = dir + "/ds";
+  EXPECT_EQ(Xwires(std::string("train ") + kTiny + " --profiles torch,tf --lr 0.01 --dataset " + ds)
+                .code,
+            0);
+  EXPECT_EQ(Xwires(std::string("train ") + kTiny +
+                   " --profiles torch,reference --lr 0.02 --seed 3 --dataset " + ds)
+                .code,
+            0);
+  return ds;
+}
+
+TEST(ReplicateTest, BadInputIsRefusedAndWritesNothing) {
+  const std::string ds = MakeDataset("bad");
+  const auto before = Snapshot(ds);
+  struct Case {
+    std::string args, message;
+  };
+  const Case cases[] = {
+      {"1 --replicas 3", "p < 0.05"},
+      {"1 --perturb bits", "unknown perturbation family 'bits'"},
+      {"2 --perturb order", "profile 'reference'"},
+      {"99", "trial 99 is not in"},
+      {"--where 'lr >>> 3'", "--where"},
+      {"--where 'colour = 3'", "colour"},
+      {"1 --top 2", "one way"},
+      {"--top 0", "one way"},
+  };
+  for (const Case& c : cases) {
+    const CliRun r = Xwires("replicate " + ds + " " + c.args + " --threads 1");
+    EXPECT_EQ(r.code, 2) << c.args << ": " << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << ": " << r.out;
+    EXPECT_EQ(Snapshot(ds), before) << c.args << " changed the dataset";
+  }
+}
+
+struct Stored {
+  std::vector<std::string> replicas;  // profile/family/r sha acc
+  std::vector<std::string> stats;     // pair verdict p
+};
+
+Stored ReadBack(const std::string& dir) {
+  Stored s;
+  auto ds = Dataset::Open(dir, OpenMode::kReadOnly);
+  EXPECT_TRUE(ds.ok()) << ds.status().ToString();
+  if (!ds.ok()) return s;
+  for (int64_t trial : {1, 2}) {
+    auto rs = LoadReplicas(**ds, trial, "", /*with_data=*/true);
+    EXPECT_TRUE(rs.ok()) << rs.status().ToString();
+    for (const ReplicaRecord& r : *rs) {
+      std::string pred(r.predictions.begin(), r.predictions.end());
+      s.replicas.push_back(std::to_string(trial) + " " + r.profile + "/" + r.family + "/" +
+                           std::to_string(r.replica) + " " + r.weights_sha256 + " " +
+                           std::to_string(r.test_acc) + " " + r.params_json + " " +
+                           std::to_string(std::hash<std::string>()(pred)));
+    }
+  }
+  auto st = LoadReplicaStats(**ds);
+  EXPECT_TRUE(st.ok());
+  for (const ReplicaStatsRecord& x : *st) {
+    s.stats.push_back(std::to_string(x.trial_id) + " " + x.profile_a + "-" + x.profile_b + " " +
+                      stats::VerdictName(x.stats.verdict) + " " +
+                      PairStatisticsJson(x.stats));
+  }
+  return s;
+}
+
+TEST(ReplicateTest, KilledRunResumesToTheSameReplicasAndVerdicts) {
+  const std::string a = MakeDataset("resume");
+  const std::string b = fs::path(a).parent_path().string() + "/copy";
+  fs::copy(a, b, fs::copy_options::recursive);
+  const std::string args = " 1,2 --replicas 4 --jobs 2 --threads 2";
+  const CliRun whole = Xwires("replicate " + a + args);
+  ASSERT_EQ(whole.code, 0) << whole.out;
+  EXPECT_NE(whole.out.find("16 replicas trained"), std::string::npos) << whole.out;
+
+  // Killed once 5 replicas are stored (progress lines are printed after each
+  // store), then resumed.
+  const std::string log = fs::path(a).parent_path().string() + "/progress.log";
+  const CliRun killed = Sh("(" + Bin() + " replicate " + b + args + " > " + log +
+                           " 2>&1 & pid=$!; for i in $(seq 1 600); do "
+                           "n=$(grep -c '^replica ' " + log + " || true); "
+                           "[ \"$n\" -ge 5 ] && break; sleep 0.05; done; kill -9 $pid; "
+                           "wait $pid; echo killed $?)");
+  EXPECT_NE(killed.out.find("killed 137"), std::string::npos) << killed.out;
+  const CliRun resumed = Xwires("replicate " + b + args);
+  ASSERT_EQ(resumed.code, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("already stored"), std::string::npos) << resumed.out;
+  EXPECT_EQ(resumed.out.find(" 0 already stored"), std::string::npos) << resumed.out;
+  EXPECT_EQ(resumed.out.find("16 replicas trained"), std::string::npos) << resumed.out;
+
+  const Stored x = ReadBack(a), y = ReadBack(b);
+  EXPECT_EQ(x.replicas.size(), 16u);
+  EXPECT_EQ(x.stats.size(), 2u);
+  EXPECT_EQ(x.replicas, y.replicas);
+  EXPECT_EQ(x.stats, y.stats);
+  const CliRun fsck = Xwires("fsck " + b);
+  EXPECT_EQ(fsck.code, 0) << fsck.out;
+  // Running it again trains nothing and changes no verdict.
+  const CliRun again = Xwires("replicate " + a + args);
+  EXPECT_NE(again.out.find("0 replicas trained, 16 already stored"), std::string::npos)
+      << again.out;
+  EXPECT_EQ(ReadBack(a).stats, x.stats);
+}
+
+TEST(ReplicateTest, EpsPlacementAtEpsHalfIsSignificant) {
+  // torch against a copy whose only change is Adam's eps placement (Keras'
+  // eps-hat): a systematic effect, not noise.
+  const std::string dir = TempDir("inject");
+  const std::string ds = dir + "/ds";
+  std::ifstream in(std::string(XWIRES_SOURCE_DIR) + "/trainers/profiles/torch.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  auto swap = [&](const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  };
+  swap("\"name\": \"torch\"", "\"name\": \"torch_epshat\"");
+  swap("\"variant\": \"torch\"", "\"variant\": \"keras\"");
+  std::ofstream(dir + "/torch_epshat.json") << text;
+  ASSERT_EQ(Xwires("train --arch mlp --width 0.25 --epochs 2 --batch-size 32 --train-limit 256 "
+                   "--test-limit 200 --threads 2 --quiet --lr 0.01 --adam-eps 0.5 --profiles "
+                   "torch," + dir + "/torch_epshat.json --dataset " + ds)
+                .code,
+            0);
+  const CliRun r = Xwires("replicate " + ds + " 1 --replicas 5 --jobs 2 --threads 2 --quiet");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("significant"), std::string::npos) << r.out;
+  auto st = LoadReplicaStats(**Dataset::Open(ds, OpenMode::kReadOnly), 1);
+  ASSERT_TRUE(st.ok());
+  ASSERT_EQ(st->size(), 1u);
+  EXPECT_EQ(st->front().stats.verdict, stats::Verdict::kSignificant) << r.out;
+}
+
+}  // namespace
+}  // namespace xw
