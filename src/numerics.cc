@@ -26,7 +26,9 @@ Result<GemmKind> ParseGemmKind(const std::string& name) {
 }
 
 bool SameBitsOnEveryIsa(const KernelNumerics& k) {
-  return k.conv_algo == ConvAlgo::kDirect && k.gemm == GemmKind::kOwned;
+  // Under gemm "owned" every algorithm's products run on the exact-order
+  // kernels (im2col and Winograd in their TapOrder chains).
+  return k.gemm == GemmKind::kOwned;
 }
 
 std::string GemmKindName(GemmKind g) { return g == GemmKind::kEigen ? "eigen" : "owned"; }

@@ -8,6 +8,8 @@
 #include <numeric>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "xwires/core/build_info.h"
 #include "xwires/core/loss.h"
 #include "xwires/core/parallel.h"
@@ -60,6 +62,19 @@ InputSpec InputOf(const ImageDataset& ds) {
   in.width = ds.width();
   in.num_classes = ds.num_classes;
   return in;
+}
+
+// The machine fingerprint, plus "isa_dependent": true where the profile's
+// kernels are not exact-order (gemm "eigen": Eigen's sgemm, whose blocking
+// and packet FMAs follow the build's -march and the dispatched target), so
+// that such a model's bits are known to belong to its kernel_target.
+std::string ModelFingerprintJson(const Profile& profile, int threads) {
+  std::string fp = MachineFingerprintJson(threads);
+  if (SameBitsOnEveryIsa(profile.kernels)) return fp;
+  nlohmann::json j = nlohmann::json::parse(fp, nullptr, false);
+  if (!j.is_object()) return fp;
+  j["isa_dependent"] = true;
+  return j.dump();
 }
 
 Status Stopped() { return Status::Cancelled("training was stopped"); }
@@ -251,7 +266,7 @@ Result<TrainResult> TrainProfile(const Profile& profile, const DataSplits& data,
   rec.weights = model->ExportState();
   rec.weights_sha256 = WeightsSha256(rec.weights);
   rec.wall_time_s = Seconds(start_time);
-  rec.fingerprint_json = MachineFingerprintJson(rec.threads);
+  rec.fingerprint_json = ModelFingerprintJson(profile, rec.threads);
   return result;
 }
 

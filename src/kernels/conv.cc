@@ -141,10 +141,10 @@ void Conv2dForward(const Tensor& x, const Tensor& w, const Tensor* bias, const C
       kernels::DirectForward(g, x.data(), w.data(), b, num.reduce, y->data());
       break;
     case ConvAlgo::kIm2colGemm:
-      kernels::Im2colForward(g, x.data(), w.data(), b, y->data());
+      kernels::Im2colForward(g, x.data(), w.data(), b, num, y->data());
       break;
     case ConvAlgo::kWinograd:
-      kernels::WinogradForward(g, x.data(), w.data(), b, y->data());
+      kernels::WinogradForward(g, x.data(), w.data(), b, num, y->data());
       break;
   }
 }
@@ -161,10 +161,10 @@ void Conv2dBackward(const Tensor& x, const Tensor& w, const Tensor& dy, const Co
         kernels::DirectBackwardData(g, w.data(), dy.data(), num.reduce, dx->data());
         break;
       case ConvAlgo::kIm2colGemm:
-        kernels::Im2colBackwardData(g, w.data(), dy.data(), dx->data());
+        kernels::Im2colBackwardData(g, w.data(), dy.data(), num, dx->data());
         break;
       case ConvAlgo::kWinograd:
-        kernels::WinogradBackwardData(g, w.data(), dy.data(), dx->data());
+        kernels::WinogradBackwardData(g, w.data(), dy.data(), num, dx->data());
         break;
     }
   }
@@ -173,7 +173,7 @@ void Conv2dBackward(const Tensor& x, const Tensor& w, const Tensor& dy, const Co
     if (algo == ConvAlgo::kDirect) {
       kernels::DirectBackwardFilter(g, x.data(), dy.data(), num.reduce, dw->data());
     } else {  // Winograd's filter gradient is the im2col GEMM (see conv.h)
-      kernels::Im2colBackwardFilter(g, x.data(), dy.data(), dw->data());
+      kernels::Im2colBackwardFilter(g, x.data(), dy.data(), num, dw->data());
     }
   }
   if (db != nullptr) {

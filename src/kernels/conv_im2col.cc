@@ -1,5 +1,8 @@
 // kIm2colGemm convolution (TensorFlow's SpatialConvolution scheme): patch
-// matrices times weight matrices on Eigen's sgemm, forward and backward.
+// matrices times weight matrices, forward and backward. Under gemm "owned"
+// every product is an ordered chain (TapOrder) on the dispatched exact-order
+// kernels, the same bits on every target and build; under gemm "eigen" on
+// Eigen's sgemm and the implicit FMA tiles, whose order follows the ISA.
 // Work is split into image groups whose size depends only on the output
 // plane, so results do not depend on the thread count.
 #include <algorithm>
@@ -8,6 +11,7 @@
 #include "src/kernels/conv_internal.h"
 #include "src/kernels/gemm_internal.h"
 #include "src/thread_scratch.h"
+#include "xwires/core/matmul.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/tensor.h"
 
@@ -90,7 +94,7 @@ const float* Patches(const TapSource& src, bool pointwise, int64_t n0, int64_t k
 
 // y[n] = W [out, T] x patches(src, image n) [T, P] (+ bias) for all images of
 // src, P = src.oh * src.ow output pixels, T = channels * kh * kw taps: the
-// forward pass, and for stride 1 also the data gradient.
+// forward pass, and for stride 1 also the data gradient. Eigen's order.
 void PatchGemm(const TapSource& src, bool pointwise, int64_t images, int64_t out_ch,
                const float* w, const float* bias, float* y) {
   if (PaddingFreeApplies(src, kTapChain)) {
@@ -167,12 +171,40 @@ void SumPartials(const std::vector<ScratchFloats>& partials, int64_t n, float* d
   SumPartials(PartPointers(partials), n, dw);
 }
 
+ReduceSpec TapOrder(const KernelNumerics& num) {
+  return ReduceSpec{ReduceOrder::kSequential, 1, num.reduce.fma};
+}
+
+// C [m, n] = op(A) B on the engine `num` selects: Eigen's sgemm, or the
+// ordered GEMM with every output one TapOrder chain over the k terms.
+void PatchProduct(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
+                  bool trans_a, bool trans_b, bool accumulate, const KernelNumerics& num) {
+  if (num.gemm == GemmKind::kEigen) {
+    return EigenGemm(a, trans_a ? m : k, b, trans_b ? k : n, c, n, m, n, k, trans_a, trans_b,
+                     accumulate);
+  }
+  KernelNumerics chain;
+  chain.gemm = GemmKind::kOwned;
+  chain.reduce = TapOrder(num);
+  Matmul(a, b, c, m, n, k, trans_a, trans_b, accumulate, chain);
+}
+
 void Im2colForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
-                   float* y) {
+                   const KernelNumerics& num, float* y) {
+  // The owned order is the direct algorithm's forward under TapOrder: each
+  // output one chain over its zero-padded taps (c, a, b) in index order,
+  // bias added after (conv_direct.cc picks the fastest exact route).
+  if (num.gemm == GemmKind::kOwned) return DirectForward(g, x, w, bias, TapOrder(num), y);
   PatchGemm(ForwardSource(g, x), IsPointwise(g), g.n, g.o, w, bias, y);
 }
 
-void Im2colBackwardData(const ConvGeometry& g, const float* w, const float* dy, float* dx) {
+void Im2colBackwardData(const ConvGeometry& g, const float* w, const float* dy,
+                        const KernelNumerics& num, float* dx) {
+  if (g.stride == 1 && num.gemm == GemmKind::kOwned) {
+    // As TF's backprop-input: one chain per dx pixel over the flipped
+    // kernel's taps (o, a', b'), the direct data gradient's order.
+    return DirectBackwardData(g, w, dy, TapOrder(num), dx);
+  }
   if (g.stride == 1 && !IsPointwise(g)) return FlippedBackwardData(g, w, dy, dx);
   const int64_t plane = g.oh * g.ow, taps = g.c * g.kh * g.kw, per = ImagesPerGemm(g);
   const int64_t in_plane = g.h * g.w;
@@ -187,7 +219,7 @@ void Im2colBackwardData(const ConvGeometry& g, const float* w, const float* dy, 
     // Patch gradient [T, k*P] = W^T dY.
     float* grad = (IsPointwise(g) && k == 1) ? dx + n0 * g.c * in_plane
                                              : ThreadScratch(kColsSlot, taps * cols);
-    EigenGemm(w, taps, dym, cols, grad, cols, taps, cols, g.o, true, false, false);
+    PatchProduct(w, dym, grad, taps, cols, g.o, true, false, false, num);
     if (IsPointwise(g)) {
       if (k > 1) MatrixToImages(grad, n0, k, g.c, plane, dx);
       return;
@@ -200,11 +232,40 @@ void Im2colBackwardData(const ConvGeometry& g, const float* w, const float* dy, 
   });
 }
 
-void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw) {
+namespace {
+
+// The owned filter gradient: per batch of `per` images, each output one
+// TapOrder chain over the batch's pixels (n, p, q) in index order (the
+// direct filter gradient of the batch), batch results added in order within
+// FilterBatches' groups, groups in order. The same schedule as the channel-
+// vector tiles, on every shape and target.
+void OwnedBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, int64_t per,
+                         const KernelNumerics& num, float* dw) {
+  const int64_t floats = g.o * g.c * g.kh * g.kw;
+  const ReduceSpec spec = TapOrder(num);
+  const auto partials =
+      FilterBatches(g.n, per, floats, [&](float* acc, int64_t n0, int64_t k, bool first, int64_t) {
+        ConvGeometry sub = g;
+        sub.n = k;
+        const float* xb = x + n0 * g.c * g.h * g.w;
+        const float* dyb = dy + n0 * g.o * g.oh * g.ow;
+        if (first) return DirectBackwardFilter(sub, xb, dyb, spec, acc);
+        ScratchFloats batch(floats);
+        DirectBackwardFilter(sub, xb, dyb, spec, batch.data());
+        for (int64_t i = 0; i < floats; ++i) acc[i] += batch[i];
+      });
+  SumPartials(partials, floats, dw);
+}
+
+}  // namespace
+
+void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
+                          const KernelNumerics& num, float* dw) {
   const TapSource src = ForwardSource(g, x);
   // Batches of ~2048 output pixels: a pixel-vector tile ends in a
   // horizontal sum per batch, so small planes need more images per batch.
   const int64_t per_batch = std::clamp<int64_t>(2048 / (g.oh * g.ow), 1, g.n);
+  if (num.gemm == GemmKind::kOwned) return OwnedBackwardFilter(g, x, dy, per_batch, num, dw);
   if (PaddingFreeApplies(src, kTapChain)) {
     // The channel-vector tiles' sums (one chain per output and batch, batch
     // results added in order within FilterBatches' groups), without the

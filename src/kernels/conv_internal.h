@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "xwires/core/conv.h"
+#include "xwires/core/numerics.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/reduce.h"
 #include "src/scratch_floats.h"
@@ -134,11 +135,30 @@ void SumPartials(const std::vector<ScratchFloats>& partials, int64_t n, float* d
 // The partials' data pointers, in order (for SumPartials and TapsToFilter).
 std::vector<const float*> PartPointers(const std::vector<ScratchFloats>& partials);
 
-// kIm2colGemm (conv_im2col.cc): Eigen sgemm on patch matrices.
+// kIm2colGemm (conv_im2col.cc): patch matrices times weight matrices.
+// num.gemm "owned": every product on the exact-order kernels, each output
+// one TapOrder(num) chain over its terms in index order (forward: taps
+// (c, a, b); stride-1 data gradient: flipped taps (o, a', b'); strided data
+// gradient: the patch gradient over o, then col2im; filter gradient: per
+// batch of about 2048 output pixels over (n, p, q), batches added in
+// FilterBatches' order), the same bits on every target and build.
+// num.gemm "eigen": Eigen's sgemm and the implicit FMA tiles, whose order
+// (blocking, packet FMAs, L-lane partial sums) follows the ISA and target.
 void Im2colForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
-                   float* y);
-void Im2colBackwardData(const ConvGeometry& g, const float* w, const float* dy, float* dx);
-void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw);
+                   const KernelNumerics& num, float* y);
+void Im2colBackwardData(const ConvGeometry& g, const float* w, const float* dy,
+                        const KernelNumerics& num, float* dx);
+void Im2colBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
+                          const KernelNumerics& num, float* dw);
+// The owned im2col and Winograd products' order: a sequential chain over
+// the terms in index order, as Eigen's GEBP kernel runs a depth that fits
+// one block, fused or not as the profile's kernels.fma says.
+ReduceSpec TapOrder(const KernelNumerics& num);
+// C [m, n] (+)= op(A) op(B), dense row-major operands (A [m, k] or [k, m]
+// when trans_a; B [k, n] or [n, k] when trans_b): Eigen's sgemm under gemm
+// "eigen", else the ordered GEMM with every output one TapOrder(num) chain.
+void PatchProduct(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
+                  bool trans_a, bool trans_b, bool accumulate, const KernelNumerics& num);
 
 // kIm2colGemm without the patch matrix (conv_implicit.cc), for stride-s
 // sources whose output rows are a multiple of the dispatched SIMD target's
@@ -240,10 +260,12 @@ TapSource FlippedSource(const ConvGeometry& g, const float* dy);
 void FlipKernel(const ConvGeometry& g, const float* w, float* flipped);
 
 // kWinograd (conv_winograd.cc): F(2x2, 3x3); requires kh == kw == 3, stride 1.
+// Its 16 element GEMMs run on PatchProduct (num.gemm decides the engine).
 void WinogradForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
-                     float* y);
+                     const KernelNumerics& num, float* y);
 // Falls back to Im2colBackwardData when a pad exceeds 2.
-void WinogradBackwardData(const ConvGeometry& g, const float* w, const float* dy, float* dx);
+void WinogradBackwardData(const ConvGeometry& g, const float* w, const float* dy,
+                          const KernelNumerics& num, float* dx);
 
 }  // namespace kernels
 }  // namespace xw

@@ -2,16 +2,17 @@
 // Convolutional Neural Networks", 2016) for 3x3 stride-1 kernels with any
 // padding. Each 2x2 output tile is A^T [ (G g G^T) . (B^T d B) ] A over a 4x4
 // input tile d; the sum over input channels of the element-wise products is
-// 16 independent [O, C] x [C, tiles] GEMMs on Eigen's sgemm. The data
-// gradient is the same algorithm on dy with the flipped, transposed kernel;
-// the filter gradient uses the im2col GEMM (conv.cc). The tile transforms are
-// dispatched Highway code (winograd_tiles.cc, the same bits on every target);
-// this file keeps Eigen's GEMM, which is compiled for the build machine.
+// 16 independent [O, C] x [C, tiles] GEMMs (PatchProduct: under gemm "owned"
+// each output one TapOrder chain over the channels on the ordered GEMM, the
+// same bits on every target; under "eigen" Eigen's sgemm, compiled for the
+// build machine). The data gradient is the same algorithm on dy with the
+// flipped, transposed kernel; the filter gradient uses the im2col one
+// (conv.cc). The tile transforms are dispatched Highway code
+// (winograd_tiles.cc, the same bits on every target).
 #include <algorithm>
 #include <vector>
 
 #include "src/kernels/conv_internal.h"
-#include "src/kernels/gemm_internal.h"
 #include "src/kernels/winograd_internal.h"
 #include "src/scratch_floats.h"
 #include "src/thread_scratch.h"
@@ -65,9 +66,10 @@ void InputGroup(const ConvGeometry& g, const float* x, int64_t n0, int64_t n1, i
   }
 }
 
-void GemmOne(const ConvGeometry& g, const float* u, const float* v, int64_t nt, int e, float* m) {
-  EigenGemm(u + e * g.o * g.c, g.c, v + e * g.c * nt, nt, m + e * g.o * nt, nt, g.o, nt, g.c, false,
-            false, false);
+void GemmOne(const ConvGeometry& g, const float* u, const float* v, int64_t nt, int e,
+             const KernelNumerics& num, float* m) {
+  PatchProduct(u + e * g.o * g.c, v + e * g.c * nt, m + e * g.o * nt, g.o, nt, g.c, false, false,
+               false, num);
 }
 
 void OutputGroup(const ConvGeometry& g, const float* m, int64_t n0, int64_t n1, int64_t nt,
@@ -84,7 +86,7 @@ void OutputGroup(const ConvGeometry& g, const float* m, int64_t n0, int64_t n1, 
 }  // namespace
 
 void WinogradForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
-                     float* y) {
+                     const KernelNumerics& num, float* y) {
   const int64_t tiles_per_image = (g.oh + 1) / 2 * ((g.ow + 1) / 2);
   ScratchFloats u(16 * g.o * g.c);  // TransformKernels writes all of it
   TransformKernels(w, g.o, g.c, u.data());
@@ -98,7 +100,7 @@ void WinogradForward(const ConvGeometry& g, const float* x, const float* w, cons
       float* v = ThreadScratch(kVSlot, 16 * g.c * nt);
       float* m = ThreadScratch(kMSlot, 16 * g.o * nt + kWinogradBlock);
       InputGroup(g, x, n0, n1, nt, v);
-      for (int e = 0; e < 16; ++e) GemmOne(g, u.data(), v, nt, e, m);
+      for (int e = 0; e < 16; ++e) GemmOne(g, u.data(), v, nt, e, num, m);
       OutputGroup(g, m, n0, n1, nt, bias, y);
     });
     return;
@@ -123,7 +125,7 @@ void WinogradForward(const ConvGeometry& g, const float* x, const float* w, cons
   ParallelFor(groups * 16, 1, [&](int64_t a, int64_t b) {
     for (int64_t i = a; i < b; ++i) {
       const int64_t gi = i / 16;
-      GemmOne(g, u.data(), v.data() + gi * v_floats, nt_of(gi), static_cast<int>(i % 16),
+      GemmOne(g, u.data(), v.data() + gi * v_floats, nt_of(gi), static_cast<int>(i % 16), num,
               m.data() + gi * m_floats);
     }
   });
@@ -136,12 +138,13 @@ void WinogradForward(const ConvGeometry& g, const float* x, const float* w, cons
   });
 }
 
-void WinogradBackwardData(const ConvGeometry& g, const float* w, const float* dy, float* dx) {
+void WinogradBackwardData(const ConvGeometry& g, const float* w, const float* dy,
+                          const KernelNumerics& num, float* dx) {
   // Stride-1 transposed convolution: pads become 2 - pad (top/left) so that
   // output pixel h reads dy rows h - 2 + pad_top ... h + pad_top.
   const int pt = 2 - g.pad_top, pl = 2 - g.pad_left;
   if (pt < 0 || pl < 0 || g.pad_bottom > 2 || g.pad_right > 2) {
-    Im2colBackwardData(g, w, dy, dx);
+    Im2colBackwardData(g, w, dy, num, dx);
     return;
   }
   ConvGeometry t = g;
@@ -156,7 +159,7 @@ void WinogradBackwardData(const ConvGeometry& g, const float* w, const float* dy
       }
     }
   });
-  WinogradForward(t, dy, wt.data(), nullptr, dx);
+  WinogradForward(t, dy, wt.data(), nullptr, num, dx);
 }
 
 }  // namespace kernels

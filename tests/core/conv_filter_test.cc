@@ -26,12 +26,14 @@ using convtest::Spec;
 // batch one FMA chain over its pixels (n, p, q) in order; the batches split
 // into min(batches, 4) contiguous groups, batch results added in order
 // within a group, then the groups' results added in group order.
+// Under gemm "owned" every shape takes this order, the chains fused or not
+// as kernels.fma says (`fma`).
 int ChannelFilterMismatches(const ConvGeometry& g, const Tensor& x, const Tensor& dy,
-                            const Tensor& dw) {
+                            const Tensor& dw, bool fma = true) {
   const int64_t taps = g.c * g.kh * g.kw, plane = g.oh * g.ow;
   const int64_t per = std::clamp<int64_t>(2048 / plane, 1, g.n);
   const int64_t batches = (g.n + per - 1) / per, groups = std::min<int64_t>(batches, 4);
-  const ReduceSpec chain = *ParseReduceOrder("sequential", true);
+  const ReduceSpec chain = *ParseReduceOrder("sequential", fma);
   std::vector<float> dys, xs;
   int bad = 0;
   for (int64_t o = 0; o < g.o; ++o) {
@@ -85,6 +87,39 @@ TEST(ConvFilterTest, Im2colChannelTilesSumBatchChainsInGroups) {
       EXPECT_TRUE(dws[0].BitwiseEqual(dws[1]) && dws[0].BitwiseEqual(dws[2])) << k.Name();
     }
   });
+}
+
+// The tf profile's im2col filter gradient (gemm "owned") on every shape:
+// ResNet-20's on 28 x 28 images (rows of 28, 14 and 7 pixels, 4 and 8
+// output channels, TF's asymmetric 'same' padding with stride 2, 1x1
+// stride-2 projections), which took Eigen's sgemm or L-lane partial sums
+// before, in the batches-and-groups order above, on every target and
+// thread count. 80 images of 7 x 7 are two batches of 41 and 39.
+TEST(ConvFilterTest, Im2colOwnedSumsBatchChainsInGroupsOnEveryShape) {
+  const Case cs[] = {{3, 1, 28, 28, 4, Spec(3, 1, 1, PadMode::kSame)},
+                     {6, 4, 28, 28, 8, Spec(3, 2, 0, PadMode::kSame)},
+                     {6, 4, 28, 28, 8, Spec(1, 2, 0, PadMode::kSame)},
+                     {80, 16, 7, 7, 16, Spec(3, 1, 1, PadMode::kSame)},
+                     {160, 3, 8, 8, 16, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {5, 8, 2, 2, 33, Spec(3, 1, 1, PadMode::kExplicit)}};
+  for (bool fma : {false, true}) {
+    KernelNumerics num;
+    num.conv_algo = ConvAlgo::kIm2colGemm;
+    num.gemm = GemmKind::kOwned;
+    num.reduce = *ParseReduceOrder("pairwise", fma);
+    convtest::ForEachTarget([&](const std::string&) {
+      for (const Case& k : cs) {
+        const convtest::Operands op = convtest::MakeOperands(k, 51, 52, 53);
+        for (int threads : {1, 3}) {
+          ThreadScope scope(threads);
+          Tensor dw;
+          Conv2dBackward(op.x, op.w, op.dy, k.spec, num, nullptr, &dw, nullptr);
+          EXPECT_EQ(ChannelFilterMismatches(op.g, op.x, op.dy, dw, fma), 0)
+              << k.Name() << (fma ? " fma" : "") << " threads " << threads;
+        }
+      }
+    });
+  }
 }
 
 // lanesK orders whose K divides the output rows put the K chains in vector

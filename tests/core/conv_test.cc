@@ -11,6 +11,7 @@
 #include "src/kernels/conv_internal.h"
 #include "src/kernels/ordered_gemm.h"
 #include "grad_check.h"
+#include "xwires/core/parallel.h"
 #include "xwires/core/reduce.h"
 #include "xwires/core/simd_target.h"
 
@@ -304,6 +305,7 @@ TEST(ConvTest, Im2colWithoutPatchMatrixIsTheTapOrderFmaChain) {
                      {2, 3, 3, 3, 5, Spec(5, 1, 2, PadMode::kExplicit)}};
   KernelNumerics num;
   num.conv_algo = ConvAlgo::kIm2colGemm;
+  num.gemm = GemmKind::kEigen;  // the user's ISA-dependent choice; these rows take the tiles
   const ReduceSpec chain = *ParseReduceOrder("sequential", true);
   convtest::ForEachTarget([&](const std::string&) {
   for (const Case& k : cs) {
@@ -327,6 +329,120 @@ TEST(ConvTest, Im2colWithoutPatchMatrixIsTheTapOrderFmaChain) {
     }
   }
   });
+}
+
+// dx of a strided im2col data gradient under gemm "owned", as TF's
+// backprop-input computes it: the patch gradient G[t, pixel] = Dot over o of
+// w[o, t] * dy[o, pixel] in order `s`, then col2im into a zeroed dx, taps in
+// index order (a dx pixel gets at most one output pixel per tap).
+int Col2imMismatches(const ConvGeometry& g, const Tensor& w, const Tensor& dy, const Tensor& dx,
+                     const ReduceSpec& s) {
+  const int64_t taps = g.c * g.kh * g.kw;
+  std::vector<float> want(dx.size(), 0.0f), wv(g.o), dyv(g.o);
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t t = 0; t < taps; ++t) {
+      const int64_t c = t / (g.kh * g.kw), a = t / g.kw % g.kh, b = t % g.kw;
+      for (int64_t o = 0; o < g.o; ++o) wv[o] = w[o * taps + t];
+      for (int64_t p = 0; p < g.oh; ++p)
+        for (int64_t q = 0; q < g.ow; ++q) {
+          const int64_t u = p * g.stride + a - g.pad_top, v = q * g.stride + b - g.pad_left;
+          if (u < 0 || u >= g.h || v < 0 || v >= g.w) continue;
+          for (int64_t o = 0; o < g.o; ++o) dyv[o] = dy.at(n, o, p, q);
+          want[((n * g.c + c) * g.h + u) * g.w + v] += Dot(wv.data(), dyv.data(), g.o, s);
+        }
+    }
+  int bad = 0;
+  for (int64_t i = 0; i < dx.size(); ++i) bad += std::memcmp(&want[i], dx.data() + i, 4) != 0;
+  return bad;
+}
+
+// The tf profile's im2col (gemm "owned") on every shape, not only those the
+// tiles take: each output one sequential chain over its taps in index order,
+// fused or not as kernels.fma says (forward, bias added after; stride-1 data
+// gradient over the flipped taps), the strided data gradient the chain over
+// o and then col2im; the same bits on every SIMD target and thread count.
+// ResNet-20 on 28 x 28 images (rows of 28, 14 and 7 pixels, TF's asymmetric
+// 'same' padding with stride 2, 1x1 stride-2 projections) and VGG's 4x4 and
+// 2x2 planes, which took Eigen's sgemm before, whose order follows the ISA.
+TEST(ConvTest, Im2colOwnedIsTheTapChainOnEveryShape) {
+  const Case cs[] = {{2, 1, 28, 28, 4, Spec(3, 1, 1, PadMode::kSame)},
+                     {3, 4, 28, 28, 8, Spec(3, 2, 0, PadMode::kSame)},
+                     {3, 4, 28, 28, 8, Spec(1, 2, 0, PadMode::kSame)},
+                     {2, 8, 14, 14, 16, Spec(3, 2, 0, PadMode::kSame)},
+                     {3, 16, 7, 7, 16, Spec(3, 1, 1, PadMode::kSame)},
+                     {2, 3, 16, 16, 5, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {3, 20, 4, 4, 8, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {5, 8, 2, 2, 33, Spec(3, 1, 1, PadMode::kExplicit)},
+                     {2, 5, 7, 6, 7, Spec(3, 2, 1, PadMode::kExplicit)}};
+  for (bool fma : {false, true}) {
+    KernelNumerics num;
+    num.conv_algo = ConvAlgo::kIm2colGemm;
+    num.gemm = GemmKind::kOwned;
+    num.reduce = *ParseReduceOrder("pairwise", fma);  // the chains ignore the order, not fma
+    const ReduceSpec chain = *ParseReduceOrder("sequential", fma);
+    convtest::ForEachTarget([&](const std::string&) {
+      for (int threads : {1, 3}) {
+        ThreadScope scope(threads);
+        for (const Case& k : cs) {
+          auto [g, x, w, dy] = convtest::MakeOperands(k, 31, 32, 33);
+          for (int64_t i = 0; i < x.size(); i += 2) x[i] = std::max(x[i], 0.0f);
+          const std::string id = k.Name() + (fma ? " fma" : "") + " threads " +
+                                 std::to_string(threads);
+          const Tensor bias = RandomTensor({g.o}, 9);
+          Tensor y, yb, dx;
+          Conv2dForward(x, w, nullptr, k.spec, num, &y);
+          EXPECT_EQ(ForwardMismatches(g, x, w, y, chain), 0) << id;
+          Conv2dForward(x, w, &bias, k.spec, num, &yb);
+          int bad = 0;
+          for (int64_t i = 0; i < y.size(); ++i) {
+            const float want = y[i] + bias[i / (g.oh * g.ow) % g.o];
+            bad += std::memcmp(&want, &yb[i], 4) != 0;
+          }
+          EXPECT_EQ(bad, 0) << id << " with bias";
+          Conv2dBackward(x, w, dy, k.spec, num, &dx, nullptr, nullptr);
+          if (g.stride == 1) {
+            EXPECT_EQ(DataGradMismatches(g, w, dy, dx, chain), 0) << id;
+          } else {
+            EXPECT_EQ(Col2imMismatches(g, w, dy, dx, chain), 0) << id;
+          }
+        }
+      }
+    });
+  }
+}
+
+// Winograd under gemm "owned": its 16 GEMMs are TapOrder chains over the
+// channels, so the output is the same bits on every target and thread
+// count, and within a few ulps of the exact convolution.
+TEST(ConvTest, WinogradOwnedSameBitsOnEveryTarget) {
+  const Case cs[] = {{3, 5, 9, 8, 6, Spec(3, 1, 1, PadMode::kSame)},
+                     {2, 16, 8, 8, 16, Spec(3, 1, 1, PadMode::kExplicit)}};
+  KernelNumerics num;
+  num.conv_algo = ConvAlgo::kWinograd;
+  num.gemm = GemmKind::kOwned;
+  for (const Case& k : cs) {
+    const convtest::Operands op = convtest::MakeOperands(k, 41, 42, 43);
+    const Tensor &x = op.x, &w = op.w, &dy = op.dy;
+    const Tensor bias = RandomTensor({op.g.o}, 44);
+    const convtest::Reference ref = convtest::NaiveConv(op.g, x, w, bias, dy);
+    Tensor y0, dx0;
+    convtest::ForEachTarget([&](const std::string& target) {
+      for (int threads : {1, 3}) {
+        ThreadScope scope(threads);
+        Tensor y, dx;
+        Conv2dForward(x, w, &bias, k.spec, num, &y);
+        Conv2dBackward(x, w, dy, k.spec, num, &dx, nullptr, nullptr);
+        if (y0.size() == 0) {
+          y0 = y;
+          dx0 = dx;
+          EXPECT_TRUE(gradcheck::AllClose("y " + k.Name(), y, ref.y, 1e-4, 1e-5));
+          EXPECT_TRUE(gradcheck::AllClose("dx " + k.Name(), dx, ref.dx, 1e-4, 1e-5));
+        }
+        EXPECT_TRUE(y.BitwiseEqual(y0)) << k.Name() << " " << target << " " << threads;
+        EXPECT_TRUE(dx.BitwiseEqual(dx0)) << k.Name() << " " << target << " " << threads;
+      }
+    });
+  }
 }
 
 // On a CPU that splits 512-bit operations, the AVX3 target runs im2col rows

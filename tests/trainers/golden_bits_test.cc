@@ -1,5 +1,5 @@
 // Golden bits: short training runs under the exact-order profiles (torch,
-// reference) whose weights_sha256 is written here as a literal. Every SIMD
+// reference, tf) whose weights_sha256 is written here as a literal. Every SIMD
 // target the kernels are compiled for must reproduce it, on any thread
 // count: the vector width decides how many outputs advance at once, never
 // the bits (docs/profiles.md, "Same bits on every CPU"). The literals were
@@ -54,6 +54,19 @@ const GoldenCase kCases[] = {
      "1b2efa849eac46a40fe0feec0c6d80a74fad068b2b15a08bb5e1166da9090ddd"},
     {"vgg11", "reference", 0.25, 0,
      "e5e93f87602875ec8b9da8e1a6be8a4cb92c3997339332e50542479e580585de"},
+    // tf: im2col convolutions and dense products on the exact-order kernels
+    // (gemm "owned"; TF's asymmetric 'same' padding with stride 2, 1x1
+    // projections, rows of 32, 16, 8, 4 and 2 pixels), pairwise reductions,
+    // no FMA. Produced on AVX-512 (AVX3 target); the same on every target,
+    // thread count and build (-DXWIRES_NATIVE=OFF too).
+    {"mlp", "tf", 0.5, 0,
+     "abe00f76209642971979fa75c71371d9735c25da296f130e13475e4d7f9dcd8e"},
+    {"simple_cnn", "tf", 0.5, 0,
+     "7f35eaf4ab26038f52c818abcd5f1eee6216f85219e06f27ce088df99232d79c"},
+    {"resnet20", "tf", 0.5, 8,
+     "94654f2ff78fc0759118571cc2aaffead173b51f4223d80c075d31ac8246323c"},
+    {"vgg11", "tf", 0.25, 0,
+     "b587ae8d5a5e76e75505f355d6aa98ddc36632b8e2639e13269668cb2ab6f658"},
 };
 
 DataSplits GoldenData() {

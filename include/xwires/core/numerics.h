@@ -15,13 +15,15 @@ namespace xw {
 
 enum class ConvAlgo {
   kDirect,      // loops over outputs; the C*KH*KW reduction follows `reduce`
-  kIm2colGemm,  // patch matrix times weight matrix on Eigen's blocked GEMM
+  kIm2colGemm,  // patch matrix times weight matrix, on the engine `gemm` names
   kWinograd,    // F(2x2, 3x3) for 3x3 stride 1; other shapes fall back to kIm2colGemm
 };
 
 enum class GemmKind {
-  kEigen,  // Eigen's blocked sgemm: its own (ISA-dependent, thread-independent) order
-  kOwned,  // our loops: every dot product accumulates per `reduce`
+  kEigen,  // Eigen's blocked sgemm (and for im2col its implicit FMA tiles): an
+           // ISA-dependent, thread-independent order
+  kOwned,  // the exact-order kernels: dense products accumulate per `reduce`,
+           // im2col's and Winograd's in sequential chains (fma per `reduce.fma`)
 };
 
 struct KernelNumerics {
@@ -30,10 +32,10 @@ struct KernelNumerics {
   ReduceSpec reduce;  // sequential, no FMA
 };
 
-// True when every kernel these knobs select is exact-order (direct
-// convolution, owned GEMM: each reduction follows `reduce`), so the results
-// are the same bits on every ISA and every dispatched SIMD target. Eigen's
-// GEMM (im2col, Winograd, gemm "eigen") has an ISA-dependent order.
+// True when every kernel these knobs select is exact-order (gemm "owned",
+// any conv_algo), so the results are the same bits on every ISA and every
+// dispatched SIMD target. gemm "eigen" (Eigen's sgemm, and for im2col the
+// implicit tiles' L-lane partial sums) has an ISA-dependent order.
 bool SameBitsOnEveryIsa(const KernelNumerics& k);
 
 // "direct", "im2col", "winograd".
