@@ -139,6 +139,16 @@ struct ArchCase {
   std::vector<double> reference_error;  // per step (pytorch: float32 vs float64)
 };
 
+ConformanceRow MakeRow(const ArchCase& c, const std::string& kind, int64_t step) {
+  ConformanceRow row;
+  row.framework = c.framework;
+  row.arch = c.arch;
+  row.target = KernelTargetVariant();
+  row.kind = kind;
+  row.step = step;
+  return row;
+}
+
 Status WriteRunnerInputs(const ArchCase& c, const ConformanceOptions& o, const std::string& dir) {
   fs::create_directories(dir);
   const Shape& s = c.data.train.images.shape();
@@ -205,7 +215,7 @@ Status TrainAndCompare(const ArchCase& c, const ConformanceOptions& o,
   t.init_weights_source = "conformance initial weights";
   NamedTensors mine;  // every step's state, kept next to the runner's output
   t.on_step = [&](int64_t step, const Model& model) -> Status {
-    ConformanceRow row{c.framework, c.arch, KernelTargetVariant(), "weights", step};
+    ConformanceRow row = MakeRow(c, "weights", step);
     row.reference_error = c.reference_error.empty() ? 0 : c.reference_error[step - 1];
     row.bound = ConformanceWeightBound(step) + 2 * row.reference_error;
     NamedTensors state = model.ExportState();
@@ -236,8 +246,7 @@ Status CompareLogits(const ArchCase& c, const ConformanceOptions& o,
     for (const NamedTensor& t : c.ref_logits) ref = t.name == names[i] ? &t : ref;
     if (ref == nullptr) return Status::Corruption("pytorch runner wrote no logits '" +
                                                   std::string(names[i]) + "'");
-    ConformanceRow row{c.framework, c.arch, KernelTargetVariant(), "logits",
-                       i == 0 ? 0 : o.steps};
+    ConformanceRow row = MakeRow(c, "logits", i == 0 ? 0 : o.steps);
     row.bound = kConformanceLogitUlpsPerLayer * LogitLayers(c.arch) * kUnit;
     row.error = RelativeError(logits, ref->value);
     row.worst = std::string("logits/") + names[i];
