@@ -72,9 +72,9 @@ TEST(SvgLayoutTest, ChartsGrowToHoldLongLegendsTitlesAndLabels) {
   };
   const std::string name(60, 'x');
   const std::string short_legend =
-      LinePlotSvg("a", "t", {"x"}, {"y"}, {{"a", {0, 1}, {0, 1}, false, ""}});
+      LinePlotSvg("a", "t", {"x"}, {"y"}, {{"a", {0, 1}, {0, 1}, false, "", false}});
   const std::string long_legend =
-      LinePlotSvg("b", "t", {"x"}, {"y"}, {{name, {0, 1}, {0, 1}, false, ""}});
+      LinePlotSvg("b", "t", {"x"}, {"y"}, {{name, {0, 1}, {0, 1}, false, "", false}});
   // (Coordinates are written with one decimal.)
   EXPECT_GE(width(long_legend) - width(short_legend),
             TextWidth(name, 11) - TextWidth("a", 11) - 0.1);
