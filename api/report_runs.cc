@@ -54,8 +54,8 @@ void CompareResult(Context& c, const AnalysisRecord& r, const Json& j) {
   }
   c.html += HtmlTable(t);
   if (!j.contains("tier2") || !j["tier2"].contains("layers")) return;
-  LineSeries rel{"relative L2", {}, {}, false, ""};
-  LineSeries cos{"1 - cosine", {}, {}, true, ""};
+  LineSeries rel{"relative L2", {}, {}, false, "", false};
+  LineSeries cos{"1 - cosine", {}, {}, true, "", false};
   Axis modules{"module (forward order)"};
   double k = 0;
   for (const Json& l : j["tier2"]["layers"]) {
@@ -129,8 +129,8 @@ Status CurvesSection(Context& c) {
         if (m.n_epochs == 0) continue;
         XW_ASSIGN_OR_RETURN(std::vector<EpochMetrics> curve,
                             c.ds.LoadCurves(m.id));
-        LineSeries l{m.profile, {}, {}, false, c.profile_colors[m.profile]};
-        LineSeries a{m.profile, {}, {}, false, c.profile_colors[m.profile]};
+        LineSeries l{m.profile, {}, {}, false, c.profile_colors[m.profile], false};
+        LineSeries a{m.profile, {}, {}, false, c.profile_colors[m.profile], false};
         bool any_mean = false, any_acc = false;
         for (const EpochMetrics& e : curve)
           any_mean |= std::isfinite(e.train_loss_mean);

@@ -49,7 +49,7 @@ TEST(SvgTest, HelpersProduceTaggedEscapedCharts) {
             (std::vector<double>{0, 0.2, 0.4, 0.6000000000000001, 0.8, 1}));
   const std::string svg =
       LinePlotSvg("p-1", "t<1>", {"x"}, {"y"},
-                  {{"s&1", {1, 2, NAN, 4}, {1, 2, 3, 4}, false, ""}});
+                  {{"s&1", {1, 2, NAN, 4}, {1, 2, 3, 4}, false, "", false}});
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_NE(svg.find("data-plot=\"p-1\""), std::string::npos);
   EXPECT_NE(svg.find("t&lt;1&gt;"), std::string::npos);

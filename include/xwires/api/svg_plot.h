@@ -14,6 +14,7 @@
 #define XWIRES_API_SVG_PLOT_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace xw {
@@ -22,6 +23,8 @@ namespace xw {
 std::string XmlEscape(const std::string& s);
 
 struct Axis {
+  // Implicit: charts are called with {"label"} and {"label", true}.
+  Axis(std::string label_ = "", bool log_ = false) : label(std::move(label_)), log(log_) {}
   std::string label;
   bool log = false;
   // x axis only: names of the positions 1..n (e.g. module names), drawn
