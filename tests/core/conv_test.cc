@@ -462,6 +462,7 @@ TEST(ConvTest, SplitOpAvx3RunsNarrowRowsOnAvx2Tiles) {
                      {2, 64, 8, 4, 8, Spec(3, 1, 1, PadMode::kExplicit)}};  // 576 taps
   KernelNumerics num;
   num.conv_algo = ConvAlgo::kIm2colGemm;
+  num.gemm = GemmKind::kEigen;  // the narrow tiles serve gemm "eigen" only
   const ReduceSpec chain = *ParseReduceOrder("sequential", true);
   ASSERT_TRUE(SetKernelTarget("AVX3").ok());
   for (int split : {1, 0}) {

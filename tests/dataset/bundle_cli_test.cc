@@ -28,9 +28,17 @@ class BundleCliTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new testutil::TempDir();
+    // A user's profile on Eigen's sgemm (ISA-dependent bits): tf with
+    // kernels.gemm "eigen".
+    auto eigen = nlohmann::json::parse(
+        testutil::ReadFileBytes(std::string(XWIRES_SOURCE_DIR) + "/trainers/profiles/tf.json"));
+    eigen["name"] = "tf_eigen";
+    eigen["kernels"]["gemm"] = "eigen";
+    testutil::WriteFileBytes(Raw("tf_eigen.json"), eigen.dump(2));
     for (int seed : {1, 2}) {
       auto r = Xwires("train --arch mlp --width 0.25 --train-limit 100 --test-limit 50 "
-                      "--epochs 1 --threads 1 --quiet --seed " + std::to_string(seed) +
+                      "--epochs 1 --threads 1 --quiet --profiles torch,tf," + Path("tf_eigen.json") +
+                      " --seed " + std::to_string(seed) +
                       " --lr " + (seed == 1 ? "0.001" : "0.01") + " --dataset " + Path("A"));
       ASSERT_EQ(r.exit_code, 0) << r.err;
     }
@@ -57,8 +65,8 @@ testutil::TempDir* BundleCliTest::dir_ = nullptr;
 TEST_F(BundleCliTest, HonestBundleReplaysBitForBit) {
   auto r = Xwires("bundle verify " + Path("honest.tar.zst") + " --replay 2 --threads 1");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(Count(r.out, "bitwise check passed"), 4) << r.out;
-  EXPECT_NE(r.out.find("replay: 4 models re-trained, 0 failed"), std::string::npos) << r.out;
+  EXPECT_EQ(Count(r.out, "bitwise check passed"), 6) << r.out;
+  EXPECT_NE(r.out.find("replay: 6 models re-trained, 0 failed"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bundle OK"), std::string::npos);
 }
 
@@ -83,8 +91,9 @@ TEST_F(BundleCliTest, ImportGivesIdenticalQueryResultsAndSkipsRepeats) {
 TEST_F(BundleCliTest, OneAlteredBitFailsReplay) {
   // Dataset C holds trial 1 with one weight bit flipped (stored afresh, so
   // every hash in the bundle is consistent) and trial 2 as trained but with a
-  // fingerprint naming another ISA and SIMD target: torch's exact-order
-  // kernels still replay bit for bit, tf's Eigen GEMM only by accuracy.
+  // fingerprint naming another ISA and SIMD target: torch's and tf's
+  // exact-order kernels still replay bit for bit, tf_eigen's Eigen GEMM only
+  // by accuracy.
   {
     auto a = Dataset::Open(Raw("A")).value();
     auto c = Dataset::Open(Raw("C"), OpenMode::kCreate).value();
@@ -116,16 +125,19 @@ TEST_F(BundleCliTest, OneAlteredBitFailsReplay) {
   EXPECT_NE(r.out.find("trial 0 profile 'tf': bitwise check passed"), std::string::npos);
   EXPECT_NE(r.out.find("trial 1 profile 'torch': bitwise check passed"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("trial 1 profile 'tf': accuracy check passed"), std::string::npos);
+  EXPECT_NE(r.out.find("trial 1 profile 'tf': bitwise check passed"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("trial 1 profile 'tf_eigen': accuracy check passed"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("bitwise impossible: isa differs (bundle 'other-isa'"),
             std::string::npos);
   EXPECT_NE(r.err.find("replay failed: 1 model(s) do not reproduce"), std::string::npos)
       << r.err;
 }
 
-// The same ISA flags but another dispatched SIMD target: Eigen's GEMM (tf)
-// is not compared bitwise; the exact-order torch kernels are.
-TEST_F(BundleCliTest, AnotherKernelTargetReplaysTorchBitwiseAndTfByAccuracy) {
+// The same ISA flags but another dispatched SIMD target: Eigen's GEMM
+// (tf_eigen) is not compared bitwise; the exact-order torch and tf kernels are.
+TEST_F(BundleCliTest, AnotherKernelTargetReplaysExactOrderBitwiseAndEigenByAccuracy) {
   {
     auto a = Dataset::Open(Raw("A")).value();
     auto d = Dataset::Open(Raw("KT"), OpenMode::kCreate).value();
@@ -145,7 +157,10 @@ TEST_F(BundleCliTest, AnotherKernelTargetReplaysTorchBitwiseAndTfByAccuracy) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("trial 0 profile 'torch': bitwise check passed"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("trial 0 profile 'tf': accuracy check passed"), std::string::npos);
+  EXPECT_NE(r.out.find("trial 0 profile 'tf': bitwise check passed"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("trial 0 profile 'tf_eigen': accuracy check passed"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("bitwise impossible: kernel_target differs (bundle 'hwy:OTHER'"),
             std::string::npos);
 }
