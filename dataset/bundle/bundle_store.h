@@ -1,6 +1,7 @@
 // What bundles need from a Dataset beyond its public API, built on that API
-// plus the module-internal interface of dataset_internal.h (profile
-// definitions, which ModelRow does not carry).
+// plus the store's internal interface (dataset/store/dataset_internal.h:
+// profile definitions, which ModelRow does not carry, and a stored trial as
+// the record that would store it again).
 // Never reaches into Dataset::Impl. Same thread-safety as Dataset: one thread
 // per Dataset object.
 #ifndef XWIRES_DATASET_BUNDLE_BUNDLE_STORE_H_
@@ -17,16 +18,6 @@
 #include "xwires/dataset/store/run_record.h"
 
 namespace xw::bundle {
-
-// Model id -> profile definition (JSON text; "" for external profiles).
-Result<std::map<int64_t, std::string>> ModelProfiles(const Dataset& ds);
-
-// A stored trial as the record that would store it again: every field, the
-// profile definitions, curves (if `curves`), weights (if `weights`; their
-// sha256 is verified by LoadWeights). search_id and provenance are copied.
-Result<TrialRecord> RecordFromRow(
-    const Dataset& ds, const TrialRow& row,
-    const std::map<int64_t, std::string>& profiles, bool curves, bool weights);
 
 // Content hash (TrialContentSha256) -> id of the stored trials that could
 // equal one of `candidates` (records without weights are fine): curves are
