@@ -13,7 +13,7 @@
 
 #include "xwires/core/status.h"
 #include "xwires/core/tensor.h"
-#include "xwires/dataset/tensor_file.h"
+#include "xwires/dataset/store/tensor_file.h"
 
 namespace xw::conformance {
 

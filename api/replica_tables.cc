@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "xwires/dataset/replicas.h"
+#include "xwires/dataset/store/replicas.h"
 
 namespace xw {
 

@@ -16,7 +16,7 @@
 
 #include "xwires/api/trial_setup.h"
 #include "xwires/core/parallel.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/store/dataset.h"
 #include "xwires/trainers/replica.h"
 
 namespace xw {

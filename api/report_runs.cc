@@ -8,7 +8,7 @@
 #include "report_internal.h"
 #include "xwires/api/attribute.h"
 #include "xwires/api/svg_plot.h"
-#include "xwires/dataset/analysis.h"
+#include "xwires/dataset/store/analysis.h"
 
 namespace xw::report {
 namespace {

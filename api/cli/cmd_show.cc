@@ -7,8 +7,8 @@
 
 #include "command.h"
 #include "xwires/api/replica_tables.h"
-#include "xwires/dataset/export.h"
-#include "xwires/dataset/table.h"
+#include "xwires/dataset/query/export.h"
+#include "xwires/dataset/query/table.h"
 
 namespace xw::cli {
 namespace {

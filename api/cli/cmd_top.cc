@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "command.h"
-#include "xwires/dataset/replicas.h"
-#include "xwires/dataset/stats.h"
+#include "xwires/dataset/store/replicas.h"
+#include "xwires/dataset/query/stats.h"
 
 namespace xw::cli {
 namespace {

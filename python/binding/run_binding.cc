@@ -15,8 +15,8 @@
 #include "xwires/api/replicate_run.h"
 #include "xwires/api/search_run.h"
 #include "xwires/api/train_run.h"
-#include "xwires/dataset/dataset.h"
-#include "xwires/dataset/export.h"
+#include "xwires/dataset/query/export.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw::python {
 namespace {

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "analysis_test_util.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw {
 namespace {

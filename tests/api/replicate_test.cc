@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "xwires/dataset/dataset.h"
-#include "xwires/dataset/replicas.h"
+#include "xwires/dataset/store/dataset.h"
+#include "xwires/dataset/store/replicas.h"
 
 namespace xw {
 namespace {

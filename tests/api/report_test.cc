@@ -18,8 +18,8 @@
 #include "chromium_util.h"
 #include "xwires/api/kde.h"
 #include "xwires/api/svg_plot.h"
-#include "xwires/dataset/crossedwires.h"
-#include "xwires/dataset/stats.h"
+#include "xwires/dataset/query/stats.h"
+#include "xwires/dataset/store/crossedwires.h"
 
 namespace xw {
 namespace {

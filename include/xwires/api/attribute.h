@@ -38,8 +38,8 @@
 #include <vector>
 
 #include "xwires/core/status.h"
-#include "xwires/dataset/dataset.h"
-#include "xwires/dataset/table.h"
+#include "xwires/dataset/store/dataset.h"
+#include "xwires/dataset/query/table.h"
 #include "xwires/trainers/profile.h"
 
 namespace xw {

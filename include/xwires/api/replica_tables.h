@@ -7,8 +7,8 @@
 #include <cstdint>
 
 #include "xwires/core/status.h"
-#include "xwires/dataset/dataset.h"
-#include "xwires/dataset/table.h"
+#include "xwires/dataset/store/dataset.h"
+#include "xwires/dataset/query/table.h"
 
 namespace xw {
 

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "xwires/core/status.h"
-#include "xwires/dataset/replicas.h"
+#include "xwires/dataset/store/replicas.h"
 
 namespace xw {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "xwires/core/status.h"
-#include "xwires/dataset/table.h"
+#include "xwires/dataset/query/table.h"
 #include "xwires/hpo/search_driver.h"
 
 namespace xw {
