@@ -191,8 +191,11 @@ TEST(ReplicateTest, EpsPlacementAtEpsHalfIsSignificant) {
   swap("\"name\": \"torch\"", "\"name\": \"torch_epshat\"");
   swap("\"variant\": \"torch\"", "\"variant\": \"keras\"");
   std::ofstream(dir + "/torch_epshat.json") << text;
-  ASSERT_EQ(Xwires("train --arch mlp --width 0.25 --epochs 2 --batch-size 32 --train-limit 256 "
-                   "--test-limit 200 --threads 2 --quiet --lr 0.01 --adam-eps 0.5 --profiles "
+  // At lr 0.1 both sides learn above chance + 3 standard errors on 1000 test
+  // images (torch 0.25, the copy about 0.15 on 2026-11-28), so no replica
+  // counts as collapsed and the verdict rests on the accuracy gap.
+  ASSERT_EQ(Xwires("train --arch mlp --width 0.25 --epochs 3 --batch-size 32 --train-limit 1000 "
+                   "--test-limit 1000 --threads 2 --quiet --lr 0.1 --adam-eps 0.5 --profiles "
                    "torch," + dir + "/torch_epshat.json --dataset " + ds)
                 .code,
             0);
