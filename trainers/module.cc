@@ -19,7 +19,7 @@ RunContext RunContext::ForProfile(const Profile& profile) {
 }
 
 void RoundActivations(const RunContext& ctx, Tensor* t) {
-  if (ctx.mixed == Format::kFp32) return;
+  if (ctx.mixed == StorageFormat::kFp32) return;
   RoundToFormatInPlace(t->data(), t->size(), ctx.mixed, ctx.accel.flush_bf16_subnormals);
 }
 
@@ -44,7 +44,7 @@ Result<const Tensor*> Sequential::ForwardRange(const Tensor& x,
     auto& [name, child] = children_[i];
     // BN -> ReLU: the ReLU's output written by the BN's last pass; the ReLU's
     // Backward masks with it as if it had run.
-    auto* bn = ctx.training && ctx.mixed == Format::kFp32 && i + 1 < end
+    auto* bn = ctx.training && ctx.mixed == StorageFormat::kFp32 && i + 1 < end
                    ? dynamic_cast<BatchNorm2d*>(child.get())
                    : nullptr;
     auto* relu =
@@ -65,7 +65,7 @@ Result<const Tensor*> Sequential::ForwardAddRelu(const Tensor& x,
                                                  Tensor* out) {
   // Under mixed precision the BN output and the sum are each rounded to 16
   // bits (relu of a rounded sum is the rounded relu), so no fusion there.
-  auto* bn = ctx.training && ctx.mixed == Format::kFp32 && !children_.empty()
+  auto* bn = ctx.training && ctx.mixed == StorageFormat::kFp32 && !children_.empty()
                  ? dynamic_cast<BatchNorm2d*>(children_.back().second.get())
                  : nullptr;
   if (bn == nullptr) {

@@ -167,15 +167,15 @@ std::string MixedPrecisionName(MixedPrecision m) {
   }
   return "fp32";
 }
-Format MixedPrecisionFormat(MixedPrecision m) {
+StorageFormat MixedPrecisionFormat(MixedPrecision m) {
   switch (m) {
-    case MixedPrecision::kFp32: return Format::kFp32;
+    case MixedPrecision::kFp32: return StorageFormat::kFp32;
     case MixedPrecision::kTorchBf16:
-    case MixedPrecision::kKerasBf16: return Format::kBf16;
+    case MixedPrecision::kKerasBf16: return StorageFormat::kBf16;
     case MixedPrecision::kTorchFp16:
-    case MixedPrecision::kKerasFp16: return Format::kFp16;
+    case MixedPrecision::kKerasFp16: return StorageFormat::kFp16;
   }
-  return Format::kFp32;
+  return StorageFormat::kFp32;
 }
 std::string LossNumericsName(LossNumerics n) {
   return n == LossNumerics::kFusedLogSoftmax ? "fused_log_softmax" : "clipped_softmax";

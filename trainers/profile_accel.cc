@@ -55,7 +55,7 @@ Status ParseAccumulation(Reader& r, AccelSpec* a) {
 Status ParseSplitK(Reader& r, AccelSpec* a) {
   XW_RETURN_IF_ERROR(r.Int("partitions", 1, 4096, &a->split_k));
   XW_RETURN_IF_ERROR(r.Enum(
-      "partial", {{"fp32", Format::kFp32}, {"bf16", Format::kBf16}, {"fp16", Format::kFp16}},
+      "partial", {{"fp32", StorageFormat::kFp32}, {"bf16", StorageFormat::kBf16}, {"fp16", StorageFormat::kFp16}},
       &a->partial));
   return r.Finish();
 }
@@ -90,7 +90,7 @@ bool IsDefaultAccelerator(const Profile& p) {
   return a.conv_operands == OperandRounding::kNone &&
          a.matmul_operands == OperandRounding::kNone && !a.flush_bf16_subnormals &&
          a.accumulation == Accumulation::kOrdered && a.split_k == 1 &&
-         a.partial == Format::kFp32 && !a.scatter_random &&
+         a.partial == StorageFormat::kFp32 && !a.scatter_random &&
          p.mixed_precision == MixedPrecision::kFp32 && p.loss_scaling == LossScaling::kNone;
 }
 
@@ -114,7 +114,7 @@ ordered_json AcceleratorToJson(const Profile& p) {
   j["matmul_operands"] = OperandRoundingName(a.matmul_operands);
   j["flush_bf16_subnormals"] = a.flush_bf16_subnormals;
   j["accumulation"] = acc;
-  j["split_k"] = {{"partitions", a.split_k}, {"partial", FormatName(a.partial)}};
+  j["split_k"] = {{"partitions", a.split_k}, {"partial", StorageFormatName(a.partial)}};
   j["scatter_order"] = a.scatter_random ? "random" : "index";
   j["mixed_precision"] = MixedPrecisionName(p.mixed_precision);
   j["loss_scaling"] = LossScalingName(p.loss_scaling);

@@ -114,11 +114,11 @@ float Fp16ToFloat(uint16_t bits) {
   return FromBits(sign | ((exp + 112u) << 23) | (mant << 13));
 }
 
-float RoundToFormat(float x, Format f, bool flush_bf16_subnormals) {
+float RoundToFormat(float x, StorageFormat f, bool flush_bf16_subnormals) {
   switch (f) {
-    case Format::kFp32: return x;
-    case Format::kBf16: return Bf16ToFloat(Bf16Bits(x, flush_bf16_subnormals));
-    case Format::kFp16: return Fp16ToFloat(Fp16Bits(x));
+    case StorageFormat::kFp32: return x;
+    case StorageFormat::kBf16: return Bf16ToFloat(Bf16Bits(x, flush_bf16_subnormals));
+    case StorageFormat::kFp16: return Fp16ToFloat(Fp16Bits(x));
   }
   return x;
 }
@@ -146,8 +146,8 @@ void RoundOperands(const float* src, float* dst, int64_t n, OperandRounding mode
   });
 }
 
-void RoundToFormatInPlace(float* x, int64_t n, Format f, bool flush_bf16_subnormals) {
-  if (f == Format::kFp32) return;
+void RoundToFormatInPlace(float* x, int64_t n, StorageFormat f, bool flush_bf16_subnormals) {
+  if (f == StorageFormat::kFp32) return;
   ParallelFor(n, GrainFor(n, 1 << 14, 16), [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) x[i] = RoundToFormat(x[i], f, flush_bf16_subnormals);
   });
@@ -279,18 +279,18 @@ Result<OperandRounding> ParseOperandRounding(const std::string& name) {
                                  "fp16_rne)");
 }
 
-std::string FormatName(Format f) {
+std::string StorageFormatName(StorageFormat f) {
   switch (f) {
-    case Format::kFp32: return "fp32";
-    case Format::kBf16: return "bf16";
-    case Format::kFp16: return "fp16";
+    case StorageFormat::kFp32: return "fp32";
+    case StorageFormat::kBf16: return "bf16";
+    case StorageFormat::kFp16: return "fp16";
   }
   return "fp32";
 }
 
-Result<Format> ParseFormat(const std::string& name) {
-  for (auto f : {Format::kFp32, Format::kBf16, Format::kFp16}) {
-    if (FormatName(f) == name) return f;
+Result<StorageFormat> ParseStorageFormat(const std::string& name) {
+  for (auto f : {StorageFormat::kFp32, StorageFormat::kBf16, StorageFormat::kFp16}) {
+    if (StorageFormatName(f) == name) return f;
   }
   return Status::InvalidArgument("unknown value '" + name + "' (expected fp32, bf16 or fp16)");
 }

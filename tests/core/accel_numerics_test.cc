@@ -114,9 +114,9 @@ TEST(Fp16, TiesOverflowNaNSubnormal) {
   }
   // A scaled gradient of 2^-30 (loss scale 2^16) survives as the fp16 normal
   // minimum; unscaled it underflows to zero (note §6.3 (c)).
-  EXPECT_EQ(RoundToFormat(std::ldexp(1.0f, -30) * 65536.0f, Format::kFp16),
+  EXPECT_EQ(RoundToFormat(std::ldexp(1.0f, -30) * 65536.0f, StorageFormat::kFp16),
             std::ldexp(1.0f, -14));
-  EXPECT_EQ(RoundToFormat(std::ldexp(1.0f, -30), Format::kFp16), 0.0f);
+  EXPECT_EQ(RoundToFormat(std::ldexp(1.0f, -30), StorageFormat::kFp16), 0.0f);
 }
 
 TEST(TensorCore, FourTermBlockA100) {
@@ -180,12 +180,12 @@ TEST(SplitK, PartitionsAndPartialFormat) {
   // would still be exact; so check the boundary with bf16 partials instead:
   // 1 + 1 + 1 + 2^-9 in one partial would round to 3 in bf16.
   a[5] = std::ldexp(1.0f, -9);
-  s.partial = Format::kBf16;
+  s.partial = StorageFormat::kBf16;
   // Partials: 3 | 2 + 2^-9 -> bf16 2 | 2^-7 -> 3 + 2 + 2^-7.
   EXPECT_EQ(AccelDot(a.data(), b.data(), 10, s, {}, ReduceSpec{}), 5.0f + std::ldexp(1.0f, -7));
   // P larger than K is capped at K.
   s.split_k = 50;
-  s.partial = Format::kFp32;
+  s.partial = StorageFormat::kFp32;
   EXPECT_EQ(AccelDot(a.data(), b.data(), 3, s, {}, ReduceSpec{}), 3.0f);
 }
 
@@ -248,7 +248,7 @@ TEST(Names, RoundTrip) {
     EXPECT_EQ(*ParseOperandRounding(OperandRoundingName(r)), r);
   }
   EXPECT_FALSE(ParseOperandRounding("tf32").ok());
-  EXPECT_FALSE(ParseFormat("fp64").ok());
+  EXPECT_FALSE(ParseStorageFormat("fp64").ok());
 }
 
 }  // namespace

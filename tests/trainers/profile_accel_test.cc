@@ -82,7 +82,7 @@ TEST(ProfileAccel, CustomTensorCoreRoundTrips) {
   p.accel.preset = TensorCorePreset::kCustom;
   p.accel.tensor_core = {16, 3};
   p.accel.split_k = 5;
-  p.accel.partial = Format::kBf16;
+  p.accel.partial = StorageFormat::kBf16;
   p.accel.scatter_random = true;
   const std::string text = ProfileToJson(p);
   auto q = ParseProfileJson(text);
@@ -91,7 +91,7 @@ TEST(ProfileAccel, CustomTensorCoreRoundTrips) {
   EXPECT_EQ(q->accel.tensor_core.block, 16);
   EXPECT_EQ(q->accel.tensor_core.align_bits, 3);
   EXPECT_EQ(q->accel.split_k, 5);
-  EXPECT_EQ(q->accel.partial, Format::kBf16);
+  EXPECT_EQ(q->accel.partial, StorageFormat::kBf16);
   EXPECT_TRUE(q->accel.scatter_random);
 }
 

@@ -34,7 +34,7 @@ enum class OperandRounding {
 
 // The storage format of a value that is kept in fewer bits: split-K
 // partials, mixed-precision activations and gradients.
-enum class Format {
+enum class StorageFormat {
   kFp32,
   kBf16,
   kFp16,
@@ -61,13 +61,13 @@ uint16_t Fp16Bits(float x);
 float Fp16ToFloat(uint16_t bits);
 
 // The value after a round trip through the format (fp32: x itself).
-float RoundToFormat(float x, Format f, bool flush_bf16_subnormals = false);
+float RoundToFormat(float x, StorageFormat f, bool flush_bf16_subnormals = false);
 float RoundOperand(float x, OperandRounding mode, bool flush_bf16_subnormals = false);
 // dst[i] = RoundOperand(src[i]) for i < n (dst may equal src). Parallel
 // through xw::ParallelFor for large n; elementwise, so thread-independent.
 void RoundOperands(const float* src, float* dst, int64_t n, OperandRounding mode,
                    bool flush_bf16_subnormals = false);
-void RoundToFormatInPlace(float* x, int64_t n, Format f, bool flush_bf16_subnormals = false);
+void RoundToFormatInPlace(float* x, int64_t n, StorageFormat f, bool flush_bf16_subnormals = false);
 
 // The tensor-core multi-term fused add (Fasi et al. 2021; Khattak &
 // Mikaitis 2025, models/*TC.m; note §1.3). One block FMA of `block` terms:
@@ -118,7 +118,7 @@ struct AccelSpec {
   // `partial`, and the partials are added in partition order in fp32
   // round-to-nearest (r = s0; r = r + s_j).
   int split_k = 1;
-  Format partial = Format::kFp32;
+  StorageFormat partial = StorageFormat::kFp32;
   // Order of the scatter (atomic) accumulations: the convolution filter
   // gradient's per-image partials. false: image order; true: a Philox
   // permutation keyed by (seed, step, tensor, element).
@@ -153,8 +153,8 @@ void ScatterPermutation(uint64_t seed, uint64_t step, uint64_t tensor, uint64_t 
 // Spellings used by profile files.
 std::string OperandRoundingName(OperandRounding r);
 Result<OperandRounding> ParseOperandRounding(const std::string& name);
-std::string FormatName(Format f);
-Result<Format> ParseFormat(const std::string& name);
+std::string StorageFormatName(StorageFormat f);
+Result<StorageFormat> ParseStorageFormat(const std::string& name);
 
 }  // namespace xw
 

@@ -54,7 +54,7 @@ struct RunContext {
   // (profile.accel, accel_ops.h) and the 16-bit format of activations and
   // gradients under mixed precision (kFp32: none). See RoundActivations.
   AccelSpec accel;
-  Format mixed = Format::kFp32;
+  StorageFormat mixed = StorageFormat::kFp32;
 
   // Numerics of `profile`, in eval mode.
   static RunContext ForProfile(const Profile& profile);

@@ -165,7 +165,7 @@ std::string SamePaddingName(SamePadding p);
 std::string LossNumericsName(LossNumerics n);
 std::string MixedPrecisionName(MixedPrecision m);
 // The 16-bit format of a mixed policy (kFp32 for "fp32").
-Format MixedPrecisionFormat(MixedPrecision m);
+StorageFormat MixedPrecisionFormat(MixedPrecision m);
 
 }  // namespace xw
 
