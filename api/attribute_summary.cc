@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attribute_internal.h"
-#include "xwires/dataset/table.h"
+#include "xwires/dataset/query/table.h"
 
 namespace xw {
 namespace {

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "xwires/api/compare.h"
-#include "xwires/dataset/table.h"
+#include "xwires/dataset/query/table.h"
 
 namespace xw {
 namespace {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "xwires/core/rng.h"
+#include "xwires/dataset/query/query.h"
 
 namespace xw {
 

@@ -1,6 +1,6 @@
 #include "xwires/api/query_tables.h"
 
-#include "xwires/dataset/stats.h"
+#include "xwires/dataset/query/stats.h"
 
 namespace xw {
 

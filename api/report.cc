@@ -9,7 +9,8 @@
 #include "xwires/api/svg_plot.h"
 #include "xwires/core/build_info.h"
 #include "xwires/core/clock.h"
-#include "xwires/dataset/stats.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/query/stats.h"
 
 namespace xw {
 namespace report {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "xwires/api/report.h"
-#include "xwires/dataset/table.h"
+#include "xwires/dataset/query/table.h"
 
 namespace xw::report {
 

@@ -7,7 +7,7 @@
 
 #include "report_internal.h"
 #include "xwires/api/svg_plot.h"
-#include "xwires/dataset/analysis.h"
+#include "xwires/dataset/store/analysis.h"
 
 namespace xw::report {
 namespace {

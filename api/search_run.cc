@@ -3,7 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw {
 

@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "xwires/api/output_files.h"
-#include "xwires/dataset/dataset.h"
-#include "xwires/dataset/tensor_file.h"
+#include "xwires/dataset/store/dataset.h"
+#include "xwires/dataset/store/tensor_file.h"
 #include "xwires/trainers/metrics.h"
 
 namespace xw {

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "xwires/api/analysis_store.h"
-#include "xwires/dataset/tensor_file.h"
+#include "xwires/dataset/store/tensor_file.h"
 
 namespace xw {
 namespace {

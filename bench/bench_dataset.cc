@@ -27,7 +27,8 @@
 #include <filesystem>
 #include <random>
 
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace {
 

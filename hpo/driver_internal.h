@@ -11,7 +11,7 @@
 
 #include "xwires/core/data.h"
 #include "xwires/core/status.h"
-#include "xwires/dataset/run_record.h"
+#include "xwires/dataset/store/run_record.h"
 #include "xwires/hpo/search_driver.h"
 #include "xwires/trainers/profile.h"
 #include "xwires/trainers/trainer.h"

@@ -8,7 +8,8 @@
 #include <set>
 
 #include "xwires/core/build_info.h"
-#include "xwires/dataset/search_log.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/search_log.h"
 #include "xwires/trainers/metrics.h"
 
 namespace xw::hpo::internal {

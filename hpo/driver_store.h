@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "driver_internal.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw::hpo::internal {
 

@@ -4,7 +4,7 @@
 
 #include "driver_internal.h"
 #include "xwires/core/parallel.h"
-#include "xwires/dataset/tensor_file.h"
+#include "xwires/dataset/store/tensor_file.h"
 
 namespace xw::hpo::internal {
 namespace {

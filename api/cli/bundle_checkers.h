@@ -8,8 +8,8 @@
 #include <string>
 
 #include "xwires/core/status.h"
-#include "xwires/dataset/bundle.h"
-#include "xwires/dataset/run_record.h"
+#include "xwires/dataset/bundle/bundle.h"
+#include "xwires/dataset/store/run_record.h"
 
 namespace xw::cli {
 

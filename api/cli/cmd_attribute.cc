@@ -8,7 +8,7 @@
 
 #include "command.h"
 #include "xwires/api/attribute.h"
-#include "xwires/dataset/analysis.h"
+#include "xwires/dataset/store/analysis.h"
 
 namespace xw::cli {
 namespace {

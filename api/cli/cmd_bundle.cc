@@ -10,8 +10,8 @@
 #include "bundle_checkers.h"
 #include "command.h"
 #include "train_common.h"
-#include "xwires/dataset/bundle.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/bundle/bundle.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw::cli {
 namespace {

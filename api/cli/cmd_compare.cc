@@ -6,7 +6,7 @@
 
 #include "command.h"
 #include "xwires/api/compare.h"
-#include "xwires/dataset/analysis.h"
+#include "xwires/dataset/store/analysis.h"
 
 namespace xw::cli {
 namespace {

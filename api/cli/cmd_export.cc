@@ -8,7 +8,7 @@
 #include <string>
 
 #include "command.h"
-#include "xwires/dataset/export.h"
+#include "xwires/dataset/query/export.h"
 
 namespace xw::cli {
 namespace {

@@ -1,12 +1,12 @@
 // `xwires fsck DATASET [--repair] [--verify]`: finds orphan HDF5 files, rows
 // pointing at missing or damaged files, and SQLite inconsistencies; --repair
-// fixes what can be fixed (see include/xwires/dataset/fsck.h). Exits 0 when
-// the dataset is (now) consistent, 2 when problems remain.
+// fixes what can be fixed (see include/xwires/dataset/store/fsck.h). Exits 0
+// when the dataset is (now) consistent, 2 when problems remain.
 #include <cstdio>
 #include <string>
 
 #include "command.h"
-#include "xwires/dataset/fsck.h"
+#include "xwires/dataset/store/fsck.h"
 
 namespace xw::cli {
 namespace {

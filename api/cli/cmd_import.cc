@@ -6,7 +6,7 @@
 #include <string>
 
 #include "command.h"
-#include "xwires/dataset/crossedwires.h"
+#include "xwires/dataset/store/crossedwires.h"
 
 namespace xw::cli {
 namespace {

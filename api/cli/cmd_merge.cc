@@ -5,8 +5,8 @@
 #include <string>
 
 #include "command.h"
-#include "xwires/dataset/bundle.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/bundle/bundle.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw::cli {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "command.h"
 #include "xwires/api/mi_analysis.h"
-#include "xwires/dataset/analysis.h"
+#include "xwires/dataset/store/analysis.h"
 
 namespace xw::cli {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "command.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw::cli {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "command.h"
 #include "xwires/core/parallel.h"
-#include "xwires/dataset/tensor_file.h"
+#include "xwires/dataset/store/tensor_file.h"
 #include "xwires/trainers/architectures.h"
 #include "xwires/trainers/profile.h"
 #include "xwires/trainers/trainer.h"

@@ -11,9 +11,10 @@
 #include "command.h"
 #include "int_option.h"
 #include "xwires/api/query_tables.h"
-#include "xwires/dataset/dataset.h"
-#include "xwires/dataset/stats.h"
-#include "xwires/dataset/table.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/query/stats.h"
+#include "xwires/dataset/query/table.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw::cli {
 namespace {

@@ -16,7 +16,7 @@
 #include "stop_signals.h"
 #include "xwires/api/progress_text.h"
 #include "xwires/api/search_run.h"
-#include "xwires/dataset/table.h"
+#include "xwires/dataset/query/table.h"
 #include "xwires/hpo/search_driver.h"
 
 namespace xw::cli {

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "command.h"
-#include "xwires/dataset/export.h"
-#include "xwires/dataset/table.h"
+#include "xwires/dataset/query/export.h"
+#include "xwires/dataset/query/table.h"
 
 namespace xw::cli {
 namespace {

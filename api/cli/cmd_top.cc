@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "command.h"
-#include "xwires/dataset/stats.h"
+#include "xwires/dataset/query/stats.h"
 
 namespace xw::cli {
 namespace {

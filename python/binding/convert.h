@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "xwires/core/tensor.h"
-#include "xwires/dataset/run_record.h"
-#include "xwires/dataset/table.h"
-#include "xwires/dataset/tensor_file.h"
+#include "xwires/dataset/query/table.h"
+#include "xwires/dataset/store/run_record.h"
+#include "xwires/dataset/store/tensor_file.h"
 
 namespace xw::python {
 

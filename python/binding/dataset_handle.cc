@@ -9,9 +9,10 @@
 #include "xwires/api/query_tables.h"
 #include "xwires/api/train_run.h"
 #include "xwires/api/trial_setup.h"
-#include "xwires/dataset/crossedwires.h"
-#include "xwires/dataset/export.h"
-#include "xwires/dataset/stats.h"
+#include "xwires/dataset/query/export.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/query/stats.h"
+#include "xwires/dataset/store/crossedwires.h"
 
 namespace xw::python {
 namespace {

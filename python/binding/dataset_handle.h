@@ -15,7 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw::python {
 

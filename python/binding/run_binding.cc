@@ -13,8 +13,8 @@
 #include "status_bridge.h"
 #include "xwires/api/search_run.h"
 #include "xwires/api/train_run.h"
-#include "xwires/dataset/dataset.h"
-#include "xwires/dataset/export.h"
+#include "xwires/dataset/query/export.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw::python {
 namespace {

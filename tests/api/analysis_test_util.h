@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/store/dataset.h"
 #include "xwires/trainers/profile.h"
 #include "xwires/trainers/trainer.h"
 

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis_test_util.h"
-#include "xwires/dataset/analysis.h"
+#include "xwires/dataset/store/analysis.h"
 
 namespace xw {
 namespace {

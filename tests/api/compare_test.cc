@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis_test_util.h"
-#include "xwires/dataset/crossedwires.h"
+#include "xwires/dataset/store/crossedwires.h"
 #include "xwires/trainers/architectures.h"
 #include "xwires/trainers/capture.h"
 

@@ -10,7 +10,7 @@
 #include "xwires/api/mi_analysis.h"
 #include "xwires/api/mutual_info.h"
 #include "xwires/core/rng.h"
-#include "xwires/dataset/analysis.h"
+#include "xwires/dataset/store/analysis.h"
 
 namespace xw {
 namespace {

@@ -17,8 +17,8 @@
 #include "analysis_test_util.h"
 #include "xwires/api/kde.h"
 #include "xwires/api/svg_plot.h"
-#include "xwires/dataset/crossedwires.h"
-#include "xwires/dataset/stats.h"
+#include "xwires/dataset/query/stats.h"
+#include "xwires/dataset/store/crossedwires.h"
 
 namespace xw {
 namespace {

@@ -1,4 +1,4 @@
-// Stored analyses (xwires/dataset/analysis.h): round trip in canonical form,
+// Stored analyses (xwires/dataset/store/analysis.h): round trip in canonical form,
 // the rules with their messages and untouched files, deletion with their
 // trials (fsck --repair), and the in-place upgrade of a schema-1 dataset
 // whose analyses the api module kept in its own tables.
@@ -13,9 +13,10 @@
 #include <sstream>
 
 #include "test_util.h"
-#include "xwires/dataset/analysis.h"
-#include "xwires/dataset/dataset.h"
-#include "xwires/dataset/fsck.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/analysis.h"
+#include "xwires/dataset/store/dataset.h"
+#include "xwires/dataset/store/fsck.h"
 
 namespace xw {
 namespace {

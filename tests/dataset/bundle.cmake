@@ -15,7 +15,7 @@ xwires_add_test(bundle_tests
     unrecorded_test.cc
   LIBS xwires_dataset LibArchive::LibArchive OpenSSL::Crypto nlohmann_json::nlohmann_json
        SQLiteCpp)
-target_include_directories(bundle_tests PRIVATE ${PROJECT_SOURCE_DIR}/dataset)
+target_include_directories(bundle_tests PRIVATE ${PROJECT_SOURCE_DIR})
 add_dependencies(bundle_tests xwires)  # bundle_cli_test drives the CLI
 
 # libFuzzer smoke run (CI): builds tests/fuzz with clang and runs the manifest

@@ -11,14 +11,14 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "bundle_manifest.h"
-#include "bundle_sha256.h"
-#include "bundle_store.h"
-#include "bundle_trials.h"
 #include "bundle_test_util.h"
+#include "dataset/bundle/bundle_manifest.h"
+#include "dataset/bundle/bundle_trials.h"
+#include "dataset/store/dataset_internal.h"
+#include "dataset/store/sha256.h"
 #include "test_util.h"
-#include "xwires/dataset/analysis.h"
-#include "xwires/dataset/bundle.h"
+#include "xwires/dataset/bundle/bundle.h"
+#include "xwires/dataset/store/analysis.h"
 
 namespace xw {
 namespace {
@@ -64,11 +64,11 @@ AnalysisRecord Result(const std::string& kind, std::vector<int64_t> trials) {
 // An analysis as content: everything but ids, with its trials as content
 // hashes, so that results in two datasets compare equal.
 std::string Content(const Dataset& ds, const AnalysisRecord& a) {
-  auto profiles = *bundle::ModelProfiles(ds);
+  auto profiles = *internal::ModelProfileDefinitions(ds);
   std::multiset<std::string> trials;
   for (int64_t id : a.trial_ids) {
     trials.insert(TrialContentSha256(
-        *bundle::RecordFromRow(ds, *ds.GetTrial(id), profiles, true, false)));
+        *internal::RecordFromRow(ds, *ds.GetTrial(id), profiles, true, false)));
   }
   json runs = json::array();
   for (const AnalysisRun& r : a.runs) {
@@ -179,8 +179,8 @@ TEST_F(BundleAnalysesTest, AnalysesOfTrialsAlreadyPresentStillArrive) {
   auto m = Open("M");
   for (int64_t id : ids_) {
     TrialRow row = *a_->GetTrial(id);
-    TrialRecord t = *bundle::RecordFromRow(*a_, row, *bundle::ModelProfiles(*a_),
-                                           true, true);
+    TrialRecord t = *internal::RecordFromRow(
+        *a_, row, *internal::ModelProfileDefinitions(*a_), true, true);
     t.search_id.reset();
     ASSERT_TRUE(b->AddTrial(Trial(30)).ok());  // shifts B's ids
     ASSERT_TRUE(b->AddTrial(t).ok());
@@ -212,7 +212,7 @@ TEST_F(BundleAnalysesTest, SearchAndTrialsArriveTogetherOrNotAtAll) {
   entries[1].second = *bundle::TrialsToJson(*trials);
   json m = json::parse(entries[0].second);
   m["files"][0]["bytes"] = entries[1].second.size();
-  m["files"][0]["sha256"] = bundle::Sha256Hex(entries[1].second);
+  m["files"][0]["sha256"] = Sha256Hex(entries[1].second);
   entries[0].second = m.dump(1);
   std::vector<testutil::RawEntry> raw;
   for (const auto& [name, bytes] : entries)
@@ -296,7 +296,7 @@ TEST_F(BundleAnalysesTest, CliRefusesABadAnalysisAndImportsTheGoodBundle) {
   for (json& f : m["files"]) {
     if (f["path"] != "analyses.json") continue;
     f["bytes"] = entries[2].second.size();
-    f["sha256"] = bundle::Sha256Hex(entries[2].second);
+    f["sha256"] = Sha256Hex(entries[2].second);
   }
   entries[0].second = m.dump(1);
   std::vector<testutil::RawEntry> raw;

@@ -1,4 +1,4 @@
-// The safe archive reader and writer (dataset/archive_io.h). Every malicious
+// The safe archive reader and writer (dataset/bundle/archive_io.h). Every malicious
 // case is built with libarchive directly and must be rejected with an error
 // naming the entry and the problem, leaving nothing behind: the extraction
 // parent stays empty and nothing appears next to it.
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "archive_io.h"
-#include "bundle_sha256.h"
 #include "bundle_test_util.h"
+#include "dataset/bundle/archive_io.h"
+#include "dataset/store/sha256.h"
 #include "test_util.h"
 
 namespace xw::bundle {

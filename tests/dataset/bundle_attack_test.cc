@@ -8,15 +8,15 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "bundle_manifest.h"
-#include "bundle_sha256.h"
-#include "bundle_trials.h"
 #include "bundle_test_util.h"
+#include "dataset/bundle/bundle_manifest.h"
+#include "dataset/bundle/bundle_trials.h"
+#include "dataset/store/sha256.h"
 #include "test_util.h"
 #include "xwires/core/build_info.h"
-#include "xwires/dataset/analysis.h"
-#include "xwires/dataset/bundle.h"
-#include "xwires/dataset/tensor_file.h"
+#include "xwires/dataset/bundle/bundle.h"
+#include "xwires/dataset/store/analysis.h"
+#include "xwires/dataset/store/tensor_file.h"
 
 namespace xw {
 namespace {
@@ -87,7 +87,7 @@ class BundleAttackTest : public ::testing::Test {
     for (json& f : m["files"]) {
       if (f["path"] == name) {
         f["bytes"] = Entry(name).size();
-        f["sha256"] = bundle::Sha256Hex(Entry(name));
+        f["sha256"] = Sha256Hex(Entry(name));
       }
     }
     Entry("manifest.json") = m.dump(1);

@@ -11,11 +11,12 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "bundle_store.h"
 #include "bundle_test_util.h"
+#include "dataset/store/dataset_internal.h"
 #include "test_util.h"
-#include "xwires/dataset/bundle.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/bundle/bundle.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw {
 namespace {
@@ -88,15 +89,17 @@ TEST_F(BundleCliTest, OneAlteredBitFailsReplay) {
   {
     auto a = Dataset::Open(Raw("A")).value();
     auto c = Dataset::Open(Raw("C"), OpenMode::kCreate).value();
-    auto profiles = *bundle::ModelProfiles(*a);
-    TrialRecord t1 = *bundle::RecordFromRow(*a, *a->GetTrial(1), profiles, true, true);
+    auto profiles = *internal::ModelProfileDefinitions(*a);
+    TrialRecord t1 =
+        *internal::RecordFromRow(*a, *a->GetTrial(1), profiles, true, true);
     uint32_t bits;
     std::memcpy(&bits, t1.models[0].weights[0].value.data(), 4);
     bits ^= 1u;
     std::memcpy(t1.models[0].weights[0].value.data(), &bits, 4);
     t1.models[0].weights_sha256.clear();
     ASSERT_TRUE(c->AddTrial(t1).ok());
-    TrialRecord t2 = *bundle::RecordFromRow(*a, *a->GetTrial(2), profiles, true, true);
+    TrialRecord t2 =
+        *internal::RecordFromRow(*a, *a->GetTrial(2), profiles, true, true);
     for (ModelRecord& m : t2.models) {
       auto fp = nlohmann::json::parse(m.fingerprint_json);
       fp["isa"] = "other-isa";
@@ -129,8 +132,9 @@ TEST_F(BundleCliTest, AnotherKernelTargetReplaysTorchBitwiseAndTfByAccuracy) {
   {
     auto a = Dataset::Open(Raw("A")).value();
     auto d = Dataset::Open(Raw("KT"), OpenMode::kCreate).value();
-    TrialRecord t = *bundle::RecordFromRow(*a, *a->GetTrial(1), *bundle::ModelProfiles(*a),
-                                           true, true);
+    TrialRecord t = *internal::RecordFromRow(
+        *a, *a->GetTrial(1), *internal::ModelProfileDefinitions(*a), true,
+        true);
     for (ModelRecord& m : t.models) {
       auto fp = nlohmann::json::parse(m.fingerprint_json);
       ASSERT_TRUE(fp.contains("kernel_target")) << fp.dump();
@@ -168,7 +172,8 @@ TEST_F(BundleCliTest, SearchBundlesCheckTheSearchSpace) {
   {  // A trial recorded under the search with lr outside its space.
     auto s = Dataset::Open(Raw("S"), OpenMode::kReadWrite).value();
     auto rows = *s->Query({});
-    TrialRecord t = *bundle::RecordFromRow(*s, rows[0], *bundle::ModelProfiles(*s), true, true);
+    TrialRecord t = *internal::RecordFromRow(
+        *s, rows[0], *internal::ModelProfileDefinitions(*s), true, true);
     t.lr = 0.5;
     auto hp = nlohmann::json::parse(t.hparams_json);
     hp["lr"] = 0.5;

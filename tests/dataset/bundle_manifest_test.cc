@@ -1,6 +1,6 @@
 // manifest.json: schema checks on untrusted text and the archive-vs-manifest
 // check. Each malformed case must fail with a message naming the field.
-#include "bundle_manifest.h"
+#include "dataset/bundle/bundle_manifest.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "archive_io.h"
-#include "bundle_sha256.h"
+#include "dataset/bundle/archive_io.h"
+#include "dataset/store/sha256.h"
 #include "test_util.h"
 
 namespace xw::bundle {

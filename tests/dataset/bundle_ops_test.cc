@@ -10,13 +10,14 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "bundle_sha256.h"
-#include "bundle_store.h"
 #include "bundle_test_util.h"
+#include "dataset/store/dataset_internal.h"
+#include "dataset/store/sha256.h"
 #include "test_util.h"
 #include "xwires/core/build_info.h"
-#include "xwires/dataset/bundle.h"
-#include "xwires/dataset/tensor_file.h"
+#include "xwires/dataset/bundle/bundle.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/tensor_file.h"
 
 namespace xw {
 namespace {
@@ -87,7 +88,7 @@ class BundleOpsTest : public ::testing::Test {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->trials, 3);
     bundle_sha256_ = r->sha256;
-    EXPECT_EQ(bundle_sha256_, *bundle::Sha256File(bundle_));
+    EXPECT_EQ(bundle_sha256_, *Sha256File(bundle_));
   }
 
   std::unique_ptr<Dataset> Open(const std::string& name) {
@@ -98,11 +99,12 @@ class BundleOpsTest : public ::testing::Test {
 
   // Content hashes of every stored trial, in id order.
   static std::vector<std::string> Hashes(const Dataset& ds, const TrialQuery& q = {}) {
-    auto profiles = *bundle::ModelProfiles(ds);
+    auto profiles = *internal::ModelProfileDefinitions(ds);
     std::vector<std::string> out;
     const std::vector<TrialRow> rows = *ds.Query(q);
     for (const TrialRow& row : rows) {
-      out.push_back(TrialContentSha256(*bundle::RecordFromRow(ds, row, profiles, true, false)));
+      out.push_back(TrialContentSha256(
+          *internal::RecordFromRow(ds, row, profiles, true, false)));
     }
     return out;
   }

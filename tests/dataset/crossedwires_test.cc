@@ -1,6 +1,7 @@
 // CrossedWires import through the CLI: the study's published numbers, and
 // bad CSVs that must leave the disk untouched.
-#include "xwires/dataset/crossedwires.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/crossedwires.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +13,7 @@
 #include <sstream>
 
 #include "test_util.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw {
 namespace {

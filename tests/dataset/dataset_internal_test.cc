@@ -1,15 +1,17 @@
-// The module-internal Dataset interface the bundles use (dataset/
-// dataset_internal.h): stored profile definitions by model id, and batches
-// that add searches, trials and analyses in one transaction.
-#include "dataset_internal.h"
+// The store's internal Dataset interface that fsck and the bundles use
+// (dataset/store/dataset_internal.h): stored profile definitions by model id,
+// every stored trial, a stored trial as a record, and batches that add
+// searches, trials and analyses in one transaction.
+#include "dataset/store/dataset_internal.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "test_util.h"
-#include "xwires/dataset/analysis.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/analysis.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw {
 namespace {
@@ -65,6 +67,62 @@ TEST_F(DatasetInternalTest, ModelProfileDefinitionsByModelId) {
               R"({"name": "torch", "seed": )" + std::to_string(seed) + "}");
     EXPECT_EQ(defs->at(row.models[1].id), "");  // external: no definition
   }
+}
+
+TEST_F(DatasetInternalTest, AllTrialsIsTheUnfilteredQuery) {
+  auto none = internal::AllTrials(*ds_);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE(none->empty());
+  for (int seed : {3, 1, 2}) {
+    ASSERT_TRUE(ds_->AddTrial(Trial(seed, std::nullopt)).ok());
+  }
+  auto all = internal::AllTrials(*ds_);
+  auto queried = ds_->Query(TrialQuery{});
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_TRUE(queried.ok()) << queried.status().ToString();
+  ASSERT_EQ(all->size(), 3u);
+  ASSERT_EQ(all->size(), queried->size());
+  for (size_t k = 0; k < all->size(); ++k) {
+    const TrialRow& a = (*all)[k];
+    const TrialRow& q = (*queried)[k];
+    EXPECT_EQ(a.id, q.id);
+    EXPECT_EQ(a.seed, q.seed);
+    EXPECT_EQ(a.created_at, q.created_at);
+    ASSERT_EQ(a.models.size(), 2u);
+    ASSERT_EQ(a.models.size(), q.models.size());
+    for (size_t m = 0; m < a.models.size(); ++m) {
+      EXPECT_EQ(a.models[m].id, q.models[m].id);
+      EXPECT_EQ(a.models[m].profile, q.models[m].profile);
+    }
+  }
+  EXPECT_EQ((*all)[0].seed, 3);  // id order, not seed order
+}
+
+TEST_F(DatasetInternalTest, RecordFromRowGivesTheStoredRecordBack) {
+  TrialRecord in = Trial(7, std::nullopt);
+  in.lr = 0.01;
+  in.models[0].curves = {EpochMetrics{}};
+  in.models[0].curves[0].epoch = 1;
+  in.models[0].curves[0].train_loss_mean = 1.5;
+  const int64_t id = *ds_->AddTrial(in);
+  auto profiles = internal::ModelProfileDefinitions(*ds_);
+  ASSERT_TRUE(profiles.ok()) << profiles.status().ToString();
+  auto out = internal::RecordFromRow(*ds_, *ds_->GetTrial(id), *profiles,
+                                     /*curves=*/true, /*weights=*/false);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->arch, in.arch);
+  EXPECT_EQ(out->seed, in.seed);
+  EXPECT_EQ(out->lr, in.lr);
+  ASSERT_EQ(out->models.size(), 2u);
+  EXPECT_EQ(out->models[0].profile_json, in.models[0].profile_json);
+  EXPECT_EQ(out->models[1].profile_json, "");
+  EXPECT_TRUE(out->models[1].external);
+  ASSERT_EQ(out->models[0].curves.size(), 1u);
+  EXPECT_EQ(out->models[0].curves[0].train_loss_mean, 1.5);
+  auto cheap = internal::RecordFromRow(*ds_, *ds_->GetTrial(id), *profiles,
+                                       /*curves=*/false, /*weights=*/false);
+  ASSERT_TRUE(cheap.ok()) << cheap.status().ToString();
+  EXPECT_TRUE(cheap->models[0].curves.empty());
 }
 
 AnalysisRecord Compare() {

@@ -13,8 +13,9 @@
 #include <thread>
 
 #include "test_util.h"
-#include "xwires/dataset/dataset.h"
-#include "xwires/dataset/fsck.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/dataset.h"
+#include "xwires/dataset/store/fsck.h"
 
 namespace xw {
 namespace {

@@ -12,9 +12,10 @@
 #include <random>
 
 #include "test_util.h"
-#include "xwires/dataset/bundle.h"
-#include "xwires/dataset/dataset.h"
-#include "xwires/dataset/fsck.h"
+#include "xwires/dataset/bundle/bundle.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/dataset.h"
+#include "xwires/dataset/store/fsck.h"
 
 namespace xw {
 namespace {

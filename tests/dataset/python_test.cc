@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "test_util.h"
-#include "xwires/dataset/crossedwires.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/store/crossedwires.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw {
 namespace {

@@ -8,11 +8,12 @@
 #include <set>
 #include <sstream>
 
-#include "filter_parser.h"
+#include "dataset/query/filter_parser.h"
 #include "test_util.h"
-#include "xwires/dataset/dataset.h"
-#include "xwires/dataset/export.h"
-#include "xwires/dataset/stats.h"
+#include "xwires/dataset/query/export.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/query/stats.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw {
 namespace {

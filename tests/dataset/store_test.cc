@@ -12,7 +12,8 @@
 #include <set>
 
 #include "test_util.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw {
 namespace {

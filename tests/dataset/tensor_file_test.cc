@@ -1,6 +1,6 @@
 // Weights files: round trip, order, int64 scalars, atomicity, hashes and the
 // errors for missing / non-HDF5 / truncated files.
-#include "xwires/dataset/tensor_file.h"
+#include "xwires/dataset/store/tensor_file.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

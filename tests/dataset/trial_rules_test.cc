@@ -1,4 +1,4 @@
-// The store's value gate (dataset/trial_rules.h): every rule rejects a trial
+// The store's value gate (dataset/store/trial_rules.h): every rule rejects a trial
 // through Dataset::AddTrials (the path train, search, import, bundle import
 // and merge all take) with a message naming the trial, model, field and
 // value, and a rejected call leaves the dataset's files byte-identical.
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "test_util.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw {
 namespace {

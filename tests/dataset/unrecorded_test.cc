@@ -12,13 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "bundle_manifest.h"
-#include "bundle_store.h"
 #include "bundle_test_util.h"
-#include "bundle_trials.h"
+#include "dataset/bundle/bundle_manifest.h"
+#include "dataset/bundle/bundle_trials.h"
+#include "dataset/store/dataset_internal.h"
 #include "test_util.h"
-#include "xwires/dataset/bundle.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/bundle/bundle.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw {
 namespace {
@@ -178,9 +179,9 @@ TEST_F(UnrecordedTest, ReplayRefusesATrialWithoutSeed) {
     auto rows = (*ds)->Query(TrialQuery{});
     ASSERT_TRUE(rows.ok() && rows->size() == 1u);
     EXPECT_EQ((*rows)[0].seed, 3);
-    auto profiles = bundle::ModelProfiles(**ds);
+    auto profiles = internal::ModelProfileDefinitions(**ds);
     ASSERT_TRUE(profiles.ok());
-    auto rec = bundle::RecordFromRow(**ds, (*rows)[0], *profiles, true, true);
+    auto rec = internal::RecordFromRow(**ds, (*rows)[0], *profiles, true, true);
     ASSERT_TRUE(rec.ok()) << rec.status().ToString();
     t = std::move(*rec);
   }

@@ -11,8 +11,8 @@
 #include <sstream>
 #include <string>
 
-#include "archive_io.h"
-#include "bundle_manifest.h"
+#include "dataset/bundle/archive_io.h"
+#include "dataset/bundle/bundle_manifest.h"
 
 namespace {
 std::filesystem::path g_parent;

@@ -8,7 +8,8 @@
 #include <set>
 #include <utility>
 
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/dataset.h"
 #include "xwires/hpo/search_driver.h"
 
 namespace xw::hpo {

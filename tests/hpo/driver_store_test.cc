@@ -1,5 +1,5 @@
-// The dataset side of a search: pending/failed rows (dataset/search_log.h)
-// and SearchStore's resume reconciliation.
+// The dataset side of a search: pending/failed rows
+// (xwires/dataset/store/search_log.h) and SearchStore's resume reconciliation.
 #include "driver_store.h"
 
 #include <gtest/gtest.h>
@@ -7,9 +7,10 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "xwires/dataset/dataset.h"
-#include "xwires/dataset/fsck.h"
-#include "xwires/dataset/search_log.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/dataset.h"
+#include "xwires/dataset/store/fsck.h"
+#include "xwires/dataset/store/search_log.h"
 
 namespace xw::hpo {
 namespace {

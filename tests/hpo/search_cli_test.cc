@@ -19,7 +19,8 @@
 #include <sstream>
 #include <thread>
 
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/dataset.h"
 
 extern char** environ;
 

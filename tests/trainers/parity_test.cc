@@ -13,7 +13,7 @@
 #include <ostream>
 #include <string>
 
-#include "xwires/dataset/tensor_file.h"
+#include "xwires/dataset/store/tensor_file.h"
 #include "xwires/trainers/architectures.h"
 #include "xwires/trainers/profile.h"
 #include "xwires/trainers/trainer.h"

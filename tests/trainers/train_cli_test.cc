@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "xwires/dataset/tensor_file.h"
+#include "xwires/dataset/store/tensor_file.h"
 #include "xwires/trainers/architectures.h"
 
 namespace xw {

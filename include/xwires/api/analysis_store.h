@@ -2,7 +2,7 @@
 // module's one SQLite adapter, read-only).
 //
 // Analysis results themselves are dataset tables since schema version 2:
-// xwires/dataset/analysis.h (StoreAnalysis, LoadAnalyses).
+// xwires/dataset/store/analysis.h (StoreAnalysis, LoadAnalyses).
 //
 // Thread-safety: as Dataset (one thread at a time per call).
 #ifndef XWIRES_API_ANALYSIS_STORE_H_
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "xwires/core/status.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw {
 

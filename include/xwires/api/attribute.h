@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "xwires/core/status.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/store/dataset.h"
 #include "xwires/trainers/profile.h"
 
 namespace xw {

@@ -26,7 +26,7 @@
 
 #include "xwires/core/status.h"
 #include "xwires/core/tensor.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw {
 

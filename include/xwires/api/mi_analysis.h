@@ -17,8 +17,8 @@
 
 #include "xwires/api/mutual_info.h"
 #include "xwires/core/status.h"
-#include "xwires/dataset/dataset.h"
-#include "xwires/dataset/table.h"
+#include "xwires/dataset/query/table.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw {
 

@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "xwires/dataset/dataset.h"
-#include "xwires/dataset/table.h"
+#include "xwires/dataset/query/table.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw {
 

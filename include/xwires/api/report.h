@@ -25,7 +25,7 @@
 
 #include "xwires/api/mutual_info.h"
 #include "xwires/core/status.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/store/dataset.h"
 
 namespace xw {
 

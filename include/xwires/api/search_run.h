@@ -12,7 +12,7 @@
 #include <string>
 
 #include "xwires/core/status.h"
-#include "xwires/dataset/table.h"
+#include "xwires/dataset/query/table.h"
 #include "xwires/hpo/search_driver.h"
 
 namespace xw {

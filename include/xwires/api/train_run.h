@@ -21,7 +21,7 @@
 
 #include "xwires/core/data.h"
 #include "xwires/core/status.h"
-#include "xwires/dataset/run_record.h"
+#include "xwires/dataset/store/run_record.h"
 #include "xwires/trainers/architectures.h"
 #include "xwires/trainers/optimizer.h"
 #include "xwires/trainers/profile.h"

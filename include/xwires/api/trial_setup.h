@@ -15,7 +15,7 @@
 
 #include "xwires/core/data.h"
 #include "xwires/core/status.h"
-#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/store/dataset.h"
 #include "xwires/trainers/architectures.h"
 #include "xwires/trainers/profile.h"
 #include "xwires/trainers/trainer.h"

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "xwires/core/data.h"
-#include "xwires/dataset/run_record.h"
+#include "xwires/dataset/store/run_record.h"
 #include "xwires/trainers/trainer.h"
 
 namespace xw {

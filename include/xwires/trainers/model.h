@@ -14,7 +14,7 @@
 
 #include "xwires/core/status.h"
 #include "xwires/core/tensor.h"
-#include "xwires/dataset/tensor_file.h"
+#include "xwires/dataset/store/tensor_file.h"
 #include "xwires/trainers/init.h"
 #include "xwires/trainers/module.h"
 #include "xwires/trainers/profile.h"

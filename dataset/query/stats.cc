@@ -1,0 +1,256 @@
+#include "xwires/dataset/query/stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "dataset/store/dataset_impl.h"
+#include "dataset/store/sqlite_adapter.h"
+#include "filter_parser.h"
+#include "query_engine.h"
+#include "xwires/dataset/query/query.h"
+
+namespace xw {
+
+namespace {
+
+Result<std::string> GroupExpr(const std::string& by) {
+  if (by == "arch") return std::string("t.arch");
+  if (by == "data") return std::string("t.data_spec");
+  if (by == "none") return std::string("'all'");
+  return Status::InvalidArgument("stats: unknown grouping '" + by +
+                                 "' (arch, data, none)");
+}
+
+void Summarise(std::vector<double>& d, double threshold, GroupStats& g) {
+  g.with_divergence = static_cast<int64_t>(d.size());
+  if (d.empty()) return;
+  std::sort(d.begin(), d.end());
+  g.div_min = d.front();
+  g.div_max = d.back();
+  size_t n = d.size();
+  g.div_median = n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]);
+  double sum = 0;
+  for (double v : d) sum += v;  // sorted order: deterministic
+  g.div_mean = sum / n;
+  g.at_least_threshold =
+      d.end() - std::lower_bound(d.begin(), d.end(), threshold);
+  g.share_at_least = static_cast<double>(g.at_least_threshold) / n;
+}
+
+std::string ThresholdName(double t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", t);
+  return buf;
+}
+
+}  // namespace
+
+Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds,
+                                             const StatsOptions& opt) {
+  XW_ASSIGN_OR_RETURN(std::string group, GroupExpr(opt.by));
+  XW_ASSIGN_OR_RETURN(CompiledQuery c, CompileQuery(opt.filter));
+  std::map<std::string, std::vector<double>> divs;
+  std::map<std::string, int64_t> counts;
+  std::map<std::string, std::map<std::string, ProfileAccuracy>> acc;
+  auto& impl = ds.impl();
+  XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
+    SQLite::Statement st(*impl.db,
+                         "SELECT " + group + ", t.divergence " + c.From());
+    sql::BindAll(st, c.params);
+    while (st.executeStep()) {
+      std::string g = sql::GetText(st.getColumn(0));
+      ++counts[g];
+      double d = sql::GetReal(st.getColumn(1));
+      if (!std::isnan(d)) divs[g].push_back(d);
+    }
+    SQLite::Statement ms(
+        *impl.db,
+        "SELECT " + group +
+            ", m.profile, count(m.test_acc), "
+            "min(m.test_acc), max(m.test_acc), avg(m.test_acc) FROM " +
+            c.tables + " JOIN models m ON m.trial_id = t.id WHERE " + c.where +
+            " GROUP BY 1, 2");
+    sql::BindAll(ms, c.params);
+    while (ms.executeStep()) {
+      ProfileAccuracy p;
+      p.profile = sql::GetText(ms.getColumn(1));
+      p.n = ms.getColumn(2).getInt64();
+      p.min_acc = sql::GetReal(ms.getColumn(3));
+      p.max_acc = sql::GetReal(ms.getColumn(4));
+      p.mean_acc = sql::GetReal(ms.getColumn(5));
+      acc[sql::GetText(ms.getColumn(0))][p.profile] = p;
+    }
+    return Status::OK();
+  }));
+  std::vector<GroupStats> out;
+  std::vector<double> all;
+  std::map<std::string, ProfileAccuracy> all_acc;
+  for (auto& [g, n] : counts) {
+    GroupStats s;
+    s.group = g;
+    s.trials = n;
+    all.insert(all.end(), divs[g].begin(), divs[g].end());
+    Summarise(divs[g], opt.threshold, s);
+    for (auto& [name, p] : acc[g]) {
+      s.profiles.push_back(p);
+      ProfileAccuracy& a = all_acc[name];
+      double total =
+          (std::isnan(a.mean_acc) ? 0 : a.mean_acc * a.n) + p.mean_acc * p.n;
+      a.profile = name;
+      a.min_acc =
+          std::isnan(a.min_acc) ? p.min_acc : std::min(a.min_acc, p.min_acc);
+      a.max_acc =
+          std::isnan(a.max_acc) ? p.max_acc : std::max(a.max_acc, p.max_acc);
+      a.n += p.n;
+      a.mean_acc = a.n ? total / a.n : kUnknown;
+    }
+    out.push_back(std::move(s));
+  }
+  if (opt.add_overall && opt.by != "none" && !counts.empty()) {
+    GroupStats s;
+    s.group = "all";
+    for (auto& [g, n] : counts) s.trials += n;
+    Summarise(all, opt.threshold, s);
+    for (auto& [name, p] : all_acc) s.profiles.push_back(p);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Table StatsTable(const std::vector<GroupStats>& stats,
+                 const StatsOptions& opt) {
+  std::set<std::string> profiles;
+  for (const auto& g : stats) {
+    for (const auto& p : g.profiles) profiles.insert(p.profile);
+  }
+  Table t;
+  t.columns = {opt.by == "none" ? "group" : opt.by,
+               "trials",
+               "div_min",
+               "div_max",
+               "div_median",
+               "div_mean",
+               "share_ge_" + ThresholdName(opt.threshold)};
+  for (const auto& p : profiles) {
+    t.columns.push_back("acc_min_" + p);
+    t.columns.push_back("acc_max_" + p);
+  }
+  for (const auto& g : stats) {
+    std::vector<Cell> row = {g.group,         g.trials,     g.div_min,
+                             g.div_max,       g.div_median, g.div_mean,
+                             g.share_at_least};
+    for (const auto& name : profiles) {
+      auto it = std::find_if(
+          g.profiles.begin(), g.profiles.end(),
+          [&](const ProfileAccuracy& p) { return p.profile == name; });
+      row.push_back(it == g.profiles.end() ? Cell{} : Cell{it->min_acc});
+      row.push_back(it == g.profiles.end() ? Cell{} : Cell{it->max_acc});
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+Result<std::vector<std::pair<std::string, std::vector<TrialRow>>>> TopTrials(
+    const Dataset& ds, const TopOptions& opt) {
+  if (opt.k < 1) return Status::InvalidArgument("top: k must be >= 1");
+  // Parse the user's filter alone first: error positions then refer to it.
+  XW_RETURN_IF_ERROR(filter::Parse(opt.filter.where).status());
+  std::vector<std::string> archs = opt.filter.archs;
+  if (archs.empty()) {
+    auto& impl = ds.impl();
+    XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
+      SQLite::Statement st(*impl.db,
+                           "SELECT DISTINCT arch FROM trials ORDER BY arch");
+      while (st.executeStep()) archs.push_back(st.getColumn(0).getString());
+      return Status::OK();
+    }));
+  }
+  std::sort(archs.begin(), archs.end());
+  std::vector<std::pair<std::string, std::vector<TrialRow>>> out;
+  for (const auto& a : archs) {
+    TrialQuery q = opt.filter;
+    q.archs = {a};
+    // Unknown divergences never rank (neither top nor bottom).
+    q.where = q.where.empty() ? "diff is not null"
+                              : "(" + q.where + ") and diff is not null";
+    q.order_by = {opt.bottom ? "diff" : "-diff"};
+    q.limit = opt.k;
+    XW_ASSIGN_OR_RETURN(auto rows, ds.Query(q));
+    if (!rows.empty()) out.emplace_back(a, std::move(rows));
+  }
+  return out;
+}
+
+namespace {
+std::vector<std::string> ProfilesOf(const std::vector<const TrialRow*>& rows) {
+  std::set<std::string> s;
+  for (const TrialRow* r : rows) {
+    for (const auto& m : r->models) s.insert(m.profile);
+  }
+  return {s.begin(), s.end()};
+}
+
+Cell Opt(const std::optional<int64_t>& v) { return v ? Cell{*v} : Cell{}; }
+}  // namespace
+
+Table TopTable(
+    const std::vector<std::pair<std::string, std::vector<TrialRow>>>& top) {
+  std::vector<const TrialRow*> all;
+  for (const auto& [a, rows] : top) {
+    for (const auto& r : rows) all.push_back(&r);
+  }
+  std::vector<std::string> profiles = ProfilesOf(all);
+  Table t;
+  t.columns = {"arch", "rank",     "id",         "name",
+               "lr",   "adam_eps", "batch_size", "epochs"};
+  for (const auto& p : profiles) t.columns.push_back("acc_" + p);
+  t.columns.push_back("diff");
+  for (const auto& [arch, rows] : top) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const TrialRow& r = rows[i];
+      std::vector<Cell> row = {
+          arch,       int64_t(i + 1),    r.id,         r.external_id, r.lr,
+          r.adam_eps, Opt(r.batch_size), Opt(r.epochs)};
+      for (const auto& p : profiles) {
+        const ModelRow* m = r.Model(p);
+        row.push_back(m ? Cell{m->test_acc} : Cell{});
+      }
+      row.push_back(r.divergence);
+      t.rows.push_back(std::move(row));
+    }
+  }
+  return t;
+}
+
+Table TrialsTable(const std::vector<TrialRow>& rows) {
+  std::vector<const TrialRow*> ptrs;
+  for (const auto& r : rows) ptrs.push_back(&r);
+  std::vector<std::string> profiles = ProfilesOf(ptrs);
+  Table t;
+  t.columns = {"id",           "arch",       "name",   "status",
+               "lr",           "adam_eps",   "beta1",  "beta2",
+               "weight_decay", "batch_size", "epochs", "seed"};
+  for (const auto& p : profiles) t.columns.push_back("acc_" + p);
+  t.columns.push_back("diff");
+  for (const TrialRow& r : rows) {
+    std::vector<Cell> row = {r.id,           r.arch,
+                             r.external_id,  r.status,
+                             r.lr,           r.adam_eps,
+                             r.beta1,        r.beta2,
+                             r.weight_decay, Opt(r.batch_size),
+                             Opt(r.epochs),  Opt(r.seed)};
+    for (const auto& p : profiles) {
+      const ModelRow* m = r.Model(p);
+      row.push_back(m ? Cell{m->test_acc} : Cell{});
+    }
+    row.push_back(r.divergence);
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+}  // namespace xw

@@ -1,0 +1,36 @@
+// Internal: the SQL schema of xwires.db, its version and migrations.
+//
+// Version history (kDatasetSchemaVersion in dataset.h is the newest):
+//   1: searches, provenance, profiles, trials, models.
+//   2: analyses (compare / attribute / mi results, the trials each describes,
+//      attribution runs), moved from the api module's own tables; the
+//      nearest-neighbour index trials_near + trials_near_bounds
+//      (near_schema.h).
+// A migration is a list of SQL statements that takes version v-1 to v; all
+// pending migrations run in one IMMEDIATE transaction, so concurrent openers
+// migrate exactly once.
+#ifndef XWIRES_DATASET_STORE_SCHEMA_H_
+#define XWIRES_DATASET_STORE_SCHEMA_H_
+
+#include <SQLiteCpp/Database.h>
+
+#include <string>
+
+#include "xwires/core/status.h"
+
+namespace xw::schema {
+
+// The stored version: 0 for an empty database (no tables at all).
+// Corruption if tables exist but schema_version does not (not a dataset).
+Result<int> ReadVersion(SQLite::Database& db, const std::string& what);
+
+// Brings the database to kDatasetSchemaVersion. NotSupported if it is newer.
+Status Migrate(SQLite::Database& db, const std::string& what);
+
+// Refuses versions this build cannot read (newer, or older ones that need a
+// read-write open to migrate).
+Status CheckReadable(int version, const std::string& what);
+
+}  // namespace xw::schema
+
+#endif  // XWIRES_DATASET_STORE_SCHEMA_H_

@@ -1,0 +1,58 @@
+// Consistency check and repair of a dataset directory (`xwires fsck`).
+//
+// Finds: SQLite integrity / foreign-key errors; model rows whose HDF5 bundle is
+// missing, unreadable or lacks the model's group (and, with verify_weights,
+// weights whose sha256 differs); orphan bundles no row points at (a writer
+// killed between rename and commit) and leftover temp files; trials whose
+// values break the store's rules (accuracies outside [0, 1], hyperparameters
+// out of their domain, a divergence that is not the accuracies' difference:
+// "invalid-value", reported for every such trial, never repaired).
+//
+// Repair (under the dataset's exclusive lock, so no writer is mid-commit):
+// deletes trials whose models point at missing/damaged data (one
+// transaction), removes temp files, and moves orphan and damaged bundles to
+// DIR/lost+found/. SQLite integrity errors are reported, never "repaired".
+#ifndef XWIRES_DATASET_STORE_FSCK_H_
+#define XWIRES_DATASET_STORE_FSCK_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "xwires/core/status.h"
+
+namespace xw {
+
+struct FsckOptions {
+  bool repair = false;
+  bool verify_weights =
+      false;  // read every stored weight set and check its sha256
+};
+
+struct FsckIssue {
+  // "sqlite-integrity", "foreign-key", "missing-file",
+  // "damaged-file", "missing-group", "weights-mismatch", "orphan-file",
+  // "temp-file", "invalid-value", "invalid-analysis" (a stored result that
+  // breaks CheckAnalysis; like invalid-value, never repaired), "near-index"
+  // (the --near index disagrees with the trials; repair rebuilds it)
+  std::string kind;
+  std::string path;      // file relative to the dataset ("" for SQL issues)
+  int64_t trial_id = 0;  // 0 if not about a trial
+  std::string detail;
+  bool repaired = false;
+};
+
+struct FsckReport {
+  int64_t trials = 0, models = 0, files = 0;
+  std::vector<FsckIssue> issues;
+  // True if there are no issues left unrepaired.
+  bool Clean() const;
+};
+
+// Errors (not issues): the dataset cannot be opened (missing, not SQLite,
+// newer schema) or a repair step fails.
+Result<FsckReport> Fsck(const std::string& dir, const FsckOptions& opt);
+
+}  // namespace xw
+
+#endif  // XWIRES_DATASET_STORE_FSCK_H_
