@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "util.h"
+#include "xwires/core/json_limits.h"
 
 namespace xw::hpo::internal {
 
@@ -31,12 +32,16 @@ std::string ShownValue(const json& v, ValueText text) {
 }
 
 Result<json> ParseConfigText(const std::string& text) {
+  json doc;
   try {
-    return json::parse(text);
+    doc = json::parse(text);
   } catch (const json::parse_error& e) {
     return Status::InvalidArgument("search config: JSON syntax error at byte " +
                                    std::to_string(e.byte) + ": " + e.what());
   }
+  // Duplicate keys (the parser keeps the last silently) and runaway nesting.
+  XW_RETURN_IF_ERROR(CheckJsonLimits(text, "search config"));
+  return doc;
 }
 
 Status CheckKeys(const json& obj, const std::string& path,

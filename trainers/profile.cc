@@ -12,6 +12,7 @@
 #include "profile_accel.h"
 #include "profile_schema.h"
 #include "xwires/core/file_util.h"
+#include "xwires/core/json_limits.h"
 
 namespace xw {
 namespace {
@@ -222,6 +223,7 @@ Result<Profile> ParseProfileJson(const std::string& text) {
   ordered_json j = ordered_json::parse(text, nullptr, /*allow_exceptions=*/false,
                                        /*ignore_comments=*/false);
   if (j.is_discarded()) return Status::InvalidArgument("profile is not valid JSON");
+  XW_RETURN_IF_ERROR(CheckJsonLimits(text, "profile"));
   Profile p;
   Reader top(j, "");
   XW_RETURN_IF_ERROR(top.CheckObject());

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "command.h"
+#include "int_option.h"
 #include "xwires/api/query_tables.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/query/stats.h"
@@ -73,9 +74,9 @@ void RegisterQuery(CLI::App& app) {
   cmd->add_option(
       "--sort", a->sort,
       "Sort field, '-' prefix for descending (e.g. -diff); repeatable");
-  cmd->add_option("--limit", a->limit,
-                  "At most this many rows (default all; 10 with --near)");
-  cmd->add_option("--offset", a->offset, "Skip this many rows");
+  AddIntOption(cmd, "--limit", &a->limit, -1, kInt64Max,
+               "At most this many rows (-1: all; 10 with --near)");
+  AddIntOption(cmd, "--offset", &a->offset, 0, kInt64Max, "Skip this many rows");
   cmd->add_option(
       "--near", a->near,
       "Nearest trials to name=value,... in normalised hyperparameter space "

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "command.h"
+#include "int_option.h"
+#include "stop_signals.h"
 #include "xwires/api/progress_text.h"
 #include "xwires/api/search_run.h"
 #include "xwires/dataset/query/table.h"
@@ -46,6 +48,30 @@ std::vector<std::string> SplitCommas(const std::string& s) {
   }
 }
 
+std::string ResumeCommand(const std::string& dataset, int64_t search_id) {
+  return "xwires search --dataset " + ShellQuote(dataset) + " --resume " +
+         std::to_string(search_id);
+}
+
+// The search stopped on a signal: the driver has marked it "interrupted"
+// with its running trials pending. Says how to resume and exits 128 + sig.
+[[noreturn]] void ReportInterrupted(const std::string& dataset, int64_t search_id,
+                                    const Status& s, int sig) {
+  if (search_id <= 0) {
+    // Stopped before the first progress report: the driver's message names it.
+    long long id = 0;
+    if (std::sscanf(s.message().c_str(), "search %lld", &id) == 1) search_id = id;
+  }
+  std::fflush(stdout);
+  std::fprintf(stderr, "xwires: %s: %s\n", StopSignals::Name(sig).c_str(),
+               s.message().c_str());
+  if (search_id > 0) {
+    std::fprintf(stderr, "xwires: continue with: %s\n",
+                 ResumeCommand(dataset, search_id).c_str());
+  }
+  std::exit(128 + sig);
+}
+
 void RunSearchCommand(const SearchArgs& a) {
   SearchRequest r;
   r.config_file = a.config;
@@ -74,10 +100,26 @@ void RunSearchCommand(const SearchArgs& a) {
       Unwrap(hpo::StartMpiCluster(nullptr, nullptr));
   const bool root = cluster->rank() == 0;
   SearchProgressText progress(StderrIsTerminal(), a.quiet || !root);
-  o.on_progress = [&](const hpo::SearchProgress& p) { progress.Update(p); };
+  int64_t search_id = a.resume;
+  o.on_progress = [&](const hpo::SearchProgress& p) {
+    search_id = p.search_id;
+    progress.Update(p);
+  };
   o.on_message = [&](const std::string& m) { progress.Message(m); };
+  // SIGINT/SIGTERM stop a one-process search between training steps (the
+  // driver ignores should_stop under MPI, where mpirun handles signals).
+  std::optional<StopSignals> stop;
+  if (cluster->size() == 1) {
+    stop.emplace();
+    o.should_stop = [&stop] { return stop->received() != 0; };
+  }
   auto result = hpo::RunSearch(config, o, *cluster);
   progress.Finish();
+  if (stop && stop->received() != 0 && !result.ok() &&
+      result.status().code() == Status::Code::kCancelled) {
+    ReportInterrupted(a.dataset, search_id, result.status(), stop->received());
+  }
+  stop.reset();
   if (!root) {
     // Rank 0 reports (and the exit code carries) whatever went wrong.
     const int code = result.ok() ? 0 : CliError(result.status()).exit_code();
@@ -104,10 +146,8 @@ void RunSearchCommand(const SearchArgs& a) {
                 static_cast<long long>(s.search_id),
                 FormatTable(top, TableFormat::kTable).c_str());
   }
-  std::printf(
-      "dataset: %s (continue with: xwires search --dataset %s --resume %lld)\n",
-      a.dataset.c_str(), a.dataset.c_str(),
-      static_cast<long long>(s.search_id));
+  std::printf("dataset: %s (continue with: %s)\n", a.dataset.c_str(),
+              ResumeCommand(a.dataset, s.search_id).c_str());
 }
 
 void RegisterSearch(CLI::App& app) {
@@ -122,23 +162,20 @@ void RegisterSearch(CLI::App& app) {
   cmd->add_option("--dataset", args->dataset,
                   "Dataset directory (created if missing)")
       ->capture_default_str();
-  cmd->add_option("--resume", args->resume,
-                  "Continue search ID of the dataset");
-  cmd->add_option(
-      "--trials-per-subspace", args->trials_per_subspace,
-      "Trials per subspace (overrides the config; allowed with --resume)");
-  cmd->add_option("--max-trials", args->max_trials,
-                  "Stop after N trials in all (0: config)");
+  AddIntOption(cmd, "--resume", &args->resume, 1, kInt64Max,
+               "Continue search ID of the dataset");
+  AddIntOption(cmd, "--trials-per-subspace", &args->trials_per_subspace, 1, kIntMax,
+               "Trials per subspace (overrides the config; allowed with --resume)");
+  AddIntOption(cmd, "--max-trials", &args->max_trials, 0, kInt64Max,
+               "Stop after N trials in all (0: config)");
   cmd->add_option(
       "--max-seconds", args->max_seconds,
       "Start no trial expected to end after S seconds of this run (0: config)");
-  cmd->add_option("--jobs", args->jobs,
-                  "Concurrent trials per process (0: min(4, threads))")
-      ->capture_default_str();
-  cmd->add_option("--threads", args->threads,
-                  "Threads per process, split between the jobs (0: cores / "
-                  "ranks on the node)")
-      ->capture_default_str();
+  AddIntOption(cmd, "--jobs", &args->jobs, 0, kIntMax,
+               "Concurrent trials per process (0: min(4, threads))");
+  AddIntOption(cmd, "--threads", &args->threads, 0, kIntMax,
+               "Threads per process, split between the jobs (0: cores / "
+               "ranks on the node)");
   cmd->add_option("--arch", args->arch,
                   "Architecture to train (the config's \"arch\"; default "
                   "simple_cnn): mlp, simple_cnn, vgg11, vgg16, resnet20, "
@@ -164,14 +201,13 @@ void RegisterSearch(CLI::App& app) {
                   "the arithmetic differs");
   cmd->add_flag("--no-subspaces", args->no_subspaces,
                 "One GP over the whole space");
-  cmd->add_option("--seed", args->seed,
-                  "Search seed (optimizer designs; overrides the config)");
+  AddIntOption(cmd, "--seed", &args->seed, 0, kInt64Max,
+               "Search seed (optimizer designs; overrides the config)");
   cmd->add_option(
       "--objective", args->objective,
       "abs_acc_diff | disagreement | max_class_gap (overrides the config)");
-  cmd->add_option("--top", args->top,
-                  "Rows of the final table of most divergent pairs")
-      ->capture_default_str();
+  AddIntOption(cmd, "--top", &args->top, 0, kIntMax,
+               "Rows of the final table of most divergent pairs");
   cmd->add_flag("--quiet", args->quiet, "No progress output");
   cmd->callback([args] { RunSearchCommand(*args); });
 }

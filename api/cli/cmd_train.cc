@@ -8,12 +8,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "command.h"
+#include "int_option.h"
+#include "stop_signals.h"
 #include "train_common.h"
 #include "xwires/api/progress_text.h"
 #include "xwires/api/train_run.h"
@@ -55,8 +58,18 @@ void RunTrain(const TrainArgs& a) {
   r.threads = a.threads;
   TrainProgressText progress(StderrIsTerminal(), a.quiet);
   r.on_progress = [&](const TrainProgress& tp) { progress.Update(tp); };
+  // SIGINT/SIGTERM abandon the training between two steps; RunTraining then
+  // writes nothing (no weights, no metrics, no trial).
+  StopSignals stop;
+  r.should_stop = [&stop] { return stop.received() != 0; };
   auto run = RunTraining(r);
   progress.Finish();
+  if (const int sig = stop.received(); sig != 0 && !run.ok() &&
+                                       run.status().code() == Status::Code::kCancelled) {
+    std::fprintf(stderr, "xwires: %s: %s; nothing was written\n",
+                 StopSignals::Name(sig).c_str(), run.status().message().c_str());
+    std::exit(128 + sig);
+  }
   const TrainOutcome o = Unwrap(std::move(run));
   const TrialRecord& trial = o.trial;
 
@@ -94,9 +107,12 @@ void RegisterTrain(CLI::App& app) {
   cmd->add_option("--data", args->data,
                   "synthetic | cifar10:DIR | cifar100:DIR | mnist:DIR | fashion-mnist:DIR")
       ->capture_default_str();
-  cmd->add_option("--epochs", args->epochs, "Epochs (>= 1)")->capture_default_str();
-  cmd->add_option("--batch-size", args->batch_size, "Batch size (>= 1; last partial batch kept)")
-      ->capture_default_str();
+  // Integers are read without saturation; their ranges are RunTraining's
+  // checks (shared with Python), except the seed's, which the store holds as
+  // a signed 64-bit integer.
+  AddIntOption(cmd, "--epochs", &args->epochs, kInt64Min, kInt64Max, "Epochs (>= 1)");
+  AddIntOption(cmd, "--batch-size", &args->batch_size, kInt64Min, kInt64Max,
+               "Batch size (>= 1; last partial batch kept)");
   cmd->add_option("--lr", args->lr, "Adam learning rate")->capture_default_str();
   cmd->add_option("--adam-eps", args->eps, "Adam epsilon (each profile applies it its own way)")
       ->capture_default_str();
@@ -105,23 +121,24 @@ void RegisterTrain(CLI::App& app) {
   cmd->add_option("--weight-decay", args->weight_decay, "Weight decay (mode per profile)")
       ->capture_default_str();
   cmd->add_option("--width", args->arch_options.width, "Width multiplier")->capture_default_str();
-  cmd->add_option("--depth", args->arch_options.depth,
-                  "mlp hidden layers / resnet20 depth 6n+2 (0: default)")
-      ->capture_default_str();
+  AddIntOption(cmd, "--depth", &args->arch_options.depth, kIntMin, kIntMax,
+               "mlp hidden layers / resnet20 depth 6n+2 (0: default)");
   cmd->add_option("--dropout", args->arch_options.dropout, "vgg classifier dropout")
       ->capture_default_str();
-  cmd->add_option("--train-limit", args->train_limit, "Use the first N training images (-1: all)");
-  cmd->add_option("--test-limit", args->test_limit, "Use the first N test images (-1: all)");
-  cmd->add_option("--seed", args->seed,
-                  "Seed of init, dropout, shuffling (and of the synthetic data unless "
-                  "--data-seed is given)")
-      ->capture_default_str();
+  AddIntOption(cmd, "--train-limit", &args->train_limit, kInt64Min, kInt64Max,
+               "Use the first N training images (-1: all)");
+  AddIntOption(cmd, "--test-limit", &args->test_limit, kInt64Min, kInt64Max,
+               "Use the first N test images (-1: all)");
+  // Seeds are stored as SQLite integers: at most 2^63 - 1.
+  AddIntOption(cmd, "--seed", &args->seed, 0, kInt64Max,
+               "Seed of init, dropout, shuffling (and of the synthetic data unless "
+               "--data-seed is given)");
   cmd->add_option("--data-seed", args->data_seed,
                   "Seed of the synthetic data (default: --seed); recorded with the run");
-  cmd->add_option("--threads", args->threads, "Threads per training (0: all cores)")
-      ->capture_default_str();
-  cmd->add_option("--eval-batch-size", args->eval_batch, "Batch size of test evaluation")
-      ->capture_default_str();
+  AddIntOption(cmd, "--threads", &args->threads, kIntMin, kIntMax,
+               "Threads per training (0: all cores)");
+  AddIntOption(cmd, "--eval-batch-size", &args->eval_batch, kInt64Min, kInt64Max,
+               "Batch size of test evaluation");
   cmd->add_option("--init-weights", args->init_weights,
                   "Start every profile from these weights (HDF5, state_dict names)");
   cmd->add_option("--out", args->out, "Write <profile>.h5 and metrics.json to this directory");

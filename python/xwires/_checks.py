@@ -26,8 +26,15 @@ def as_str(name, value, allow_none=False):
     return value
 
 
-def as_int(name, value, minimum=None, allow_none=False, none_as=None):
-    """An integer (bools refused); None becomes `none_as` when allowed."""
+# The largest values the binding's C++ integers hold (int64_t, int): a larger
+# Python int would reach pybind11 as a TypeError, or wrap.
+INT64_MAX = 2**63 - 1
+INT32_MAX = 2**31 - 1
+
+
+def as_int(name, value, minimum=None, allow_none=False, none_as=None, maximum=INT64_MAX):
+    """An integer (bools refused) in [minimum, maximum]; None becomes `none_as`
+    when allowed."""
     if value is None and allow_none:
         return none_as
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -35,6 +42,10 @@ def as_int(name, value, minimum=None, allow_none=False, none_as=None):
     value = int(value)
     if minimum is not None and value < minimum:
         raise InvalidArgumentError(f"{name} must be >= {minimum}, got {value}")
+    if minimum is None and value < -maximum - 1:
+        raise InvalidArgumentError(f"{name} must be >= {-maximum - 1}, got {value}")
+    if value > maximum:
+        raise InvalidArgumentError(f"{name} must be <= {maximum}, got {value}")
     return value
 
 

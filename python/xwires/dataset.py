@@ -143,7 +143,7 @@ class Dataset:
             DataFrame: a distance column, then :meth:`query`'s columns,
             nearest first.
         """
-        k = _checks.as_int("k", k, minimum=0)
+        k = _checks.as_int("k", k, minimum=0, maximum=_checks.INT32_MAX)
         text = _near_text(target, values)
         return frame(self._h().near(text, _filter(where, arch, profile, status), k))
 
@@ -172,7 +172,7 @@ class Dataset:
             DataFrame with columns arch, rank, id, name, lr, adam_eps,
             batch_size, epochs, acc_<p> per profile and diff.
         """
-        k = _checks.as_int("k", k, minimum=0)
+        k = _checks.as_int("k", k, minimum=0, maximum=_checks.INT32_MAX)
         bottom = _checks.as_bool("bottom", bottom)
         return frame(self._h().top(k, bottom, _filter(where, arch)))
 
@@ -196,8 +196,8 @@ class Dataset:
         f = _filter(where, arch)
         return frame(self._h().mi(
             f, _checks.as_bool("pairs", pairs), _checks.as_bool("log_scale", log_scale),
-            _checks.as_bool("ksg", ksg), _checks.as_int("repeats", repeats),
-            _checks.as_float("jitter", jitter), _checks.as_int("k", k),
+            _checks.as_bool("ksg", ksg), _checks.as_int("repeats", repeats, maximum=_checks.INT32_MAX),
+            _checks.as_float("jitter", jitter), _checks.as_int("k", k, maximum=_checks.INT32_MAX),
             _checks.as_int("seed", seed, minimum=0)))
 
     def searches(self):

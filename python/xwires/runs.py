@@ -82,11 +82,11 @@ def train(arch="simple_cnn", profiles=("torch", "tf"), *, data="synthetic", epoc
         beta2=_checks.as_float("beta2", beta2),
         weight_decay=_checks.as_float("weight_decay", weight_decay),
         width=_checks.as_float("width", width),
-        depth=_checks.as_int("depth", depth),
+        depth=_checks.as_int("depth", depth, maximum=_checks.INT32_MAX),
         dropout=_checks.as_float("dropout", dropout),
         seed=_checks.as_int("seed", seed, minimum=0),
         data_seed=_checks.as_int("data_seed", data_seed, minimum=0, allow_none=True),
-        threads=_checks.as_int("threads", threads),
+        threads=_checks.as_int("threads", threads, maximum=_checks.INT32_MAX),
         quiet=_checks.as_bool("quiet", quiet))
     trial_id, record, curves, weights, spec = _xwires.train(**args)
     trained = {profile: arrays for profile, _, arrays in weights}
@@ -169,12 +169,15 @@ def search(dataset="xwires-data", config=None, *, resume=None, max_trials=0,
         objective=_checks.as_str("objective", objective, allow_none=True),
         resume=_checks.as_int("resume", resume, minimum=1, allow_none=True, none_as=0),
         max_trials=_checks.as_int("max_trials", max_trials, minimum=0),
-        trials_per_subspace=_checks.as_int("trials_per_subspace", trials_per_subspace),
-        jobs=_checks.as_int("jobs", jobs), threads=_checks.as_int("threads", threads),
+        trials_per_subspace=_checks.as_int("trials_per_subspace", trials_per_subspace,
+                                            maximum=_checks.INT32_MAX),
+        jobs=_checks.as_int("jobs", jobs, maximum=_checks.INT32_MAX),
+        threads=_checks.as_int("threads", threads, maximum=_checks.INT32_MAX),
         max_seconds=_checks.as_float("max_seconds", max_seconds),
-        seed=_checks.as_int("seed", seed, allow_none=True),
+        seed=_checks.as_int("seed", seed, minimum=0, allow_none=True),
         no_subspaces=_checks.as_bool("no_subspaces", no_subspaces),
-        top=_checks.as_int("top", top, minimum=0), quiet=_checks.as_bool("quiet", quiet))
+        top=_checks.as_int("top", top, minimum=0, maximum=_checks.INT32_MAX),
+        quiet=_checks.as_bool("quiet", quiet))
     return SearchResult(summary, dataset)
 
 

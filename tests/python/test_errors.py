@@ -68,6 +68,11 @@ def test_unknown_columns_and_near_fields_raise_the_cli_message(unchanged):
     (lambda ds: ds.stats(threshold="x"), "threshold: expected a number, got str 'x'"),
     (lambda ds: ds.top(k=True), "k: expected an integer, got bool True"),
     (lambda ds: ds.near(lr=[1]), "lr: expected a number, got list [1]"),
+    # Beyond the binding's int64_t / int: refused, not a pybind11 TypeError.
+    (lambda ds: ds.query(limit=2**70), f"limit must be <= {2**63 - 1}, got {2**70}"),
+    (lambda ds: ds.query(offset=2**63), f"offset must be <= {2**63 - 1}, got {2**63}"),
+    (lambda ds: ds.top(k=2**31), f"k must be <= {2**31 - 1}, got {2**31}"),
+    (lambda ds: ds.trial(-2**63 - 1), f"trial_id must be >= {-2**63}, got {-2**63 - 1}"),
 ])
 def test_wrong_types_raise_invalid_argument(unchanged, call, message):
     with xwires.open(unchanged) as ds:

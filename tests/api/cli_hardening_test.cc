@@ -1,0 +1,301 @@
+// Hostile-but-fair command lines: every argument is checked before any work
+// (numbers without saturation or wrap-around, the store's own value rules,
+// config JSON without duplicate keys or runaway nesting), and SIGINT/SIGTERM
+// stop `search` and `train` cleanly: exit 130/143, the search marked
+// "interrupted" with a shell-quoted resume command, nothing half-written.
+// Each case checks the message, the exit code and the dataset's files.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "xwires/dataset/dataset.h"
+#include "xwires/dataset/fsck.h"
+
+extern char** environ;
+
+namespace xw {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kBinary = XWIRES_BINARY_DIR "/xwires";
+
+// A tiny mlp training: a fraction of a second.
+const std::vector<std::string> kTinyTrain = {
+    "train", "--arch", "mlp", "--width", "0.125", "--train-limit", "50",
+    "--test-limit", "20", "--quiet"};
+
+class CliHardeningTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("xw_cli_hardening_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::string Write(const std::string& name, const std::string& text) const {
+    std::ofstream(Path(name)) << text;
+    return Path(name);
+  }
+
+  pid_t Spawn(std::vector<std::string> argv) const {
+    argv.insert(argv.begin(), kBinary);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, Path("stdout").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, Path("stderr").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = -1;
+    EXPECT_EQ(posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    return pid;
+  }
+
+  static int WaitExit(pid_t pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  int Run(const std::vector<std::string>& argv) const { return WaitExit(Spawn(argv)); }
+
+  std::string Read(const std::string& name) const {
+    std::ifstream in(Path(name));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  // Every file under `dir` (relative path -> bytes): equal maps mean the
+  // dataset is byte-identical.
+  static std::map<std::string, std::string> Files(const std::string& dir) {
+    std::map<std::string, std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+      if (!e.is_regular_file()) continue;
+      std::ifstream in(e.path(), std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      out[fs::relative(e.path(), dir).string()] = ss.str();
+    }
+    return out;
+  }
+
+  // A dataset holding one tiny trial.
+  std::string MakeDataset(const std::string& name = "ds") const {
+    std::vector<std::string> argv = kTinyTrain;
+    argv.insert(argv.end(), {"--dataset", Path(name)});
+    EXPECT_EQ(Run(argv), 0) << Read("stderr");
+    return Path(name);
+  }
+
+  static void ExpectFsckClean(const std::string& dir) {
+    auto report = Fsck(dir, FsckOptions{});
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_TRUE(report->Clean());
+    for (const FsckIssue& i : report->issues) ADD_FAILURE() << i.kind << ": " << i.detail;
+  }
+
+  // Runs `argv`, expects exit 2 with `needle` in the message.
+  void ExpectRefused(const std::vector<std::string>& argv, const std::string& needle) const {
+    std::string shown;
+    for (const std::string& a : argv) shown += a + " ";
+    EXPECT_EQ(Run(argv), 2) << shown << "\n" << Read("stderr");
+    EXPECT_NE(Read("stderr").find(needle), std::string::npos)
+        << shown << "\nwanted: " << needle << "\ngot: " << Read("stderr");
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CliHardeningTest, NumbersAreParsedWithoutSaturationOrWrapAround) {
+  const std::string ds = MakeDataset();
+  const auto before = Files(ds);
+  auto train = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = kTinyTrain;
+    argv.insert(argv.end(), {"--dataset", ds});
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  };
+  ExpectRefused(train({"--batch-size", "99999999999999999999"}),
+                "--batch-size: 99999999999999999999 does not fit a 64-bit integer");
+  ExpectRefused(train({"--threads", "4294967296"}),
+                "--threads: 4294967296 is out of range [-2147483648, 2147483647]");
+  ExpectRefused(train({"--seed", "-1"}), "--seed: -1 is out of range [0, 9223372036854775807]");
+  ExpectRefused(train({"--epochs", "0x10"}), "--epochs: '0x10' is not an integer");
+  ExpectRefused(train({"--epochs", "1e3"}), "--epochs: '1e3' is not an integer");
+  ExpectRefused({"query", ds, "--limit", "99999999999999999999"},
+                "--limit: 99999999999999999999 is out of range [-1, 9223372036854775807]");
+  ExpectRefused({"query", ds, "--offset", "-5"}, "--offset: -5 is out of range");
+  ExpectRefused({"query", ds, "--limit", "ten"}, "--limit: 'ten' is not an integer");
+  ExpectRefused({"search", "--dataset", ds, "--trials-per-subspace", "0"},
+                "--trials-per-subspace: 0 is out of range [1, 2147483647]");
+  ExpectRefused({"search", "--dataset", ds, "--seed", "-1"}, "--seed: -1 is out of range");
+  ExpectRefused({"search", "--dataset", ds, "--jobs", "4294967296"},
+                "--jobs: 4294967296 is out of range [0, 2147483647]");
+  EXPECT_TRUE(Files(ds) == before) << "the dataset's files changed";
+  ExpectFsckClean(ds);
+  // In range still works: the largest seed the store holds.
+  std::vector<std::string> ok = train({"--seed", "9223372036854775807"});
+  EXPECT_EQ(Run(ok), 0) << Read("stderr");
+  EXPECT_EQ(Run({"query", ds, "--limit", "1", "--offset", "1", "--format", "csv"}), 0);
+  EXPECT_NE(Read("stdout").find(",9223372036854775807,"), std::string::npos) << Read("stdout");
+}
+
+TEST_F(CliHardeningTest, SearchConfigWithDuplicateKeysOrDeepNestingIsRefused) {
+  const std::string ds = Path("ds");
+  ExpectRefused({"search", "--dataset", ds, "--config",
+                 Write("dup.json", R"({"train": {"batch_size": 50, "batch_size": 5000}})")},
+                "search config: duplicate key 'train.batch_size'");
+  EXPECT_FALSE(fs::exists(ds));
+  ExpectRefused({"search", "--dataset", ds, "--config",
+                 Write("dup_top.json", R"({"arch": "mlp", "arch": "vgg16"})")},
+                "search config: duplicate key 'arch'");
+  std::string deep = R"({"train": )" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  ExpectRefused({"search", "--dataset", ds, "--config", Write("deep.json", deep)},
+                "search config: nested deeper than 64 levels at 'train");
+  EXPECT_FALSE(fs::exists(ds));
+  // A profile file likewise.
+  ExpectRefused({"train", "--arch", "mlp", "--profiles",
+                 "torch," + Write("p.json", R"({"name": "a", "name": "b"})"), "--out",
+                 Path("out")},
+                "profile: duplicate key 'name'");
+  EXPECT_FALSE(fs::exists(Path("out")));
+}
+
+// 4 subspaces (lr x epochs) of `per` trials; an mlp on 600 images.
+std::string SearchConfig(int per) {
+  return R"({"arch": "mlp", "data": {"train_limit": 600, "test_limit": 100},
+      "dimensions": [{"name": "lr", "low": 1e-4, "high": 0.1, "log": true},
+                     {"name": "epochs", "type": "integer", "low": 1, "high": 3}],
+      "train": {"width": 0.125, "batch_size": 50},
+      "trials_per_subspace": )" +
+         std::to_string(per) + R"(, "budget": {"max_seconds": 0}})";
+}
+
+std::vector<TrialRow> SearchTrials(const std::string& ds, bool must) {
+  auto d = Dataset::Open(ds, OpenMode::kReadOnly);
+  if (must) EXPECT_TRUE(d.ok()) << d.status().ToString();
+  if (!d.ok()) return {};
+  TrialQuery q;
+  q.where = "search_id = 1";
+  auto rows = (*d)->Query(q);
+  return rows.ok() ? *rows : std::vector<TrialRow>{};
+}
+
+std::string SearchStatus(const std::string& ds) {
+  auto d = Dataset::Open(ds, OpenMode::kReadOnly);
+  if (!d.ok()) return "?";
+  auto searches = (*d)->Searches();
+  return searches.ok() && searches->size() == 1 ? (*searches)[0].record.status : "?";
+}
+
+// Starts a search on `ds` and sends `sig` once it has finished a trial.
+int StopSearch(const std::string& ds, int sig, pid_t pid) {
+  size_t finished = 0;
+  for (int i = 0; i < 1200 && finished < 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    finished = 0;
+    for (const TrialRow& r : SearchTrials(ds, false))
+      finished += r.status == "ok" || r.status == "diverged";
+  }
+  EXPECT_EQ(kill(pid, sig), 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST_F(CliHardeningTest, SigintStopsTheSearchResumablyWithAQuotedHint) {
+  // A dataset path with a space and a quote: the hint must survive a shell.
+  const std::string ds = Path("my 'ds'");
+  const std::string config = Write("c.json", SearchConfig(4));
+  const pid_t pid = Spawn({"search", "--config", config, "--dataset", ds, "--jobs", "2"});
+  EXPECT_EQ(StopSearch(ds, SIGINT, pid), 130) << Read("stderr");
+  const std::string err = Read("stderr");
+  EXPECT_NE(err.find("xwires: SIGINT: search 1 was interrupted"), std::string::npos) << err;
+  const std::string quoted = "'" + Path("my '\\''ds'\\''") + "'";
+  EXPECT_NE(err.find("continue with: xwires search --dataset " + quoted + " --resume 1"),
+            std::string::npos)
+      << err << "\nwanted " << quoted;
+  EXPECT_EQ(SearchStatus(ds), "interrupted");
+  const auto before = SearchTrials(ds, true);
+  ASSERT_LT(before.size(), 16u) << "the search finished before the signal";
+  ExpectFsckClean(ds);
+
+  // The printed command, run by a shell, finishes the search.
+  const size_t at = err.find("continue with: ") + 15;
+  const std::string command = err.substr(at, err.find('\n', at) - at);
+  const std::string shell =
+      std::string(XWIRES_BINARY_DIR) + "/" + command + " --quiet >/dev/null 2>&1";
+  EXPECT_EQ(std::system(shell.c_str()), 0) << shell;
+  EXPECT_EQ(SearchStatus(ds), "done");
+  std::set<int64_t> ids;
+  for (const TrialRow& r : SearchTrials(ds, true)) {
+    EXPECT_TRUE(r.status == "ok" || r.status == "diverged") << r.id << " " << r.status;
+    ids.insert(r.id);
+  }
+  EXPECT_EQ(ids.size(), 16u);
+  ExpectFsckClean(ds);
+}
+
+TEST_F(CliHardeningTest, SigtermStopsTheSearchWithExit143) {
+  const std::string ds = Path("ds");
+  const pid_t pid =
+      Spawn({"search", "--config", Write("c.json", SearchConfig(4)), "--dataset", ds});
+  EXPECT_EQ(StopSearch(ds, SIGTERM, pid), 143) << Read("stderr");
+  EXPECT_NE(Read("stderr").find("xwires: SIGTERM: search 1 was interrupted"),
+            std::string::npos)
+      << Read("stderr");
+  EXPECT_NE(Read("stderr").find("continue with: xwires search --dataset " + ds + " --resume 1"),
+            std::string::npos)
+      << Read("stderr");
+  EXPECT_EQ(SearchStatus(ds), "interrupted");
+  ExpectFsckClean(ds);
+}
+
+TEST_F(CliHardeningTest, SigtermDuringTrainingWritesNothing) {
+  const std::string ds = MakeDataset();
+  const auto before = Files(ds);
+  // Long enough to be caught mid-training: many small batches.
+  const pid_t pid = Spawn({"train", "--arch", "mlp", "--width", "0.125", "--train-limit",
+                           "2000", "--batch-size", "1", "--epochs", "50", "--dataset", ds,
+                           "--out", Path("out"), "--quiet"});
+  // The output directory appears once every input is accepted, just before
+  // training starts (the handlers are in place by then).
+  for (int i = 0; i < 1200 && !fs::exists(Path("out")); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  EXPECT_EQ(WaitExit(pid), 143) << Read("stderr");
+  const std::string err = Read("stderr");
+  EXPECT_EQ(err.rfind("xwires: SIGTERM: profile torch: training was stopped", 0), 0u) << err;
+  EXPECT_NE(err.find("; nothing was written"), std::string::npos) << err;
+  EXPECT_TRUE(Files(ds) == before) << "the dataset's files changed";
+  EXPECT_TRUE(!fs::exists(Path("out")) || fs::is_empty(Path("out")));
+}
+
+}  // namespace
+}  // namespace xw
