@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "bundle_sha256.h"
+#include "sha256.h"
 #include "model_file.h"
 #include "xwires/dataset/store/tensor_file.h"
 
@@ -223,7 +223,7 @@ Status CheckReplica(const ReplicaRecord& r, const std::string& what) {
   m.curves = r.curves;
   XW_RETURN_IF_ERROR(CheckModel(m, what));
   if (r.predictions.empty()) return bad("no per-example test predictions");
-  if (!r.weights_sha256.empty() && !bundle::IsSha256Hex(r.weights_sha256)) {
+  if (!r.weights_sha256.empty() && !IsSha256Hex(r.weights_sha256)) {
     return bad("weights_sha256 must be 64 lowercase hex digits");
   }
   if (!r.weights.empty() && !r.weights_sha256.empty() &&
