@@ -6,6 +6,7 @@
 
 #include "xwires/api/output_files.h"
 #include "xwires/dataset/store/dataset.h"
+#include "xwires/dataset/store/trial_check.h"
 #include "xwires/dataset/store/tensor_file.h"
 #include "xwires/trainers/metrics.h"
 
@@ -49,6 +50,19 @@ Result<Prepared> Prepare(const TrainRequest& r) {
   o.train_limit = r.train_limit;
   o.test_limit = r.test_limit;
   XW_RETURN_IF_ERROR(ValidateTrainOptions(o));
+  if (!r.dataset.empty()) {
+    // The trial as the store will receive it, results still unknown: the
+    // store's own rules (lr > 0, profile names, ...) refuse it now rather
+    // than after the training.
+    TrialRecord plan = TrialRecordFor(o);
+    for (const Profile& profile : r.profiles) {
+      ModelRecord m;
+      m.profile = profile.name;
+      m.status = "incomplete";
+      plan.models.push_back(std::move(m));
+    }
+    XW_RETURN_IF_ERROR(CheckTrialForStore(plan, "trial"));
+  }
 
   if (!r.init_weights.empty()) {
     XW_ASSIGN_OR_RETURN(p.init, ReadTensorFile(r.init_weights));

@@ -141,10 +141,17 @@ class Parser {
 
   Status ParseUnary(Condition& c, bool top) {
     const Token& t = Peek();
+    if ((t.kind == Tok::kNot || t.kind == Tok::kLParen) && depth_ >= kMaxNesting) {
+      return Status::InvalidArgument("filter nested deeper than " +
+                                     std::to_string(kMaxNesting) + " levels" + At(t.pos));
+    }
     if (t.kind == Tok::kNot) {
       Next();
       Condition inner;
-      XW_RETURN_IF_ERROR(ParseUnary(inner, false));
+      ++depth_;
+      Status s = ParseUnary(inner, false);
+      --depth_;
+      XW_RETURN_IF_ERROR(s);
       c = Condition();
       c.sql = "(NOT " + inner.sql + ")";
       c.params = std::move(inner.params);
@@ -154,7 +161,10 @@ class Parser {
       size_t open = t.pos;
       Next();
       Condition inner;
-      XW_RETURN_IF_ERROR(ParseOr(inner, top));
+      ++depth_;
+      Status s = ParseOr(inner, top);
+      --depth_;
+      XW_RETURN_IF_ERROR(s);
       if (Peek().kind != Tok::kRParen) {
         return Status::InvalidArgument("missing ')' for '(' at position " +
                                        std::to_string(open) + "; found " +
@@ -169,6 +179,11 @@ class Parser {
   }
 
   Status ParseComparison(Condition& c, bool top) {
+    if (++comparisons_ > kMaxComparisons) {
+      return Status::InvalidArgument("filter has more than " +
+                                     std::to_string(kMaxComparisons) + " comparisons" +
+                                     At(Peek().pos));
+    }
     const Token ft = Next();
     if (ft.kind != Tok::kWord) {
       return Status::InvalidArgument("expected a field name" + At(ft.pos) +
@@ -260,6 +275,8 @@ class Parser {
 
   std::vector<Token> toks_;
   size_t i_ = 0;
+  int depth_ = 0;        // open '(' and 'not' around the current token
+  int comparisons_ = 0;  // comparisons parsed so far
 };
 
 }  // namespace
@@ -299,6 +316,11 @@ Result<Field> ResolveField(const std::string& name_in) {
 }
 
 Result<Condition> Parse(const std::string& text) {
+  if (text.size() > kMaxFilterBytes) {
+    return Status::InvalidArgument("filter is " + std::to_string(text.size()) +
+                                   " bytes long, more than the limit of " +
+                                   std::to_string(kMaxFilterBytes));
+  }
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     return Condition();
   XW_ASSIGN_OR_RETURN(std::vector<Token> toks, Lex(text));

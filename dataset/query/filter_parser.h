@@ -46,6 +46,13 @@ struct Condition {
   void And(const Condition& other);
 };
 
+// The language's limits: beyond them Parse returns InvalidArgument. They keep
+// the recursive descent shallow and the SQL well inside SQLite's expression
+// depth (1000), which a long 'or' chain would otherwise reach.
+inline constexpr size_t kMaxFilterBytes = 16384;
+inline constexpr int kMaxNesting = 64;        // '(' and 'not' levels
+inline constexpr int kMaxComparisons = 256;   // field comparisons and 'is null'
+
 // Parses the filter text. "" (or only spaces) gives the always-true condition.
 Result<Condition> Parse(const std::string& text);
 

@@ -17,6 +17,7 @@
 
 #include "dataset/store/dataset_impl.h"
 #include "dataset/store/sqlite_adapter.h"
+#include "dataset/store/trial_rules.h"
 #include "filter_parser.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
@@ -51,6 +52,7 @@ Result<CompiledQuery> CompileQuery(const TrialQuery& q) {
     c.where += " AND t.arch IN " + InList(q.archs.size());
     for (const auto& a : q.archs) c.params.push_back(a);
   }
+  for (const std::string& s : q.statuses) XW_RETURN_IF_ERROR(CheckTrialStatus(s));
   if (!q.statuses.empty()) {
     c.where += " AND t.status IN " + InList(q.statuses.size());
     for (const auto& s : q.statuses) c.params.push_back(s);

@@ -10,6 +10,7 @@
 #include "sha256.h"
 #include "model_file.h"
 #include "xwires/dataset/store/tensor_file.h"
+#include "xwires/dataset/store/trial_check.h"
 
 namespace xw {
 
@@ -61,6 +62,16 @@ Status CheckHyperparameters(const TrialRecord& t, const std::string& what) {
                            finite([](double x) { return x >= 0; })));
   if (t.batch_size < 0) return Bad(what, "batch_size", double(t.batch_size), "is negative");
   if (t.epochs < 0) return Bad(what, "epochs", double(t.epochs), "is negative");
+  // Above 2^53 a count is no longer exact as a double, and the --near index
+  // (REAL columns) would disagree with the trial (fsck's near-index check).
+  constexpr int64_t kExact = int64_t{1} << 53;
+  for (auto [name, v] : {std::pair<const char*, int64_t>{"batch_size", t.batch_size},
+                         {"epochs", t.epochs}}) {
+    if (v > kExact) {
+      return Status::InvalidArgument(what + ": " + name + " " + std::to_string(v) +
+                                     " is above 2^53 (not exact as a double)");
+    }
+  }
   return Status::OK();
 }
 
@@ -181,6 +192,18 @@ Status CheckTrialRecord(const TrialRecord& t, const std::string& what) {
     }
   }
   return CheckTrialValues(t, what);
+}
+
+Status CheckTrialStatus(const std::string& status) {
+  static const std::set<std::string> kTrialStatuses = {"ok", "diverged", "failed",
+                                                       "incomplete", "pending"};
+  if (kTrialStatuses.count(status)) return Status::OK();
+  return Status::InvalidArgument("unknown trial status '" + status +
+                                 "' (ok, diverged, failed, incomplete, pending)");
+}
+
+Status CheckTrialForStore(const TrialRecord& t, const std::string& what) {
+  return CheckTrialRecord(t, what);
 }
 
 Status CheckRunMetrics(double test_acc, double test_loss, bool diverged,

@@ -23,7 +23,8 @@ Status CheckTrialRecord(const TrialRecord& t, const std::string& what);
 // field and the value at fault; OK if every rule holds:
 //  * hyperparameters unknown (NaN / 0) or in domain: lr > 0, adam_eps > 0,
 //    0 <= beta1, beta2 < 1, weight_decay >= 0, all finite; batch_size and
-//    epochs >= 0 (0 = not used);
+//    epochs in [0, 2^53] (0 = not used; exact as doubles, which the --near
+//    index and the statistics hold them as);
 //  * accuracies (final and per epoch) unknown or in [0, 1]; a model whose
 //    status is "ok" has a test accuracy;
 //  * losses unknown or finite; +-inf only in a model marked "diverged";
@@ -33,6 +34,12 @@ Status CheckTrialRecord(const TrialRecord& t, const std::string& what);
 //    trial records search objectives (extra_json.objectives), where it is one
 //    of them and their abs_acc_diff is that largest difference.
 Status CheckTrialValues(const TrialRecord& t, const std::string& what);
+
+// The statuses a stored trial can have: a finished trial's (ok, diverged,
+// failed, incomplete) and a search's planned point (pending). OK if
+// `status` is one, else InvalidArgument "unknown trial status '...' (...)"
+// (queries filter on them: a misspelt one would silently match nothing).
+Status CheckTrialStatus(const std::string& status);
 
 // The metrics of one retraining recorded with an analysis (an attribution
 // run), under the same rules as a model's: test accuracy unknown or in

@@ -185,6 +185,80 @@ TEST_F(CliHardeningTest, SearchConfigWithDuplicateKeysOrDeepNestingIsRefused) {
   EXPECT_FALSE(fs::exists(Path("out")));
 }
 
+TEST_F(CliHardeningTest, StatusesAreTheStoresOwn) {
+  const std::string ds = MakeDataset();
+  const auto before = Files(ds);
+  ExpectRefused({"query", ds, "--status", "bogus"},
+                "unknown trial status 'bogus' (ok, diverged, failed, incomplete, pending)");
+  ExpectRefused({"query", ds, "--status", "ok", "--status", "OK", "--count"},
+                "unknown trial status 'OK'");
+  EXPECT_TRUE(Files(ds) == before) << "the dataset's files changed";
+  EXPECT_EQ(Run({"query", ds, "--status", "ok", "--count"}), 0) << Read("stderr");
+  EXPECT_EQ(Read("stdout"), "1\n");
+}
+
+TEST_F(CliHardeningTest, TrainingTheStoreWouldRefuseWritesNothing) {
+  const std::string ds = MakeDataset();
+  const auto before = Files(ds);
+  auto train = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = kTinyTrain;
+    argv.insert(argv.end(), {"--dataset", ds, "--out", Path("out")});
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  };
+  // The store's rule (lr > 0) refuses it before training: no weights, no
+  // metrics, no trial, and no sign of a training in the output.
+  ExpectRefused(train({"--lr", "0"}), "trial: lr 0 is not a finite number > 0");
+  EXPECT_EQ(Read("stdout"), "");
+  EXPECT_FALSE(fs::exists(Path("out")));
+  ExpectRefused(train({"--batch-size", "9007199254740993"}),
+                "trial: batch_size 9007199254740993 is above 2^53");
+  EXPECT_FALSE(fs::exists(Path("out")));
+  // A profile whose name the store cannot hold.
+  std::ifstream in(std::string(XWIRES_SOURCE_DIR) + "/trainers/profiles/torch.json");
+  std::stringstream torch;
+  torch << in.rdbuf();
+  std::string text = torch.str();
+  const size_t at = text.find("\"torch\"");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 7, "\"bad name/..\"");
+  ExpectRefused(train({"--profiles", "torch," + Write("bad.json", text)}),
+                "trial: model 'bad name/..': profile name must be 1-64 of [A-Za-z0-9_.-]");
+  EXPECT_FALSE(fs::exists(Path("out")));
+  EXPECT_TRUE(Files(ds) == before) << "the dataset's files changed";
+  ExpectFsckClean(ds);
+}
+
+TEST_F(CliHardeningTest, FiltersHaveLimits) {
+  const std::string ds = MakeDataset();
+  const auto before = Files(ds);
+  // 8,000 nested parentheses and 20,000 'not's crashed the parser (stack).
+  ExpectRefused({"query", ds, "--where", std::string(8000, '(') + "lr > 0" + std::string(8000, ')')},
+                "filter nested deeper than 64 levels at position");
+  std::string nots;
+  for (int i = 0; i < 20000; ++i) nots += "not ";
+  ExpectRefused({"query", ds, "--where", nots + "lr > 0"},
+                "filter nested deeper than 64 levels at position");
+  ExpectRefused({"query", ds, "--where", std::string(20000, '!') + "lr > 0"},
+                "filter nested deeper than 64 levels at position");
+  // 1,200 'or' terms reached SQLite's expression depth limit (exit 1).
+  std::string ors = "lr > 0";
+  for (int i = 1; i < 1200; ++i) ors += " or lr > 0";
+  ExpectRefused({"query", ds, "--where", ors}, "filter has more than 256 comparisons");
+  ExpectRefused({"stats", ds, "--where", ors}, "filter has more than 256 comparisons");
+  ExpectRefused({"query", ds, "--where", "diff > 0 and " + std::string(20000, ' ') + "lr > 0"},
+                "filter is 20013 bytes long, more than the limit of 16384");
+  // At the limits it still works.
+  std::string deep = std::string(63, '(') + "lr > 0" + std::string(63, ')');
+  std::string many = "lr > 0";
+  for (int i = 1; i < 256; ++i) many += " or lr > 0";
+  EXPECT_EQ(Run({"query", ds, "--count", "--where", deep}), 0) << Read("stderr");
+  EXPECT_EQ(Read("stdout"), "1\n");
+  EXPECT_EQ(Run({"query", ds, "--count", "--where", many}), 0) << Read("stderr");
+  EXPECT_EQ(Read("stdout"), "1\n");
+  EXPECT_TRUE(Files(ds) == before) << "the dataset's files changed";
+}
+
 // 4 subspaces (lr x epochs) of `per` trials; an mlp on 600 images.
 std::string SearchConfig(int per) {
   return R"({"arch": "mlp", "data": {"train_limit": 600, "test_limit": 100},

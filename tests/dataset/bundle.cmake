@@ -18,8 +18,9 @@ xwires_add_test(bundle_tests
 target_include_directories(bundle_tests PRIVATE ${PROJECT_SOURCE_DIR})
 add_dependencies(bundle_tests xwires)  # bundle_cli_test drives the CLI
 
-# libFuzzer smoke run (CI): builds tests/fuzz with clang and runs the manifest
-# and archive fuzzers for 15 s each. Longer runs: tests/fuzz/run.sh DIR 600.
+# libFuzzer smoke run (CI): builds tests/fuzz with clang and runs the manifest,
+# archive and filter-language fuzzers for 15 s each. Longer runs:
+# tests/fuzz/run.sh DIR 600.
 add_test(NAME bundle_fuzz_smoke
   COMMAND bash ${PROJECT_SOURCE_DIR}/tests/fuzz/run.sh ${CMAKE_CURRENT_BINARY_DIR}/fuzz 15)
 set_tests_properties(bundle_fuzz_smoke PROPERTIES TIMEOUT 900 LABELS fuzz)

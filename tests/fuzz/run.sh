@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds the bundle fuzzers with clang (tests/fuzz/CMakeLists.txt) into
-# BUILD_DIR and runs each for SECONDS on its seed corpus. Exits non-zero on a
-# crash, leak, sanitizer report or build failure. Used by ctest
+# Builds the fuzzers (bundle manifest and archive, query filter) with clang
+# (tests/fuzz/CMakeLists.txt) into BUILD_DIR and runs each for SECONDS on its
+# seed corpus. Exits non-zero on a crash, leak, sanitizer report or build failure. Used by ctest
 # (bundle_fuzz_smoke); for a longer local run pass a larger SECONDS.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -21,7 +21,7 @@ if ! { cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release \
   echo "run.sh: building the fuzzers failed" >&2
   exit 1
 fi
-for f in fuzz_manifest fuzz_archive; do
+for f in fuzz_manifest fuzz_archive fuzz_filter; do
   work="$build/corpus-$f"   # new inputs go here; the seeds stay untouched
   mkdir -p "$work"
   args=(-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1

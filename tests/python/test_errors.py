@@ -42,6 +42,23 @@ def test_bad_filter_raises_the_cli_message(unchanged, where):
             assert isinstance(e.value, (xwires.Error, ValueError))
 
 
+@pytest.mark.parametrize("where", [
+    "(" * 8000 + "lr > 0" + ")" * 8000,       # crashed the interpreter (stack)
+    "!" * 20000 + "lr > 0",
+    " or ".join(["lr > 0"] * 1200),           # was InputOutputError from SQLite
+    "lr > 0 and" + " " * 20000 + " diff > 0",
+])
+def test_oversized_filters_raise_invalid_argument_with_the_cli_message(unchanged, where):
+    want = cli_error("query", unchanged, "--where", where)
+    assert want.startswith("filter ")
+    with xwires.open(unchanged) as ds:
+        for call in (lambda: ds.query(where), lambda: ds.count(where),
+                     lambda: ds.stats(where=where)):
+            with pytest.raises(xwires.InvalidArgumentError) as e:
+                call()
+            assert str(e.value) == want
+
+
 def test_unknown_columns_and_near_fields_raise_the_cli_message(unchanged):
     with xwires.open(unchanged) as ds:
         cases = [
@@ -148,6 +165,7 @@ def test_bad_csv_import_leaves_the_dataset_intact(unchanged, tmp_path):
     (dict(profiles=["torch", "torchh"]), ["--profiles", "torch,torchh"]),
     (dict(profiles=["torch", "torch"]), ["--profiles", "torch,torch"]),
     (dict(lr=-1.0), ["--lr", "-1"]),
+    (dict(lr=0.0), ["--lr", "0"]),  # the store's rule, checked before training
     (dict(data="cifar10:/nonexistent"), ["--data", "cifar10:/nonexistent"]),
 ])
 def test_bad_training_input_raises_and_writes_nothing(tmp_path, unchanged, kwargs, flags):

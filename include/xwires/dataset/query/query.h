@@ -15,8 +15,12 @@
 // status, external_id (name), provenance. Keywords are case-insensitive.
 // Unknown values (NaN) never satisfy a comparison.
 //
+// Limits: at most 16384 bytes of text, 64 nested '(' / 'not' levels and 256
+// comparisons (SQLite's expression depth is 1000).
+//
 // Errors (InvalidArgument) name the unknown field or the 1-based character
-// position of the malformed token.
+// position of the malformed token, or the limit exceeded. Trial statuses
+// (`statuses`) must be ok, diverged, failed, incomplete or pending.
 #ifndef XWIRES_DATASET_QUERY_QUERY_H_
 #define XWIRES_DATASET_QUERY_QUERY_H_
 
