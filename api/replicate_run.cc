@@ -16,6 +16,7 @@
 
 #include "xwires/api/trial_setup.h"
 #include "xwires/core/parallel.h"
+#include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
 #include "xwires/trainers/replica.h"
 
