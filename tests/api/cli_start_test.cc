@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "analysis_test_util.h"
+#include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
 
 namespace xw {

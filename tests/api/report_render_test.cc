@@ -12,6 +12,7 @@
 
 #include "analysis_test_util.h"
 #include "chromium_util.h"
+#include "xwires/dataset/query/query.h"
 #include "xwires/api/attribute.h"
 #include "xwires/api/kde.h"
 #include "xwires/api/report.h"
