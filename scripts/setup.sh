@@ -17,12 +17,19 @@ PACKAGES=(
   pybind11-dev python3-dev python3-pytest  # the Python package (python/) and its tests
   python3-torch python3-torchvision  # xwires.Dataset.torch_model and its test
   chromium  # headless rendering check of `xwires report` (tests/api/report_test.cc)
-  nodejs npm  # TensorFlow.js for `xwires conformance` and tests/conformance (npm ci below)
   libpng-dev  # reads its screenshots (tests/api/report_test.cc)
 )
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+# Node.js and npm run TensorFlow.js for `xwires conformance` and
+# tests/conformance (npm ci below). Debian's packages only where no node/npm
+# is on PATH: a machine whose Node.js came from another nodejs package (which
+# bundles npm) cannot take Debian's npm beside it.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  PACKAGES+=(nodejs npm)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
