@@ -1,6 +1,9 @@
 // Stored replicas (replicas.h): their HDF5 files and rows, and the rows of
 // their statistics. The rules live in trial_rules.cc (CheckReplica).
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
+#include <signal.h>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -8,6 +11,7 @@
 #include "dataset_impl.h"
 #include "dir_lock.h"
 #include "model_file.h"
+#include "sha256.h"
 #include "sqlite_adapter.h"
 #include "trial_rules.h"
 #include "xwires/core/clock.h"
@@ -16,6 +20,24 @@
 
 namespace xw {
 namespace {
+
+// A writer killed inside WriteBundle leaves "<file>.tmp-<pid>-<n>". The
+// replica's file name is fixed, so its resumed run removes the leftovers of
+// writers that are gone (kill(pid, 0) fails with ESRCH), never a live one's.
+void RemoveDeadWritersTemps(const std::string& file) {
+  std::error_code ec;
+  namespace fs = std::filesystem;
+  const fs::path target(file);
+  const std::string prefix = target.filename().string() + ".tmp-";
+  for (const auto& e : fs::directory_iterator(target.parent_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      fs::remove(e.path(), ec);
+    }
+  }
+}
 
 namespace fs = std::filesystem;
 
@@ -100,10 +122,17 @@ Result<int64_t> StoreReplica(Dataset& ds, const ReplicaRecord& in) {
   // Shared lock from the file's creation to the commit (fsck --repair takes
   // it exclusively and would otherwise see the file as an orphan).
   XW_ASSIGN_OR_RETURN(DirLock lock, DirLock::Acquire(impl.dir, DirLock::Kind::kShared));
-  const std::string file = NewBundleName();
+  // The file's name is a function of the replica's identity, not random: a
+  // run killed between the file and its row leaves the file, and the resumed
+  // run writes the same replica to the same name (an atomic replace), so no
+  // orphan is left behind once the replica is stored.
+  const std::string key = Sha256Hex(std::to_string(in.trial_id) + "\n" + in.profile + "\n" +
+                                    in.family + "\n" + std::to_string(in.replica));
+  const std::string file = "h5/" + key.substr(0, 2) + "/replica-" + key.substr(0, 32) + ".h5";
   std::error_code ec;
   fs::create_directories(fs::path(impl.Abs(file)).parent_path(), ec);
   if (ec) return Status::IOError(impl.Abs(file) + ": cannot create directory: " + ec.message());
+  RemoveDeadWritersTemps(impl.Abs(file));
   BundleModel bm;
   bm.group = kGroup;
   bm.weights = &in.weights;
