@@ -1,12 +1,14 @@
 #include "h5_adapter.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -119,6 +121,21 @@ Handle& Handle::operator=(Handle&& o) noexcept {
 void Handle::Reset() {
   if (id_ >= 0 && closer_) closer_(id_);
   id_ = -1;
+}
+
+void RemoveDeadWritersTemps(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path target(path);
+  const std::string prefix = target.filename().string() + ".tmp-";
+  for (const auto& e : fs::directory_iterator(target.parent_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      fs::remove(e.path(), ec);
+    }
+  }
 }
 
 Status AtomicCreate(const std::string& path,

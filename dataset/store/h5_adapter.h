@@ -71,6 +71,12 @@ Handle VarStringType();
 Result<std::vector<std::string>> ReadStringList(hid_t attr,
                                                 const std::string& what);
 
+// Removes the temp files "<path>.tmp-<pid>-<n>" that AtomicCreate left
+// for `path` in writers that are gone (kill(pid, 0) fails with ESRCH),
+// never a live writer's. For files whose name is a function of their
+// content's identity, which a resumed writer creates again.
+void RemoveDeadWritersTemps(const std::string& path);
+
 // Creates `path` atomically: `fill` writes into a new file at a unique temp
 // name beside `path`; the file is flushed, closed, fsync'ed and renamed, and
 // the directory fsync'ed. On any failure the temp file is removed and `path`

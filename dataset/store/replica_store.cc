@@ -1,15 +1,13 @@
 // Stored replicas (replicas.h): their HDF5 files and rows, and the rows of
 // their statistics. The rules live in trial_rules.cc (CheckReplica).
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
-#include <signal.h>
 #include <filesystem>
 #include <map>
 #include <optional>
 
 #include "dataset_impl.h"
 #include "dir_lock.h"
+#include "h5_adapter.h"
 #include "model_file.h"
 #include "sha256.h"
 #include "sqlite_adapter.h"
@@ -20,24 +18,6 @@
 
 namespace xw {
 namespace {
-
-// A writer killed inside WriteBundle leaves "<file>.tmp-<pid>-<n>". The
-// replica's file name is fixed, so its resumed run removes the leftovers of
-// writers that are gone (kill(pid, 0) fails with ESRCH), never a live one's.
-void RemoveDeadWritersTemps(const std::string& file) {
-  std::error_code ec;
-  namespace fs = std::filesystem;
-  const fs::path target(file);
-  const std::string prefix = target.filename().string() + ".tmp-";
-  for (const auto& e : fs::directory_iterator(target.parent_path(), ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-      fs::remove(e.path(), ec);
-    }
-  }
-}
 
 namespace fs = std::filesystem;
 
@@ -132,7 +112,7 @@ Result<int64_t> StoreReplica(Dataset& ds, const ReplicaRecord& in) {
   std::error_code ec;
   fs::create_directories(fs::path(impl.Abs(file)).parent_path(), ec);
   if (ec) return Status::IOError(impl.Abs(file) + ": cannot create directory: " + ec.message());
-  RemoveDeadWritersTemps(impl.Abs(file));
+  h5::RemoveDeadWritersTemps(impl.Abs(file));
   BundleModel bm;
   bm.group = kGroup;
   bm.weights = &in.weights;
