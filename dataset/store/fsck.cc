@@ -8,6 +8,7 @@
 #include "dataset_impl.h"
 #include "dataset_internal.h"
 #include "dir_lock.h"
+#include "fsck_search_points.h"
 #include "model_file.h"
 #include "near_schema.h"
 #include "sqlite_adapter.h"
@@ -249,19 +250,34 @@ Status CheckReplicaValues(const Dataset& ds, FsckReport& r) {
   return Status::OK();
 }
 
-Status Quarantine(const Dataset::Impl& impl, const std::string& rel) {
-  fs::path dest = fs::path(impl.dir) / "lost+found" / fs::path(rel).filename();
+// Moves `rel` to lost+found/ under its name (".1", ".2", ... appended when
+// that name is taken: nothing there is ever replaced); returns where.
+Result<std::string> Quarantine(const Dataset::Impl& impl,
+                               const std::string& rel) {
+  const std::string name = fs::path(rel).filename().string();
+  fs::path dest = fs::path(impl.dir) / "lost+found" / name;
   std::error_code ec;
   fs::create_directories(dest.parent_path(), ec);
+  for (int n = 1; fs::exists(dest, ec); ++n)
+    dest = dest.parent_path() / (name + "." + std::to_string(n));
   fs::rename(impl.Abs(rel), dest, ec);
   if (ec)
     return Status::IOError(impl.Abs(rel) +
                            ": cannot move to lost+found: " + ec.message());
-  return Status::OK();
+  return fs::relative(dest, impl.dir).string();
 }
 
-Status Repair(Dataset::Impl& impl, const std::set<int64_t>& bad_trials,
+Status Repair(Dataset::Impl& impl, const FsckOptions& opt,
+              const std::set<int64_t>& bad_trials,
               const std::set<std::string>& damaged, FsckReport& r) {
+  for (const FsckIssue& i : r.issues) {
+    // The rows of a corrupt database cannot say which files are orphans or
+    // which trials are whole: change nothing.
+    if (i.kind == "sqlite-integrity") return Status::OK();
+  }
+  int orphans = 0;
+  for (const FsckIssue& i : r.issues) orphans += i.kind == "orphan-file";
+  const bool move_orphans = opt.force || orphans <= kMaxAccountedOrphans;
   XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
     SQLite::Transaction tx(*impl.db, SQLite::TransactionBehavior::IMMEDIATE);
     SQLite::Statement del(*impl.db, "DELETE FROM trials WHERE id = ?");
@@ -284,18 +300,75 @@ Status Repair(Dataset::Impl& impl, const std::set<int64_t>& bad_trials,
       std::error_code ec;
       fs::remove(impl.Abs(i.path), ec);
       i.repaired = !ec;
+    } else if (i.kind == "orphan-file" && !move_orphans) {
+      i.detail += " (not moved: " + std::to_string(orphans) +
+                  " orphan files are more than crashed writers leave; "
+                  "`fsck --repair --force` moves them to lost+found/)";
     } else if (i.kind == "orphan-file") {
-      i.repaired = Quarantine(impl, i.path).ok();
+      auto moved = Quarantine(impl, i.path);
+      i.repaired = moved.ok();
+      i.detail += moved.ok() ? "; moved to " + *moved
+                             : "; " + moved.status().message();
     } else if (i.kind == "missing-file" || i.kind == "missing-group" ||
                i.kind == "weights-mismatch") {
       i.repaired = true;
     }
   }
   for (const std::string& rel : damaged) {
-    Status s = Quarantine(impl, rel);
+    auto moved = Quarantine(impl, rel);
     for (FsckIssue& i : r.issues) {
-      if (i.kind == "damaged-file" && i.path == rel) i.repaired = s.ok();
+      if (i.kind != "damaged-file" || i.path != rel) continue;
+      i.repaired = moved.ok();
+      i.detail += moved.ok() ? "; moved to " + *moved
+                             : "; " + moved.status().message();
     }
+  }
+  return Status::OK();
+}
+
+// One pass of every check over an open dataset.
+Status CheckAll(Dataset& ds, const FsckOptions& opt, FsckReport& r,
+                std::set<int64_t>& bad_trials, std::set<std::string>& damaged) {
+  Dataset::Impl& impl = ds.impl();
+  std::set<std::string> referenced;
+  XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
+    r.trials = impl.db->execAndGet("SELECT count(*) FROM trials").getInt64();
+    r.models = impl.db->execAndGet("SELECT count(*) FROM models").getInt64();
+    CheckSql(*impl.db, r);
+    CheckNearIndex(*impl.db, r);
+    CheckSearchPoints(*impl.db, r);
+    CheckFiles(impl, opt, r, bad_trials, damaged, referenced);
+    CheckReplicaFiles(impl, r, referenced);
+    return Status::OK();
+  }));
+  FindOrphans(impl, referenced, r);
+  XW_RETURN_IF_ERROR(CheckValues(ds, opt, r));
+  return CheckReplicaValues(ds, r);
+}
+
+// A repair is trusted only as far as a second check agrees: an issue it
+// still finds is unrepaired, and one it finds anew is added.
+Status Recheck(Dataset& ds, const FsckOptions& opt, FsckReport& r) {
+  FsckReport again;
+  std::set<int64_t> bad_trials;
+  std::set<std::string> damaged;
+  XW_RETURN_IF_ERROR(CheckAll(ds, opt, again, bad_trials, damaged));
+  auto same = [](const FsckIssue& a, const FsckIssue& b) {
+    return a.kind == b.kind && a.path == b.path && a.trial_id == b.trial_id;
+  };
+  for (FsckIssue& i : r.issues) {
+    if (!i.repaired) continue;
+    for (const FsckIssue& j : again.issues) {
+      if (!same(i, j)) continue;
+      i.repaired = false;
+      i.detail += " (still found after the repair)";
+      break;
+    }
+  }
+  for (const FsckIssue& j : again.issues) {
+    bool known = false;
+    for (const FsckIssue& i : r.issues) known = known || same(i, j);
+    if (!known) r.issues.push_back(j);
   }
   return Status::OK();
 }
@@ -315,20 +388,11 @@ Result<FsckReport> Fsck(const std::string& dir, const FsckOptions& opt) {
   }
   FsckReport r;
   std::set<int64_t> bad_trials;
-  std::set<std::string> damaged, referenced;
-  XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
-    r.trials = impl.db->execAndGet("SELECT count(*) FROM trials").getInt64();
-    r.models = impl.db->execAndGet("SELECT count(*) FROM models").getInt64();
-    CheckSql(*impl.db, r);
-    CheckNearIndex(*impl.db, r);
-    CheckFiles(impl, opt, r, bad_trials, damaged, referenced);
-    CheckReplicaFiles(impl, r, referenced);
-    return Status::OK();
-  }));
-  FindOrphans(impl, referenced, r);
-  XW_RETURN_IF_ERROR(CheckValues(*ds, opt, r));
-  XW_RETURN_IF_ERROR(CheckReplicaValues(*ds, r));
-  if (opt.repair) XW_RETURN_IF_ERROR(Repair(impl, bad_trials, damaged, r));
+  std::set<std::string> damaged;
+  XW_RETURN_IF_ERROR(CheckAll(*ds, opt, r, bad_trials, damaged));
+  if (!opt.repair) return r;
+  XW_RETURN_IF_ERROR(Repair(impl, opt, bad_trials, damaged, r));
+  XW_RETURN_IF_ERROR(Recheck(*ds, opt, r));
   return r;
 }
 

@@ -2,6 +2,7 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <map>
 #include <vector>
 
 #include "near_schema.h"
@@ -261,6 +262,80 @@ Status Migrate(SQLite::Database& db, const std::string& what) {
       ins.exec();
     }
     tx.commit();
+    return Status::OK();
+  });
+}
+
+Status QuickCheck(SQLite::Database& db, const std::string& what) {
+  return sql::Guarded(what, [&]() -> Status {
+    SQLite::Statement st(db, "PRAGMA quick_check(5)");
+    std::string found;
+    while (st.executeStep()) {
+      std::string msg = st.getColumn(0).getString();
+      if (msg == "ok") continue;
+      found += (found.empty() ? "" : "; ") + msg;
+    }
+    if (found.empty()) return Status::OK();
+    return Status::Corruption(what + ": database is corrupt (quick_check: " +
+                              found +
+                              "); nothing was written; run `xwires fsck` and "
+                              "restore xwires.db from a copy");
+  });
+}
+
+namespace {
+
+// name -> "type: columns" of every table, index and trigger of `db` (user
+// objects only), as the reference and the stored schema are compared.
+std::map<std::string, std::string> SchemaShape(SQLite::Database& db) {
+  std::map<std::string, std::string> out;
+  SQLite::Statement st(db,
+                       "SELECT type, name FROM sqlite_master WHERE name NOT "
+                       "LIKE 'sqlite_%' ORDER BY name");
+  while (st.executeStep()) {
+    const std::string type = st.getColumn(0).getString();
+    const std::string name = st.getColumn(1).getString();
+    std::string shape = type;
+    if (type == "table" || type == "index") {
+      SQLite::Statement cols(
+          db, std::string("SELECT name FROM pragma_") +
+                  (type == "table" ? "table_info" : "index_info") + "(?)");
+      cols.bind(1, name);
+      shape += ":";
+      while (cols.executeStep()) shape += " " + sql::GetText(cols.getColumn(0));
+    }
+    out[name] = shape;
+  }
+  return out;
+}
+
+}  // namespace
+
+Status CheckTables(SQLite::Database& db, const std::string& what) {
+  static const std::map<std::string, std::string>* reference = [] {
+    SQLite::Database mem(":memory:", SQLite::OPEN_READWRITE);
+    Status s = Migrate(mem, ":memory:");
+    auto* m = new std::map<std::string, std::string>();
+    if (s.ok()) *m = SchemaShape(mem);
+    return m;
+  }();
+  return sql::Guarded(what, [&]() -> Status {
+    const std::map<std::string, std::string> stored = SchemaShape(db);
+    for (const auto& [name, shape] : *reference) {
+      auto it = stored.find(name);
+      if (it == stored.end()) {
+        return Status::Corruption(what + ": the stored schema is corrupt: " +
+                                  shape.substr(0, shape.find(':')) + " " +
+                                  name + " is missing");
+      }
+      if (it->second != shape) {
+        return Status::Corruption(what + ": the stored schema is corrupt: " +
+                                  name + " is '" + it->second +
+                                  "', schema version " +
+                                  std::to_string(kDatasetSchemaVersion) +
+                                  " has '" + shape + "'");
+      }
+    }
     return Status::OK();
   });
 }
