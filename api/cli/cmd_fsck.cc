@@ -34,6 +34,13 @@ void RunFsck(const FsckArgs& a) {
       a.dataset.c_str(), static_cast<long long>(r.trials),
       static_cast<long long>(r.models), static_cast<long long>(r.files),
       r.issues.size(), static_cast<long long>(open));
+  for (const FsckIssue& i : r.issues) {
+    if (i.kind != "sqlite-integrity") continue;
+    Check(Status::Corruption(a.dataset +
+                             ": xwires.db fails SQLite's integrity_check; "
+                             "restore it from a copy (--repair changes "
+                             "nothing in a corrupt database)"));
+  }
   if (open > 0) {
     Check(Status::Corruption(
         a.dataset + ": " + std::to_string(open) + " problem(s) found" +

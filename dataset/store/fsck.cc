@@ -36,13 +36,25 @@ struct ModelRef {
   std::string sha;
 };
 
-void CheckSql(SQLite::Database& db, FsckReport& r) {
-  SQLite::Statement ic(db, "PRAGMA integrity_check(20)");
-  while (ic.executeStep()) {
-    std::string msg = ic.getColumn(0).getString();
-    if (msg != "ok")
+// SQLite's integrity_check; true if it passes.
+bool CheckIntegrity(SQLite::Database& db, FsckReport& r) {
+  bool ok = true;
+  try {
+    SQLite::Statement ic(db, "PRAGMA integrity_check(20)");
+    while (ic.executeStep()) {
+      std::string msg = ic.getColumn(0).getString();
+      if (msg == "ok") continue;
+      ok = false;
       r.issues.push_back({"sqlite-integrity", "xwires.db", 0, msg});
+    }
+  } catch (const SQLite::Exception& e) {  // a page it cannot even walk
+    r.issues.push_back({"sqlite-integrity", "xwires.db", 0, e.what()});
+    ok = false;
   }
+  return ok;
+}
+
+void CheckSql(SQLite::Database& db, FsckReport& r) {
   SQLite::Statement fk(db, "PRAGMA foreign_key_check");
   while (fk.executeStep()) {
     r.issues.push_back({"foreign-key", "xwires.db", 0,
@@ -331,6 +343,9 @@ Status CheckAll(Dataset& ds, const FsckOptions& opt, FsckReport& r,
                 std::set<int64_t>& bad_trials, std::set<std::string>& damaged) {
   Dataset::Impl& impl = ds.impl();
   std::set<std::string> referenced;
+  // Rows that fail integrity_check cannot be trusted to name files, values
+  // or points: nothing else is checked then.
+  if (!CheckIntegrity(*impl.db, r)) return Status::OK();
   XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
     r.trials = impl.db->execAndGet("SELECT count(*) FROM trials").getInt64();
     r.models = impl.db->execAndGet("SELECT count(*) FROM models").getInt64();

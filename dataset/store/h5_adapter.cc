@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <vector>
 
+#include "h5_image.h"
+
 namespace xw::h5 {
 
 namespace {
@@ -206,7 +208,8 @@ Status AtomicCreate(const std::string& path,
     const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
     if (size <= 0) return Fail(path + ": cannot get the file image");
     image.resize(static_cast<size_t>(size));
-    if (H5Fget_file_image(file.get(), image.data(), image.size()) != size)
+    if (H5Fget_file_image(file.get(), image.data(), image.size()) != size ||
+        !SealImageSuperblock(image))
       return Fail(path + ": cannot get the file image");
     if (H5Fclose(file.Release()) < 0) return Fail(path + ": close failed");
   }

@@ -70,6 +70,9 @@ Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path,
     db = std::make_unique<SQLite::Database>(name, flags, kBusyTimeoutMs);
     if (read_only) {
       db->exec("PRAGMA query_only = ON");
+      // The first read opens the WAL index: its failure (a full disk, an
+      // I/O error) is reported here with the system's cause.
+      db->execAndGet("SELECT count(*) FROM sqlite_master");
       return Status::OK();
     }
     // journal_mode is persistent in the file; switching needs a write, so
@@ -83,7 +86,14 @@ Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path,
     db->exec("PRAGMA cache_size = -524288");
     return Status::OK();
   });
-  if (!s.ok()) return s;
+  if (!s.ok()) {
+    // SQLite says "disk I/O error" for a -shm it cannot grow: add errno's
+    // cause (ENOSPC, EIO, EROFS).
+    const int sys = db ? sqlite3_system_errno(db->getHandle()) : 0;
+    if (sys > 0 && s.message().find(std::strerror(sys)) == std::string::npos)
+      return Status(s.code(), s.message() + " (" + std::strerror(sys) + ")");
+    return s;
+  }
   return db;
 }
 
