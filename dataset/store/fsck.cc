@@ -8,6 +8,7 @@
 #include "dataset_impl.h"
 #include "dataset_internal.h"
 #include "dir_lock.h"
+#include "fsck_replicas.h"
 #include "model_file.h"
 #include "near_schema.h"
 #include "sqlite_adapter.h"
@@ -179,76 +180,6 @@ Status CheckValues(const Dataset& ds, const FsckOptions& opt, FsckReport& r) {
   return Status::OK();
 }
 
-// Replica files count as referenced; one that is missing or unreadable is
-// reported ("replica-file", never repaired: the row stays for the user).
-void CheckReplicaFiles(const Dataset::Impl& impl, FsckReport& r,
-                       std::set<std::string>& referenced) {
-  SQLite::Statement st(*impl.db,
-                       "SELECT trial_id, id, h5_file, h5_group FROM replicas ORDER BY id");
-  while (st.executeStep()) {
-    const std::string rel = st.getColumn(2).getString();
-    referenced.insert(rel);
-    auto p = ReadBundlePredictions(impl.Abs(rel), st.getColumn(3).getString());
-    if (p.ok()) continue;
-    r.issues.push_back({"replica-file", rel, st.getColumn(0).getInt64(),
-                        "replica " + std::to_string(st.getColumn(1).getInt64()) + ": " +
-                            p.status().message()});
-  }
-}
-
-// Every stored replica under the store's rules (CheckReplica), and every
-// stored verdict against the one its replicas give now ("invalid-verdict").
-Status CheckReplicaValues(const Dataset& ds, FsckReport& r) {
-  XW_ASSIGN_OR_RETURN(std::vector<ReplicaStatsRecord> all, LoadReplicaStats(ds));
-  std::set<int64_t> trials;
-  for (const ReplicaStatsRecord& s : all) trials.insert(s.trial_id);
-  XW_RETURN_IF_ERROR(sql::Guarded(ds.impl().DbPath(), [&]() -> Status {
-    SQLite::Statement st(*ds.impl().db, "SELECT DISTINCT trial_id FROM replicas");
-    while (st.executeStep()) trials.insert(st.getColumn(0).getInt64());
-    return Status::OK();
-  }));
-  for (int64_t trial : trials) {
-    auto reps = LoadReplicas(ds, trial, "", /*with_data=*/true);
-    if (!reps.ok()) continue;  // unreadable files are CheckReplicaFiles' finding
-    for (const ReplicaRecord& x : *reps) {
-      Status s = CheckReplica(x, "trial " + std::to_string(trial) + " replica " +
-                                     std::to_string(x.replica) + " of '" + x.profile + "' (" +
-                                     x.family + ")");
-      if (!s.ok()) r.issues.push_back({"invalid-replica", "xwires.db", trial, s.message()});
-    }
-    for (const ReplicaStatsRecord& s : all) {
-      if (s.trial_id != trial) continue;
-      std::vector<ReplicaRecord> a, b;
-      for (const ReplicaRecord& x : *reps) {
-        if (x.family != s.family) continue;
-        if (x.profile == s.profile_a && x.replica < s.k_a) a.push_back(x);
-        if (x.profile == s.profile_b && x.replica < s.k_b) b.push_back(x);
-      }
-      const std::string what = "trial " + std::to_string(trial) + " " + s.profile_a + " vs " +
-                               s.profile_b + " (" + s.family + ")";
-      if (static_cast<int64_t>(a.size()) != s.k_a || static_cast<int64_t>(b.size()) != s.k_b) {
-        r.issues.push_back({"invalid-verdict", "xwires.db", trial,
-                            what + ": the statistics count " + std::to_string(s.k_a) + " + " +
-                                std::to_string(s.k_b) + " replicas; " +
-                                std::to_string(a.size()) + " + " + std::to_string(b.size()) +
-                                " are stored"});
-        continue;
-      }
-      auto again = ReplicaPairStatistics(a, b, s.test_labels, s.num_classes);
-      if (!again.ok()) {
-        r.issues.push_back({"invalid-verdict", "xwires.db", trial,
-                            what + ": " + again.status().message()});
-      } else if (again->verdict != s.stats.verdict) {
-        r.issues.push_back({"invalid-verdict", "xwires.db", trial,
-                            what + ": the stored verdict is " +
-                                stats::VerdictName(s.stats.verdict) + ", its replicas give " +
-                                stats::VerdictName(again->verdict)});
-      }
-    }
-  }
-  return Status::OK();
-}
-
 Status Quarantine(const Dataset::Impl& impl, const std::string& rel) {
   fs::path dest = fs::path(impl.dir) / "lost+found" / fs::path(rel).filename();
   std::error_code ec;
@@ -316,19 +247,23 @@ Result<FsckReport> Fsck(const std::string& dir, const FsckOptions& opt) {
   FsckReport r;
   std::set<int64_t> bad_trials;
   std::set<std::string> damaged, referenced;
+  std::set<int64_t> bad_replicas;
   XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
     r.trials = impl.db->execAndGet("SELECT count(*) FROM trials").getInt64();
     r.models = impl.db->execAndGet("SELECT count(*) FROM models").getInt64();
     CheckSql(*impl.db, r);
     CheckNearIndex(*impl.db, r);
     CheckFiles(impl, opt, r, bad_trials, damaged, referenced);
-    CheckReplicaFiles(impl, r, referenced);
+    internal::CheckReplicaFiles(impl, r, referenced, bad_replicas);
     return Status::OK();
   }));
   FindOrphans(impl, referenced, r);
   XW_RETURN_IF_ERROR(CheckValues(*ds, opt, r));
-  XW_RETURN_IF_ERROR(CheckReplicaValues(*ds, r));
-  if (opt.repair) XW_RETURN_IF_ERROR(Repair(impl, bad_trials, damaged, r));
+  XW_RETURN_IF_ERROR(internal::CheckReplicaValues(*ds, r));
+  if (opt.repair) {
+    XW_RETURN_IF_ERROR(Repair(impl, bad_trials, damaged, r));
+    XW_RETURN_IF_ERROR(internal::RepairReplicas(*ds, bad_replicas, r));
+  }
   return r;
 }
 

@@ -116,7 +116,10 @@ class Dataset:
 
         Returns:
             DataFrame with columns id, arch, name, status, the hyperparameters,
-            acc_<profile> per profile and diff.
+            acc_<profile> per profile, diff, and the significance columns
+            verdict, p_value, diff_lcb and noise_sd of the trial's latest
+            replica statistics (None / NaN for trials without replicas;
+            docs/significance.md).
         """
         sort = _checks.as_str_list("sort", sort)
         limit = _checks.as_int("limit", limit, minimum=0, allow_none=True, none_as=-1)
@@ -140,8 +143,8 @@ class Dataset:
         The filter arguments are those of :meth:`query`.
 
         Returns:
-            DataFrame: a distance column, then :meth:`query`'s columns,
-            nearest first.
+            DataFrame: a distance column, then :meth:`query`'s columns
+            (significance columns included), nearest first.
         """
         k = _checks.as_int("k", k, minimum=0, maximum=_checks.INT32_MAX)
         text = _near_text(target, values)
@@ -170,7 +173,8 @@ class Dataset:
 
         Returns:
             DataFrame with columns arch, rank, id, name, lr, adam_eps,
-            batch_size, epochs, acc_<p> per profile and diff.
+            batch_size, epochs, acc_<p> per profile, diff, verdict, p_value,
+            diff_lcb and noise_sd (as in :meth:`query`).
         """
         k = _checks.as_int("k", k, minimum=0, maximum=_checks.INT32_MAX)
         bottom = _checks.as_bool("bottom", bottom)

@@ -176,6 +176,36 @@ TEST(ReplicateTest, KilledRunResumesToTheSameReplicasAndVerdicts) {
   EXPECT_EQ(ReadBack(a).stats, x.stats);
 }
 
+// mpirun as root needs --allow-run-as-root (CI runs as root), as the
+// search's MPI test does.
+TEST(ReplicateTest, MpiRanksShareTheReplicasAndRankZeroStoresThem) {
+  const std::string a = MakeDataset("mpi");
+  const std::string b = fs::path(a).parent_path().string() + "/copy";
+  fs::copy(a, b, fs::copy_options::recursive);
+  const std::string args = " 1,2 --replicas 4 --threads 2";
+  const CliRun alone = Xwires("replicate " + a + args + " --jobs 2");
+  ASSERT_EQ(alone.code, 0) << alone.out;
+  const CliRun mpi = Sh("mpirun -n 2 --oversubscribe --allow-run-as-root " + Bin() +
+                        " replicate " + b + args + " --jobs 1");
+  ASSERT_EQ(mpi.code, 0) << mpi.out;
+  EXPECT_NE(mpi.out.find("16 replicas trained, 0 already stored"), std::string::npos) << mpi.out;
+  // Both ranks trained some of them (rank 0 stored every one).
+  EXPECT_NE(mpi.out.find("(rank 0)"), std::string::npos) << mpi.out;
+  EXPECT_NE(mpi.out.find("(rank 1)"), std::string::npos) << mpi.out;
+  const Stored x = ReadBack(a), y = ReadBack(b);
+  EXPECT_EQ(x.replicas.size(), 16u);
+  EXPECT_EQ(x.replicas, y.replicas);
+  EXPECT_EQ(x.stats, y.stats);
+  EXPECT_EQ(Xwires("fsck " + b).code, 0);
+  // Bad input under MPI: rank 0's error, exit code 2, nothing written.
+  const auto before = Snapshot(b);
+  const CliRun bad = Sh("mpirun -n 2 --oversubscribe --allow-run-as-root " + Bin() +
+                        " replicate " + b + " 99 --threads 2");
+  EXPECT_NE(bad.code, 0) << bad.out;
+  EXPECT_NE(bad.out.find("trial 99 is not in"), std::string::npos) << bad.out;
+  EXPECT_EQ(Snapshot(b), before);
+}
+
 TEST(ReplicateTest, EpsPlacementAtEpsHalfIsSignificant) {
   // torch against a copy whose only change is Adam's eps placement (Keras'
   // eps-hat): a systematic effect, not noise.

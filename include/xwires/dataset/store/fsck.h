@@ -10,8 +10,9 @@
 //
 // Repair (under the dataset's exclusive lock, so no writer is mid-commit):
 // deletes trials whose models point at missing/damaged data (one
-// transaction), removes temp files, and moves orphan and damaged bundles to
-// DIR/lost+found/. SQLite integrity errors are reported, never "repaired".
+// transaction), removes temp files, moves orphan and damaged bundles to
+// DIR/lost+found/, deletes replica rows without their data and recomputes
+// replica statistics from the replicas. SQLite integrity errors are reported, never "repaired".
 #ifndef XWIRES_DATASET_STORE_FSCK_H_
 #define XWIRES_DATASET_STORE_FSCK_H_
 
@@ -35,11 +36,14 @@ struct FsckIssue {
   // "temp-file", "invalid-value", "invalid-analysis" (a stored result that
   // breaks CheckAnalysis; like invalid-value, never repaired), "near-index"
   // (the --near index disagrees with the trials; repair rebuilds it),
-  // "replica-file" (a replica's HDF5 file missing or unreadable),
-  // "invalid-replica" (a stored replica that breaks CheckReplica) and
-  // "invalid-verdict" (a stored verdict that its replicas do not give, or
-  // statistics over replicas that are not stored); these three are never
-  // repaired
+  // "replica-file" (a replica's HDF5 file missing or unreadable; repair
+  // deletes the row, so that `xwires replicate` trains it again),
+  // "invalid-replica" (a stored replica that breaks CheckReplica; never
+  // repaired) and "invalid-verdict" (stored statistics, verdict or any
+  // number, that their replicas do not give, or statistics over replicas
+  // that are not stored; repair recomputes them from the replicas, or
+  // deletes them when their replicas are gone). A replica file no row
+  // points at is an "orphan-file" like any other.
   std::string kind;
   std::string path;      // file relative to the dataset ("" for SQL issues)
   int64_t trial_id = 0;  // 0 if not about a trial
