@@ -124,9 +124,13 @@ class Pool {
         family_(family),
         family_name_(family_name),
         keep_weights_(keep_weights),
-        should_stop_(should_stop) {
-    for (int w = 0; w < workers; ++w) {
-      threads_.emplace_back([this, threads_each] { Work(threads_each); });
+        should_stop_(should_stop),
+        workers_(workers),
+        threads_each_(threads_each) {}
+  // Starts the worker threads (jobs taken before, with Take, are not theirs).
+  void Start() {
+    for (int w = 0; w < workers_; ++w) {
+      threads_.emplace_back([this] { Work(threads_each_); });
     }
   }
   ~Pool() {
@@ -175,6 +179,7 @@ class Pool {
   std::string family_name_;
   bool keep_weights_;
   std::function<bool()> should_stop_;
+  int workers_, threads_each_;
   std::atomic<size_t> next_{0};
   std::atomic<bool> stop_{false};
   std::mutex mu_;
@@ -439,41 +444,55 @@ Result<ReplicateSummary> RunReplicate(const ReplicateRequest& r) {
     // back once; the other ranks are told to stop when none is left.
     size_t handled = 0;
     int remote = c != nullptr ? c->size() - 1 : 0;
+    std::set<int> asked;  // ranks whose first request was answered
+    auto on_message = [&](int source, int tag, const std::string& bytes) {
+      if (tag == replicate_wire::kWantTag) {
+        std::optional<size_t> k;
+        if (failed.ok() && !pool.stopped()) k = pool.Take();
+        c->Send(source, replicate_wire::kJobTag, std::to_string(k ? int64_t(*k) : -1));
+        if (!k) --remote;
+        asked.insert(source);
+        return;
+      }
+      if (tag != replicate_wire::kResultTag) return;
+      ++handled;
+      auto jr = replicate_wire::DecodeResult(bytes);
+      if (jr.ok() && (jr->job < 0 || jr->job >= static_cast<int64_t>(jobs.size()))) {
+        jr = Status::Corruption("rank " + std::to_string(source) + " returned job " +
+                                std::to_string(jr->job) + " of " + std::to_string(jobs.size()));
+      }
+      if (!jr.ok()) {
+        if (failed.ok()) failed = jr.status();
+        pool.Stop();
+        return;
+      }
+      Done d;
+      d.job = jobs[static_cast<size_t>(jr->job)];
+      d.wall_s = jr->wall_s;
+      d.rank = source;
+      d.result = jr->status.ok() ? Result<ReplicaRecord>(std::move(jr->record))
+                                 : Result<ReplicaRecord>(jr->status);
+      store(d);
+    };
+    int source = 0, tag = 0;
+    std::string bytes;
+    // Every other rank's first request is answered before the local workers
+    // start, so that each rank gets work while there is some (the ranks load
+    // their trials after rank 0 did).
+    for (const int others = remote; static_cast<int>(asked.size()) < others;) {
+      if (c->TryRecv(&source, &tag, &bytes)) {
+        on_message(source, tag, bytes);
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+    }
+    pool.Start();
     while (handled < jobs.size() || remote > 0) {
       if (auto done = pool.Next(std::chrono::milliseconds(c != nullptr ? 5 : 200))) {
         ++handled;
         store(*done);
       }
-      int source = 0, tag = 0;
-      std::string bytes;
-      while (c != nullptr && c->TryRecv(&source, &tag, &bytes)) {
-        if (tag == replicate_wire::kWantTag) {
-          std::optional<size_t> k;
-          if (failed.ok() && !pool.stopped()) k = pool.Take();
-          c->Send(source, replicate_wire::kJobTag, std::to_string(k ? int64_t(*k) : -1));
-          if (!k) --remote;
-        } else if (tag == replicate_wire::kResultTag) {
-          ++handled;
-          auto jr = replicate_wire::DecodeResult(bytes);
-          if (jr.ok() && (jr->job < 0 || jr->job >= static_cast<int64_t>(jobs.size()))) {
-            jr = Status::Corruption("rank " + std::to_string(source) + " returned job " +
-                                    std::to_string(jr->job) + " of " +
-                                    std::to_string(jobs.size()));
-          }
-          if (!jr.ok()) {
-            if (failed.ok()) failed = jr.status();
-            pool.Stop();
-            continue;
-          }
-          Done d;
-          d.job = jobs[static_cast<size_t>(jr->job)];
-          d.wall_s = jr->wall_s;
-          d.rank = source;
-          d.result = jr->status.ok() ? Result<ReplicaRecord>(std::move(jr->record))
-                                     : Result<ReplicaRecord>(jr->status);
-          store(d);
-        }
-      }
+      while (c != nullptr && c->TryRecv(&source, &tag, &bytes)) on_message(source, tag, bytes);
     }
   }
   if (!failed.ok()) return failed;

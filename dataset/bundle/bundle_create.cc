@@ -228,10 +228,12 @@ Result<BundleCreateResult> CreateBundle(const Dataset& ds,
   m.trial_count = trials.size();
   XW_RETURN_IF_ERROR(ListFile(staging.path(), kBundleTrialsName, &m));
   XW_RETURN_IF_ERROR(ListFile(staging.path(), kBundleAnalysesName, &m));
-  XW_RETURN_IF_ERROR(ListFile(staging.path(), kBundleReplicasName, &m));
   for (const std::string& name : weight_names) {
     XW_RETURN_IF_ERROR(ListFile(staging.path(), name, &m));
   }
+  // Format 3's files after those of format 2, so that a bundle reads in the
+  // same order as before.
+  XW_RETURN_IF_ERROR(ListFile(staging.path(), kBundleReplicasName, &m));
   for (const std::string& name : replica_names) {
     XW_RETURN_IF_ERROR(ListFile(staging.path(), name, &m));
   }

@@ -60,7 +60,8 @@ class BundleAttackTest : public ::testing::Test {
     const std::string honest = (root_ / "honest.tar.zst").string();
     ASSERT_TRUE(CreateBundle(**a, std::nullopt, {1, 2}, honest).ok());
     entries_ = testutil::ReadArchiveEntries(honest);
-    ASSERT_EQ(entries_.size(), 7u);  // manifest, trials, analyses, 4 weights
+    // manifest, trials, analyses, 4 weights, replicas.json
+    ASSERT_EQ(entries_.size(), 8u);
     ASSERT_TRUE((*OpenB(OpenMode::kCreate))->AddTrial(SmallTrial(5)).ok());
     // Hashed closed: SQLite then has checkpointed and removed -wal/-shm, which
     // readers touch.

@@ -4,6 +4,7 @@
 // was tampered with, a replica row pointing at a missing file and statistics
 // that their replicas do not give are refused with the dataset unchanged;
 // fsck finds and repairs statistics that their replicas do not give.
+#include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -195,7 +196,9 @@ class ReplicaBundleTest : public ::testing::Test {
     const std::string dir = (root_ / ("B" + std::to_string(++n_))).string();
     auto b = Open(fs::path(dir).filename().string());
     ASSERT_TRUE(b->AddTrial(MakeTrial(9)).ok());
+    b.reset();
     const std::string before = testutil::HashTree(dir);
+    b = Open(fs::path(dir).filename().string());
     auto v = VerifyBundle(bundle, BundleCheckers{});
     ASSERT_FALSE(v.ok());
     EXPECT_NE(v.status().message().find(message), std::string::npos) << v.status().ToString();
@@ -231,13 +234,14 @@ TEST_F(ReplicaBundleTest, ReplicasTravelInBundlesAndComeBackEqual) {
 
   auto b = Open("B");
   ASSERT_TRUE(b->AddTrial(MakeTrial(9)).ok());
+  ASSERT_TRUE(b->AddTrial(MakeTrial(10)).ok());
   auto r = ImportBundle(*b, bundle_, BundleCheckers{});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->added, 1);
   EXPECT_EQ(r->replicas_added, 2 * kK);
   EXPECT_EQ(r->replica_stats_added, 1);
   ASSERT_EQ(r->trial_ids.size(), 1u);
-  EXPECT_NE(r->trial_ids[0], trial_);  // remapped: B already had trial 1
+  EXPECT_EQ(r->trial_ids[0], 3);  // remapped: B already had trials 1 and 2
   const std::string want = Describe(*a_, trial_);
   EXPECT_NE(want.find("torch-tf ulp 44"), std::string::npos) << want;
   EXPECT_EQ(Describe(*b, r->trial_ids[0]), want);
@@ -394,11 +398,11 @@ TEST_F(ReplicaBundleTest, FsckRecomputesStatisticsTheirReplicasDoNotGive) {
   const std::string want = Describe(*a_, trial_);
   a_.reset();
   // A p-value edited by hand: the verdict may stay, the number does not.
-  ASSERT_EQ(testutil::Run("sqlite3 " + dir +
-                          "/xwires.db \"UPDATE replica_stats SET stats_json = "
-                          "json_set(stats_json, '$.permutation_p', 0.5)\"")
-                .exit_code,
-            0);
+  {
+    SQLite::Database db(dir + "/xwires.db", SQLite::OPEN_READWRITE);
+    db.exec("UPDATE replica_stats SET stats_json = "
+            "json_set(stats_json, '$.permutation_p', 0.5)");
+  }
   auto f = Fsck(dir, {});
   ASSERT_TRUE(f.ok());
   ASSERT_EQ(f->issues.size(), 1u);
