@@ -92,8 +92,9 @@ void RunVerify(const VerifyArgs& a) {
   if (a.replay > 0) {
     const auto replicas = std::count_if(r.replays.begin(), r.replays.end(),
                                         [](const ReplayOutcome& x) { return !x.replica.empty(); });
-    std::printf("replay: %zu models re-trained (%lld of them replicas), %d failed\n",
-                r.replays.size(), static_cast<long long>(replicas), failed);
+    std::printf("replay: %zu models re-trained, %d failed", r.replays.size(), failed);
+    if (replicas > 0) std::printf(" (%lld of them replicas)", static_cast<long long>(replicas));
+    std::printf("\n");
   }
   if (failed > 0) {
     Check(Status::Corruption(

@@ -176,6 +176,42 @@ TEST(ReplicateTest, KilledRunResumesToTheSameReplicasAndVerdicts) {
   EXPECT_EQ(ReadBack(a).stats, x.stats);
 }
 
+// Trained replicas travel: a bundle replays them bit for bit (torch and tf
+// are exact-order profiles), and a merge carries them (fsck clean after).
+TEST(ReplicateTest, ReplicasReplayFromABundleAndMergeIntoAnotherDataset) {
+  const std::string ds = MakeDataset("travel");
+  const std::string root = fs::path(ds).parent_path().string();
+  ASSERT_EQ(Xwires("replicate " + ds + " 1 --replicas 4 --threads 1 --quiet").code, 0);
+  ASSERT_EQ(Xwires("bundle create " + ds + " --trials 1,2 -o " + root + "/b.tar.zst").code, 0);
+  const CliRun v = Xwires("bundle verify " + root +
+                          "/b.tar.zst --replay 2 --replay-replicas -1 --threads 1");
+  ASSERT_EQ(v.code, 0) << v.out;
+  // 2 + 2 models, and the 3 + 3 replicas r >= 1 of trial 1.
+  size_t passed = 0;
+  for (size_t at = v.out.find("bitwise check passed"); at != std::string::npos;
+       at = v.out.find("bitwise check passed", at + 1)) {
+    ++passed;
+  }
+  EXPECT_EQ(passed, 10u) << v.out;
+  EXPECT_NE(v.out.find("8 replicas, 1 replica statistics"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("replay: 10 models re-trained, 0 failed (6 of them replicas)"),
+            std::string::npos)
+      << v.out;
+  const std::string m = root + "/merged";
+  ASSERT_EQ(Xwires("train " + std::string(kTiny) + " --profiles torch --dataset " + m).code, 0);
+  const CliRun merged = Xwires("merge " + m + " " + ds);
+  ASSERT_EQ(merged.code, 0) << merged.out;
+  EXPECT_NE(merged.out.find("replicas: added 8, skipped 0 already present; statistics: added 1"),
+            std::string::npos)
+      << merged.out;
+  const CliRun fsck = Xwires("fsck " + m);
+  EXPECT_EQ(fsck.code, 0) << fsck.out;
+  auto st = LoadReplicaStats(**Dataset::Open(m, OpenMode::kReadOnly));
+  ASSERT_TRUE(st.ok());
+  ASSERT_EQ(st->size(), 1u);
+  EXPECT_EQ(st->front().trial_id, 2);  // trial 1 of ds is trial 2 here
+}
+
 // mpirun as root needs --allow-run-as-root (CI runs as root), as the
 // search's MPI test does.
 TEST(ReplicateTest, MpiRanksShareTheReplicasAndRankZeroStoresThem) {
