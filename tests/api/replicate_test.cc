@@ -246,8 +246,8 @@ TEST(ReplicateTest, MpiRanksShareTheReplicasAndRankZeroStoresThem) {
 // stream, so its initial weights differ; every knob equal) is rarely called
 // significant with `seed` replicas. The lean version of
 // bench/replicate_calibration.sh (40 trials, K = 5; measured shares for seed
-// and ulp in docs/significance.md): 6 trials of the injected-effect test's
-// size (the models learn: no replica collapses), K = 4. It fails when the
+// and ulp in docs/significance.md): 4 trials of the injected-effect test's
+// size (the models learn), K = 4. It fails when the
 // replicas do not measure the noise: replicas that repeat one another would
 // call nearly every pair significant (the copies differ, with no spread), as
 // `ulp` replicas of such short runs do (docs/significance.md). torch is an
@@ -265,7 +265,7 @@ TEST(ReplicateTest, SeedReplicasRarelyCallACopyOfAProfileSignificant) {
     text.replace(at, key.size() + 7, key + "\"torch_aa\"");
   }
   std::ofstream(dir + "/torch_aa.json") << text;
-  const int kTrials = 6;
+  const int kTrials = 4;
   for (int i = 1; i <= kTrials; ++i) {
     ASSERT_EQ(Xwires("train --arch mlp --width 0.25 --epochs 3 --batch-size 32 --train-limit "
                      "1000 --test-limit 1000 --threads 2 --quiet --lr 0.1 --adam-eps 0.5 --seed " +
@@ -286,8 +286,8 @@ TEST(ReplicateTest, SeedReplicasRarelyCallACopyOfAProfileSignificant) {
     significant += x.stats.verdict == stats::Verdict::kSignificant;
     within_noise += x.stats.verdict == stats::Verdict::kWithinNoise;
   }
-  EXPECT_LE(significant, 1) << r.out;             // share <= 1/6 (nominal 0.05)
-  EXPECT_GE(within_noise, kTrials - 2) << r.out;  // the models learned: not vacuous
+  EXPECT_LE(significant, 1) << r.out;   // (nominal share 0.05)
+  EXPECT_GE(within_noise, 2) << r.out;  // the models learned: not vacuous
 }
 
 TEST(ReplicateTest, EpsPlacementAtEpsHalfIsSignificant) {
