@@ -14,6 +14,7 @@
 #include <thread>
 #include <utility>
 
+#include "replicate_pool.h"
 #include "replicate_wire.h"
 #include "xwires/api/trial_setup.h"
 #include "xwires/hpo/search_driver.h"
@@ -32,6 +33,11 @@ double Since(Clock::time_point t) {
 }
 
 std::string TrialName(int64_t id) { return "trial " + std::to_string(id); }
+
+using replicate_pool::Done;
+using replicate_pool::Job;
+using replicate_pool::Pool;
+using replicate_pool::TrainJob;
 
 // The selected trial ids, in order, from a read-only handle.
 Result<std::vector<int64_t>> SelectTrials(const Dataset& ds, const ReplicateRequest& r) {
@@ -76,139 +82,6 @@ Result<std::vector<int64_t>> SelectTrials(const Dataset& ds, const ReplicateRequ
   return ids;
 }
 
-// One replica to train (trial: index into the loaded setups).
-using Job = replicate_wire::Job;
-
-ReplicaRecord ToRecord(const TrialSetup& s, size_t model, const std::string& family,
-                       ReplicaResult& r, bool keep_weights);
-
-struct Done {
-  Job job;
-  Result<ReplicaRecord> result = Status::Internal("not run");
-  double wall_s = 0;
-  int rank = 0;  // the MPI rank that trained it
-};
-
-// Trains job `j` with `threads` threads; `stop` is polled inside training.
-Done TrainJob(const std::vector<TrialSetup>& setups, const Job& j, PerturbFamily family,
-              const std::string& family_name, bool keep_weights, int threads,
-              std::function<bool()> stop) {
-  Done d;
-  d.job = j;
-  const TrialSetup& s = setups[j.trial];
-  TrainOptions o = s.options;
-  o.threads = threads;
-  if (!s.init_weights.empty()) o.init_weights = &s.init_weights;
-  o.should_stop = std::move(stop);
-  const auto start = Clock::now();
-  auto r = TrainReplica(s.profiles[j.model], s.data, o, j.replica, family);
-  d.wall_s = Since(start);
-  if (!r.ok()) {
-    d.result = r.status();
-  } else {
-    d.result = ToRecord(s, j.model, family_name, *r, keep_weights);
-  }
-  return d;
-}
-
-// Worker threads pulling jobs in order; results come back in completion
-// order to the calling thread, which alone touches the dataset. Under MPI,
-// rank 0 hands jobs to the other ranks from the same counter (Take).
-class Pool {
- public:
-  Pool(const std::vector<TrialSetup>& setups, const std::vector<Job>& jobs, PerturbFamily family,
-       const std::string& family_name, bool keep_weights, int workers, int threads_each,
-       const std::function<bool()>& should_stop)
-      : setups_(setups),
-        jobs_(jobs),
-        family_(family),
-        family_name_(family_name),
-        keep_weights_(keep_weights),
-        should_stop_(should_stop),
-        workers_(workers),
-        threads_each_(threads_each) {}
-  // Starts the worker threads (jobs taken before, with Take, are not theirs).
-  void Start() {
-    for (int w = 0; w < workers_; ++w) {
-      threads_.emplace_back([this] { Work(threads_each_); });
-    }
-  }
-  ~Pool() {
-    stop_ = true;
-    for (std::thread& t : threads_) t.join();
-  }
-  // The next finished job, or nullopt when none finished within `wait`.
-  std::optional<Done> Next(std::chrono::milliseconds wait) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, wait, [&] { return !done_.empty(); });
-    if (done_.empty()) return std::nullopt;
-    Done d = std::move(done_.front());
-    done_.pop_front();
-    return d;
-  }
-  // The next job index nobody has taken (nullopt once all are taken).
-  std::optional<size_t> Take() {
-    const size_t k = next_.fetch_add(1);
-    if (k >= jobs_.size()) return std::nullopt;
-    return k;
-  }
-  void Stop() { stop_ = true; }
-  bool stopped() const { return stop_; }
-
- private:
-  void Work(int threads) {
-    while (auto k = Take()) {
-      Done d;
-      if (stop_ || (should_stop_ && should_stop_())) {
-        stop_ = true;
-        d.job = jobs_[*k];
-        d.result = Status::Cancelled("replication was stopped");
-      } else {
-        d = TrainJob(setups_, jobs_[*k], family_, family_name_, keep_weights_, threads,
-                     [this] { return stop_.load(); });
-      }
-      std::lock_guard<std::mutex> lock(mu_);
-      done_.push_back(std::move(d));
-      cv_.notify_all();
-    }
-  }
-
-  const std::vector<TrialSetup>& setups_;
-  const std::vector<Job>& jobs_;
-  PerturbFamily family_;
-  std::string family_name_;
-  bool keep_weights_;
-  std::function<bool()> should_stop_;
-  int workers_, threads_each_;
-  std::atomic<size_t> next_{0};
-  std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Done> done_;
-  std::vector<std::thread> threads_;
-};
-
-ReplicaRecord ToRecord(const TrialSetup& s, size_t model, const std::string& family,
-                       ReplicaResult& r, bool keep_weights) {
-  ReplicaRecord rec;
-  rec.trial_id = s.trial.id;
-  rec.profile = s.trial.models[model].profile;
-  rec.family = family;
-  rec.replica = r.perturbation.replica;
-  rec.params_json = r.perturbation.ParamsJson();
-  ModelRecord& m = r.train.record;
-  rec.status = m.status == "ok" ? "ok" : "diverged";
-  rec.test_acc = m.test_acc;
-  rec.test_loss = m.test_loss;
-  rec.first_nonfinite_step = r.train.diverged_step;
-  rec.curves = m.curves;
-  rec.predictions = std::move(r.train.test_predictions);
-  rec.weights_sha256 = m.weights_sha256;
-  if (keep_weights) rec.weights = std::move(m.weights);
-  rec.wall_time_s = m.wall_time_s;
-  rec.fingerprint_json = m.fingerprint_json;
-  return rec;
-}
 
 std::vector<uint8_t> Labels(const TrialSetup& s) {
   std::vector<uint8_t> out;
