@@ -9,6 +9,7 @@
 #include "dataset_internal.h"
 #include "dir_lock.h"
 #include "fsck_search_points.h"
+#include "fsck_replicas.h"
 #include "model_file.h"
 #include "near_schema.h"
 #include "sqlite_adapter.h"
@@ -192,76 +193,6 @@ Status CheckValues(const Dataset& ds, const FsckOptions& opt, FsckReport& r) {
   return Status::OK();
 }
 
-// Replica files count as referenced; one that is missing or unreadable is
-// reported ("replica-file", never repaired: the row stays for the user).
-void CheckReplicaFiles(const Dataset::Impl& impl, FsckReport& r,
-                       std::set<std::string>& referenced) {
-  SQLite::Statement st(*impl.db,
-                       "SELECT trial_id, id, h5_file, h5_group FROM replicas ORDER BY id");
-  while (st.executeStep()) {
-    const std::string rel = st.getColumn(2).getString();
-    referenced.insert(rel);
-    auto p = ReadBundlePredictions(impl.Abs(rel), st.getColumn(3).getString());
-    if (p.ok()) continue;
-    r.issues.push_back({"replica-file", rel, st.getColumn(0).getInt64(),
-                        "replica " + std::to_string(st.getColumn(1).getInt64()) + ": " +
-                            p.status().message()});
-  }
-}
-
-// Every stored replica under the store's rules (CheckReplica), and every
-// stored verdict against the one its replicas give now ("invalid-verdict").
-Status CheckReplicaValues(const Dataset& ds, FsckReport& r) {
-  XW_ASSIGN_OR_RETURN(std::vector<ReplicaStatsRecord> all, LoadReplicaStats(ds));
-  std::set<int64_t> trials;
-  for (const ReplicaStatsRecord& s : all) trials.insert(s.trial_id);
-  XW_RETURN_IF_ERROR(sql::Guarded(ds.impl().DbPath(), [&]() -> Status {
-    SQLite::Statement st(*ds.impl().db, "SELECT DISTINCT trial_id FROM replicas");
-    while (st.executeStep()) trials.insert(st.getColumn(0).getInt64());
-    return Status::OK();
-  }));
-  for (int64_t trial : trials) {
-    auto reps = LoadReplicas(ds, trial, "", /*with_data=*/true);
-    if (!reps.ok()) continue;  // unreadable files are CheckReplicaFiles' finding
-    for (const ReplicaRecord& x : *reps) {
-      Status s = CheckReplica(x, "trial " + std::to_string(trial) + " replica " +
-                                     std::to_string(x.replica) + " of '" + x.profile + "' (" +
-                                     x.family + ")");
-      if (!s.ok()) r.issues.push_back({"invalid-replica", "xwires.db", trial, s.message()});
-    }
-    for (const ReplicaStatsRecord& s : all) {
-      if (s.trial_id != trial) continue;
-      std::vector<ReplicaRecord> a, b;
-      for (const ReplicaRecord& x : *reps) {
-        if (x.family != s.family) continue;
-        if (x.profile == s.profile_a && x.replica < s.k_a) a.push_back(x);
-        if (x.profile == s.profile_b && x.replica < s.k_b) b.push_back(x);
-      }
-      const std::string what = "trial " + std::to_string(trial) + " " + s.profile_a + " vs " +
-                               s.profile_b + " (" + s.family + ")";
-      if (static_cast<int64_t>(a.size()) != s.k_a || static_cast<int64_t>(b.size()) != s.k_b) {
-        r.issues.push_back({"invalid-verdict", "xwires.db", trial,
-                            what + ": the statistics count " + std::to_string(s.k_a) + " + " +
-                                std::to_string(s.k_b) + " replicas; " +
-                                std::to_string(a.size()) + " + " + std::to_string(b.size()) +
-                                " are stored"});
-        continue;
-      }
-      auto again = ReplicaPairStatistics(a, b, s.test_labels, s.num_classes);
-      if (!again.ok()) {
-        r.issues.push_back({"invalid-verdict", "xwires.db", trial,
-                            what + ": " + again.status().message()});
-      } else if (again->verdict != s.stats.verdict) {
-        r.issues.push_back({"invalid-verdict", "xwires.db", trial,
-                            what + ": the stored verdict is " +
-                                stats::VerdictName(s.stats.verdict) + ", its replicas give " +
-                                stats::VerdictName(again->verdict)});
-      }
-    }
-  }
-  return Status::OK();
-}
-
 // Moves `rel` to lost+found/ under its name (".1", ".2", ... appended when
 // that name is taken: nothing there is ever replaced); returns where.
 Result<std::string> Quarantine(const Dataset::Impl& impl,
@@ -340,7 +271,8 @@ Status Repair(Dataset::Impl& impl, const FsckOptions& opt,
 
 // One pass of every check over an open dataset.
 Status CheckAll(Dataset& ds, const FsckOptions& opt, FsckReport& r,
-                std::set<int64_t>& bad_trials, std::set<std::string>& damaged) {
+                std::set<int64_t>& bad_trials, std::set<std::string>& damaged,
+                std::set<int64_t>& bad_replicas) {
   Dataset::Impl& impl = ds.impl();
   std::set<std::string> referenced;
   // Rows that fail integrity_check cannot be trusted to name files, values
@@ -353,12 +285,12 @@ Status CheckAll(Dataset& ds, const FsckOptions& opt, FsckReport& r,
     CheckNearIndex(*impl.db, r);
     CheckSearchPoints(*impl.db, r);
     CheckFiles(impl, opt, r, bad_trials, damaged, referenced);
-    CheckReplicaFiles(impl, r, referenced);
+    internal::CheckReplicaFiles(impl, r, referenced, bad_replicas);
     return Status::OK();
   }));
   FindOrphans(impl, referenced, r);
   XW_RETURN_IF_ERROR(CheckValues(ds, opt, r));
-  return CheckReplicaValues(ds, r);
+  return internal::CheckReplicaValues(ds, r);
 }
 
 // A repair is trusted only as far as a second check agrees: an issue it
@@ -367,7 +299,8 @@ Status Recheck(Dataset& ds, const FsckOptions& opt, FsckReport& r) {
   FsckReport again;
   std::set<int64_t> bad_trials;
   std::set<std::string> damaged;
-  XW_RETURN_IF_ERROR(CheckAll(ds, opt, again, bad_trials, damaged));
+  std::set<int64_t> bad_replicas;
+  XW_RETURN_IF_ERROR(CheckAll(ds, opt, again, bad_trials, damaged, bad_replicas));
   auto same = [](const FsckIssue& a, const FsckIssue& b) {
     return a.kind == b.kind && a.path == b.path && a.trial_id == b.trial_id;
   };
@@ -404,9 +337,11 @@ Result<FsckReport> Fsck(const std::string& dir, const FsckOptions& opt) {
   FsckReport r;
   std::set<int64_t> bad_trials;
   std::set<std::string> damaged;
-  XW_RETURN_IF_ERROR(CheckAll(*ds, opt, r, bad_trials, damaged));
+  std::set<int64_t> bad_replicas;
+  XW_RETURN_IF_ERROR(CheckAll(*ds, opt, r, bad_trials, damaged, bad_replicas));
   if (!opt.repair) return r;
   XW_RETURN_IF_ERROR(Repair(impl, opt, bad_trials, damaged, r));
+  XW_RETURN_IF_ERROR(internal::RepairReplicas(*ds, bad_replicas, r));
   XW_RETURN_IF_ERROR(Recheck(*ds, opt, r));
   return r;
 }
