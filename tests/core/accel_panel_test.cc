@@ -1,0 +1,142 @@
+// The vectorized tensor-core GEMM (src/accel/accel_gemm.h) against its
+// scalar definition, AccelDot per output, bit for bit on every SIMD target:
+// random operands over a wide exponent range (cancellation, alignment
+// losses), every block size and alignment, split-K with each partial
+// format, widths that leave a narrow last panel, and the lanes the vector
+// steps hand back to the scalar code (Inf, NaN, fp32-subnormal and
+// overflowing results).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "conv_test_util.h"
+#include "src/accel/accel_gemm.h"
+#include "xwires/core/accel_numerics.h"
+#include "xwires/core/rng.h"
+
+namespace xw {
+namespace {
+
+// Values m * 2^e with m uniform in [-1, 1) and e in [-lo, hi], rounded.
+std::vector<float> Operands(int64_t size, uint64_t seed, int spread, OperandRounding r) {
+  std::vector<float> v(static_cast<size_t>(size));
+  Philox rng(seed, StreamId("accel-panel-test"));
+  for (int64_t i = 0; i < size; ++i) {
+    const float m = static_cast<float>(rng.U32(2 * i) % 2001) / 1000.0f - 1.0f;
+    const int e = static_cast<int>(rng.U32(2 * i + 1) % (2 * spread + 1)) - spread;
+    v[i] = RoundOperand(std::ldexp(m, e), r);
+  }
+  return v;
+}
+
+std::vector<uint32_t> Bits(const std::vector<float>& v) {
+  std::vector<uint32_t> b;
+  for (float f : v) b.push_back(std::bit_cast<uint32_t>(f));
+  return b;
+}
+
+// C by the scalar definition: AccelDot of row i and column j.
+std::vector<float> Scalar(const std::vector<float>& a, const std::vector<float>& b, int64_t m,
+                          int64_t n, int64_t k, const AccelSpec& s, const TensorCoreSpec& tc) {
+  std::vector<float> c(static_cast<size_t>(m * n)), col(static_cast<size_t>(k));
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t t = 0; t < k; ++t) col[t] = b[t * n + j];
+    for (int64_t i = 0; i < m; ++i) {
+      c[i * n + j] = AccelDot(a.data() + i * k, col.data(), k, s, tc, ReduceSpec{});
+    }
+  }
+  return c;
+}
+
+std::vector<float> Fast(const std::vector<float>& a, const std::vector<float>& b, int64_t m,
+                        int64_t n, int64_t k, const AccelSpec& s, const TensorCoreSpec& tc) {
+  std::vector<float> c(static_cast<size_t>(m * n), -1.0f);
+  accel::AccelGemm(a.data(), k, b.data(), n, c.data(), n, m, n, k, s, tc, ReduceSpec{}, true);
+  return c;
+}
+
+struct Shape3 {
+  int64_t m, n, k;
+};
+
+TEST(AccelPanel, SameBitsAsScalarDefinitionOnEveryTarget) {
+  const Shape3 shapes[] = {{3, 16, 37}, {9, 21, 64}, {1, 5, 300}, {17, 40, 9}};
+  const TensorCoreSpec tcs[] = {{4, 1}, {8, 1}, {8, 2}, {16, 2}, {32, 0}, {4, 8}};
+  for (const Shape3& sh : shapes) {
+    for (const TensorCoreSpec& tc : tcs) {
+      for (int spread : {2, 40}) {
+        SCOPED_TRACE(testing::Message() << sh.m << "x" << sh.n << "x" << sh.k << " block "
+                                        << tc.block << " align " << tc.align_bits << " spread "
+                                        << spread);
+        const OperandRounding r = spread == 2 ? OperandRounding::kBf16Rne : OperandRounding::kNone;
+        const auto a = Operands(sh.m * sh.k, 1 + sh.k, spread, r);
+        const auto b = Operands(sh.k * sh.n, 2 + sh.n, spread, r);
+        AccelSpec s;
+        s.accumulation = Accumulation::kTensorCore;
+        const auto want = Bits(Scalar(a, b, sh.m, sh.n, sh.k, s, tc));
+        convtest::ForEachTarget(
+            [&](const std::string&) { EXPECT_EQ(Bits(Fast(a, b, sh.m, sh.n, sh.k, s, tc)), want); });
+      }
+    }
+  }
+}
+
+TEST(AccelPanel, SplitKPartialFormats) {
+  const auto a = Operands(5 * 70, 3, 6, OperandRounding::kTf32Rna);
+  const auto b = Operands(70 * 19, 4, 6, OperandRounding::kTf32Rna);
+  for (StorageFormat f : {StorageFormat::kFp32, StorageFormat::kBf16, StorageFormat::kFp16}) {
+    for (int parts : {2, 3, 70, 200}) {
+      AccelSpec s;
+      s.accumulation = Accumulation::kTensorCore;
+      s.split_k = parts;
+      s.partial = f;
+      const TensorCoreSpec tc{8, 1};
+      EXPECT_EQ(Bits(Fast(a, b, 5, 19, 70, s, tc)), Bits(Scalar(a, b, 5, 19, 70, s, tc)))
+          << StorageFormatName(f) << " parts " << parts;
+      s.accumulation = Accumulation::kOrdered;
+      EXPECT_EQ(Bits(Fast(a, b, 5, 19, 70, s, tc)), Bits(Scalar(a, b, 5, 19, 70, s, tc)))
+          << "ordered " << StorageFormatName(f) << " parts " << parts;
+    }
+  }
+}
+
+TEST(AccelPanel, SpecialValuesFallBackToTheScalarDefinition) {
+  const int64_t m = 4, n = 18, k = 24;
+  auto a = Operands(m * k, 5, 3, OperandRounding::kNone);
+  auto b = Operands(k * n, 6, 3, OperandRounding::kNone);
+  const float inf = std::numeric_limits<float>::infinity();
+  a[0 * k + 3] = inf;                                   // row 0: Inf products
+  a[1 * k + 5] = std::numeric_limits<float>::quiet_NaN();  // row 1: NaN
+  for (int64_t t = 0; t < k; ++t) {                     // row 2: tiny, fp32-subnormal sums
+    a[2 * k + t] = std::ldexp(a[2 * k + t], -70);
+    b[t * n + 17] = std::ldexp(b[t * n + 17], -70);
+  }
+  for (int64_t t = 0; t < k; ++t) a[3 * k + t] = FLT_MAX;  // row 3: past FLT_MAX
+  b[0 * n + 1] = inf;
+  b[2 * n + 1] = -inf;  // Inf - Inf in column 1
+  AccelSpec s;
+  s.accumulation = Accumulation::kTensorCore;
+  const TensorCoreSpec tc{8, 1};
+  const auto want = Bits(Scalar(a, b, m, n, k, s, tc));
+  convtest::ForEachTarget(
+      [&](const std::string&) { EXPECT_EQ(Bits(Fast(a, b, m, n, k, s, tc)), want); });
+  // The checks above must reach the special cases: an Inf, a NaN, an fp32
+  // subnormal and FLT_MAX are among the outputs.
+  const auto c = Scalar(a, b, m, n, k, s, tc);
+  bool has_inf = false, has_nan = false, has_sub = false, has_max = false;
+  for (float v : c) {
+    has_inf |= std::isinf(v);
+    has_nan |= std::isnan(v);
+    has_sub |= v != 0 && std::fabs(v) < FLT_MIN;
+    has_max |= std::fabs(v) == FLT_MAX;
+  }
+  EXPECT_TRUE(has_inf && has_nan && has_sub && has_max)
+      << has_inf << has_nan << has_sub << has_max;
+}
+
+}  // namespace
+}  // namespace xw
