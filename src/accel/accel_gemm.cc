@@ -3,6 +3,8 @@
 #include "src/accel/accel_gemm.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <vector>
 
 #include "xwires/core/parallel.h"
@@ -28,6 +30,15 @@ float ScalarTensorCoreDot(const float* a, const float* col, int64_t k, const Ten
   }
   return acc;
 }
+
+}  // namespace
+
+bool F32PanelSpec(const TensorCoreSpec& tc) {
+  return tc.block >= 1 && tc.block <= 64 && tc.align_bits >= 0 && tc.align_bits <= 8 &&
+         int64_t{tc.block + 1} << (24 + tc.align_bits) <= (int64_t{1} << 31) - 128;
+}
+
+namespace {
 
 // Runs body(task) for task < tasks, on ParallelFor or on this thread.
 template <typename F>
@@ -59,6 +70,8 @@ void TensorCoreGemm(const float* a, int64_t lda, const float* b, int64_t ldb, fl
   // every row of the task goes through it.
   const int64_t chunk = tc.block * std::max(1, 256 / tc.block);
   const int64_t row_tasks = (m + kRowsPerTask - 1) / kRowsPerTask;
+  const bool f32 = F32PanelSpec(tc) && F32PanelOperands(a, m, k, lda) &&
+                   F32PanelOperands(b, k, n, ldb);
   ForTasks(panels * row_tasks, parallel, [&](int64_t task) {
     const int64_t p = task / row_tasks, i0 = (task % row_tasks) * kRowsPerTask;
     const int64_t rows = std::min(kRowsPerTask, m - i0), j0 = p * kPanel;
@@ -66,16 +79,23 @@ void TensorCoreGemm(const float* a, int64_t lda, const float* b, int64_t ldb, fl
     const float* bp = p < full ? b + j0 : tail.data();
     const int64_t ldbp = p < full ? ldb : kPanel;
     double acc[kRowsPerTask * kPanel] = {};
+    float acc32[kRowsPerTask * kPanel] = {};
     bool bad[kRowsPerTask] = {};
     for (int64_t t0 = 0; t0 < k; t0 += chunk) {
-      TensorCorePanel(a + i0 * lda + t0, lda, bp + t0 * ldbp, ldbp, rows, std::min(chunk, k - t0),
-                      tc, acc, bad);
+      const int64_t kk = std::min(chunk, k - t0);
+      if (f32) {
+        TensorCorePanelF32(a + i0 * lda + t0, lda, bp + t0 * ldbp, ldbp, rows, kk, tc, acc32, bad);
+      } else {
+        TensorCorePanel(a + i0 * lda + t0, lda, bp + t0 * ldbp, ldbp, rows, kk, tc, acc, bad);
+      }
     }
     std::vector<float> col;
     for (int64_t r = 0; r < rows; ++r) {
       float* cr = c + (i0 + r) * ldc + j0;
       if (!bad[r]) {
-        for (int64_t j = 0; j < width; ++j) cr[j] = static_cast<float>(acc[r * kPanel + j]);
+        for (int64_t j = 0; j < width; ++j) {
+          cr[j] = f32 ? acc32[r * kPanel + j] : static_cast<float>(acc[r * kPanel + j]);
+        }
         continue;
       }
       col.resize(static_cast<size_t>(k));

@@ -9,15 +9,16 @@
 // Operands are used as given: the callers round them while they pack
 // (RoundOperands on the packed rows, or on the image im2col reads).
 //
-// Tensor-core accumulation runs on TensorCorePanel (accel_tiles.cc,
-// Highway, dispatched per CPU): 16 outputs of one row of C per panel, each
-// a lane of doubles; per block FMA the exact products, the largest
-// magnitude's exponent, truncation onto the block's grid by an exact power
-// of two and std::trunc, an exact integer sum and truncation of the low 29
-// bits of the double (round toward zero to fp32). Every step is exact in
-// IEEE double, so the lane width cannot change a bit. A lane that meets a
-// value outside what those exact steps cover (Inf/NaN, a result in fp32's
-// subnormal range) is recomputed by the scalar definition.
+// Tensor-core accumulation runs on panels (accel_tiles.cc, Highway,
+// dispatched per CPU): 16 outputs of one row of C per panel, one lane each;
+// per block FMA the exact products, the largest magnitude's exponent,
+// truncation onto the block's grid by an exact power of two, an exact
+// integer sum and rounding toward zero to fp32. Every step is exact, so the
+// lane width cannot change a bit. TensorCorePanelF32 runs on float lanes
+// with int32 sums when F32PanelApplies (reduced operands of moderate range,
+// the usual case); TensorCorePanel on double lanes otherwise. A lane that
+// meets a value outside what those exact steps cover (Inf/NaN, a result in
+// fp32's subnormal range) is recomputed by the scalar definition.
 // Ordered accumulation (used with split-K) runs xw::Dot per output.
 //
 // Thread-safety: pure functions of their arguments; `parallel` runs tiles
@@ -50,6 +51,15 @@ void AccelGemm(const float* a, int64_t lda, const float* b, int64_t ldb, float* 
 // b must have kPanel readable floats per term.
 void TensorCorePanel(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows,
                      int64_t kk, const TensorCoreSpec& tc, double* acc, bool* bad);
+
+// The float panel's conditions: the block's integer sum stays below
+// 2^31 - 2^7, i.e. (block + 1) * 2^(24 + align_bits) does; and every
+// operand is zero or has at most 12 significant bits (TF32, bf16, fp16
+// values; products exact in fp32) and a magnitude in [2^-40, 2^40).
+bool F32PanelSpec(const TensorCoreSpec& tc);
+bool F32PanelOperands(const float* x, int64_t rows, int64_t cols, int64_t ld);
+void TensorCorePanelF32(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows,
+                        int64_t kk, const TensorCoreSpec& tc, float* acc, bool* bad);
 
 }  // namespace accel
 }  // namespace xw

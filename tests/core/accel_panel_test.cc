@@ -26,7 +26,9 @@ std::vector<float> Operands(int64_t size, uint64_t seed, int spread, OperandRoun
   std::vector<float> v(static_cast<size_t>(size));
   Philox rng(seed, StreamId("accel-panel-test"));
   for (int64_t i = 0; i < size; ++i) {
-    const float m = static_cast<float>(rng.U32(2 * i) % 2001) / 1000.0f - 1.0f;
+    // With spread 20, a third are zeros (whole zero blocks leave c alone).
+    const uint32_t u = rng.U32(2 * i);
+    const float m = spread == 20 && u % 3 == 0 ? 0.0f : static_cast<float>(u % 2001) / 1000.0f - 1.0f;
     const int e = static_cast<int>(rng.U32(2 * i + 1) % (2 * spread + 1)) - spread;
     v[i] = RoundOperand(std::ldexp(m, e), r);
   }
@@ -68,11 +70,14 @@ TEST(AccelPanel, SameBitsAsScalarDefinitionOnEveryTarget) {
   const TensorCoreSpec tcs[] = {{4, 1}, {8, 1}, {8, 2}, {16, 2}, {32, 0}, {4, 8}};
   for (const Shape3& sh : shapes) {
     for (const TensorCoreSpec& tc : tcs) {
-      for (int spread : {2, 40}) {
+      for (int spread : {2, 20, 40}) {
         SCOPED_TRACE(testing::Message() << sh.m << "x" << sh.n << "x" << sh.k << " block "
                                         << tc.block << " align " << tc.align_bits << " spread "
                                         << spread);
-        const OperandRounding r = spread == 2 ? OperandRounding::kBf16Rne : OperandRounding::kNone;
+        // bf16 and TF32 operands take the float panels where the block allows.
+        const OperandRounding r = spread == 2    ? OperandRounding::kBf16Rne
+                                  : spread == 20 ? OperandRounding::kTf32Rz
+                                                 : OperandRounding::kNone;
         const auto a = Operands(sh.m * sh.k, 1 + sh.k, spread, r);
         const auto b = Operands(sh.k * sh.n, 2 + sh.n, spread, r);
         AccelSpec s;
