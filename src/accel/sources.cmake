@@ -6,6 +6,7 @@ target_sources(xwires_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/accel_matmul.cc
   ${CMAKE_CURRENT_LIST_DIR}/accel_gemm.cc
 )
-# The tensor-core panels, compiled once per SIMD target (see
+# The tensor-core panels and the operand rounding, compiled once per SIMD target (see
 # src/kernels/sources.cmake for the dispatch and its disabled targets).
-target_sources(xwires_simd PRIVATE ${CMAKE_CURRENT_LIST_DIR}/accel_tiles.cc)
+target_sources(xwires_simd PRIVATE ${CMAKE_CURRENT_LIST_DIR}/accel_tiles.cc
+                                   ${CMAKE_CURRENT_LIST_DIR}/round_lanes.cc)

@@ -15,6 +15,7 @@
 
 #include "conv_test_util.h"
 #include "src/accel/accel_gemm.h"
+#include "src/accel/round_lanes.h"
 #include "xwires/core/accel_numerics.h"
 #include "xwires/core/rng.h"
 
@@ -141,6 +142,42 @@ TEST(AccelPanel, SpecialValuesFallBackToTheScalarDefinition) {
   }
   EXPECT_TRUE(has_inf && has_nan && has_sub && has_max)
       << has_inf << has_nan << has_sub << has_max;
+}
+
+// RoundLanes against RoundOperand on bit patterns spread over all of fp32
+// (every 4099th pattern: each exponent, both signs, NaN payloads) plus the
+// ties, overflow and subnormal edges of each format, on every target, with
+// a length that leaves a partial vector.
+TEST(AccelRoundLanes, SameBitsAsRoundOperandOnEveryTarget) {
+  std::vector<float> x;
+  for (uint64_t u = 0; u <= 0xffffffffull; u += 4099) x.push_back(std::bit_cast<float>(uint32_t(u)));
+  for (uint32_t u : {0x44801000u, 0x3f801800u, 0x477fefffu, 0x477ff000u, 0x477fe000u, 0x33000000u,
+                     0x33000001u, 0x33c00000u, 0x387fc000u, 0x38800000u, 0x7f7fffffu, 0x7f800000u,
+                     0x7f800001u, 0x7f801000u, 0x7fc00000u, 0x00000001u, 0x00400000u, 0x007fffffu,
+                     0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x80000000u, 0xff7fffffu}) {
+    x.push_back(std::bit_cast<float>(u));
+    x.push_back(std::bit_cast<float>(u ^ 0x80000000u));
+  }
+  x.push_back(1.0f);  // an odd count
+  const OperandRounding modes[] = {OperandRounding::kTf32Rna, OperandRounding::kTf32Rne,
+                                   OperandRounding::kTf32Rz, OperandRounding::kBf16Rne,
+                                   OperandRounding::kFp16Rne};
+  for (OperandRounding mode : modes) {
+    for (bool flush : {false, true}) {
+      std::vector<float> want(x.size());
+      for (size_t i = 0; i < x.size(); ++i) want[i] = RoundOperand(x[i], mode, flush);
+      convtest::ForEachTarget([&](const std::string&) {
+        std::vector<float> got(x.size());
+        accel::RoundLanes(x.data(), got.data(), static_cast<int64_t>(x.size()), mode, flush);
+        const auto w = Bits(want), g = Bits(got);
+        size_t diff = 0;
+        while (diff < w.size() && w[diff] == g[diff]) ++diff;
+        EXPECT_EQ(diff, w.size()) << OperandRoundingName(mode) << " flush " << flush << " at 0x"
+                                  << std::hex << std::bit_cast<uint32_t>(x[diff]) << ": 0x"
+                                  << g[diff] << " vs 0x" << w[diff];
+      });
+    }
+  }
 }
 
 }  // namespace
