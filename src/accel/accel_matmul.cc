@@ -30,20 +30,26 @@ void AccelMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
   // Rows of op(A) [m, k] and op(B) as [k, n] (the panels' layout), rounded
   // while they are packed.
   std::vector<float> rows(static_cast<size_t>(m * k)), cols(static_cast<size_t>(k * n));
-  ParallelFor(m, GrainFor(m, 16, 16), [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      for (int64_t t = 0; t < k; ++t) {
-        rows[i * k + t] = RoundOperand(trans_a ? a[t * m + i] : a[i * k + t], r, flush);
+  if (trans_a) {
+    ParallelFor(m, GrainFor(m, 16, 16), [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        for (int64_t t = 0; t < k; ++t) rows[i * k + t] = a[t * m + i];
       }
-    }
-  });
-  ParallelFor(k, GrainFor(k, 16, 16), [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      for (int64_t j = 0; j < n; ++j) {
-        cols[t * n + j] = RoundOperand(trans_b ? b[j * k + t] : b[t * n + j], r, flush);
+    });
+    RoundOperands(rows.data(), rows.data(), m * k, r, flush);
+  } else {
+    RoundOperands(a, rows.data(), m * k, r, flush);
+  }
+  if (trans_b) {
+    ParallelFor(k, GrainFor(k, 16, 16), [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        for (int64_t j = 0; j < n; ++j) cols[t * n + j] = b[j * k + t];
       }
-    }
-  });
+    });
+    RoundOperands(cols.data(), cols.data(), k * n, r, flush);
+  } else {
+    RoundOperands(b, cols.data(), k * n, r, flush);
+  }
   const TensorCoreSpec tc = s.TensorCoreFor(r);
   if (!accumulate) {
     return accel::AccelGemm(rows.data(), k, cols.data(), n, c, n, m, n, k, s, tc, num.reduce,
