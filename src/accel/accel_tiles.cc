@@ -8,6 +8,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "src/accel/accel_gemm.h"
 
@@ -157,7 +158,10 @@ void PanelF64(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t 
 // (its grid is finer than c's ulp). A live lane's result is zero or at
 // least up >= 2^-111, never subnormal, so nothing is handed back (bad is
 // left as it is).
-template <int kVectors, int kRows>
+// kBlock > 0: the block size as a constant, so that a whole block's
+// products stay in registers (the last, shorter block runs with a run-time
+// count); kBlock == 0: any block size.
+template <int kVectors, int kRows, int kBlock>
 void PanelF32Rows(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t kk,
                   const TensorCoreSpec& tc, float* acc) {
   const DF d;
@@ -166,8 +170,9 @@ void PanelF32Rows(const float* a, int64_t lda, const float* b, int64_t ldb, int6
   using V = hn::Vec<DF>;
   using VI = hn::Vec<decltype(di)>;
   constexpr int kChains = kVectors * kRows;
+  constexpr int kMaxTerms = kBlock > 0 ? kBlock : 64;
   const int n = static_cast<int>(hn::Lanes(d));
-  const int block = tc.block;
+  const int block = kBlock > 0 ? kBlock : tc.block;
   const auto exp_mask = hn::Set(du, 0x7f800000u);
   // Exponent fields: down = 2^(23 + align - E) has 127 + 23 + align - E =
   // 277 + align - field(2^E); up = 2^(E - 23 - align) has field - 23 - align.
@@ -175,26 +180,25 @@ void PanelF32Rows(const float* a, int64_t lda, const float* b, int64_t ldb, int6
   const auto up_sub = hn::Set(du, static_cast<uint32_t>(23 + tc.align_bits) << 23);
   const V zero = hn::Zero(d);
   const VI one_i = hn::Set(di, 1);
-  // prod[t][chain], chain = row * kVectors + v: kRows rows advance together
-  // (independent accumulators, so their block chains overlap in time) and
-  // share each load of B.
-  HWY_ALIGN float prod[64 * kChains * hn::MaxLanes(DF())];
+  // prod[t * kChains + chain], chain = row * kVectors + v: kRows rows
+  // advance together (independent accumulators, so their block chains
+  // overlap in time) and share each load of B.
+  V prod[kMaxTerms * kChains];
   V c[kChains], mp[kChains];
   for (int r = 0; r < kRows; ++r) {
     for (int v = 0; v < kVectors; ++v) c[r * kVectors + v] = hn::LoadU(d, acc + r * kPanel + v * n);
   }
-  for (int64_t t0 = 0; t0 < kk; t0 += block) {
-    const int terms = static_cast<int>(kk - t0 < block ? kk - t0 : block);
+  // One block FMA of `terms` terms from t0 (terms: an int or a constant).
+  auto block_fma = [&](int64_t t0, auto terms) {
     for (int q = 0; q < kChains; ++q) mp[q] = zero;
     for (int t = 0; t < terms; ++t) {
       const float* br = b + (t0 + t) * ldb;
-      float* pt = prod + t * kChains * n;
       for (int v = 0; v < kVectors; ++v) {
         const V bv = hn::LoadU(d, br + v * n);
         for (int r = 0; r < kRows; ++r) {
           const int q = r * kVectors + v;
           const V p = hn::Mul(bv, hn::Set(d, a[r * lda + t0 + t]));
-          hn::Store(p, d, pt + q * n);
+          prod[t * kChains + q] = p;
           mp[q] = hn::Max(mp[q], hn::Abs(p));
         }
       }
@@ -205,7 +209,7 @@ void PanelF32Rows(const float* a, int64_t lda, const float* b, int64_t ldb, int6
       const V up = hn::BitCast(d, hn::Sub(field, up_sub));
       VI s = TruncToInt(di, hn::Mul(c[q], down));
       for (int t = 0; t < terms; ++t) {
-        s = hn::Add(s, TruncToInt(di, hn::Mul(hn::Load(d, prod + (t * kChains + q) * n), down)));
+        s = hn::Add(s, TruncToInt(di, hn::Mul(prod[t * kChains + q], down)));
       }
       V f = hn::ConvertTo(d, s);  // nearest; |s| < 2^31 - 2^7, so no overflow back
       const auto over = hn::Gt(hn::Abs(TruncToInt(di, f)), hn::Abs(s));
@@ -213,22 +217,40 @@ void PanelF32Rows(const float* a, int64_t lda, const float* b, int64_t ldb, int6
                                         hn::BitCast(di, f)));
       c[q] = hn::IfThenElse(hn::Ne(mp[q], zero), hn::Mul(f, up), c[q]);
     }
+  };
+  int64_t t0 = 0;
+  if constexpr (kBlock > 0) {
+    for (; t0 + kBlock <= kk; t0 += kBlock) block_fma(t0, std::integral_constant<int, kBlock>{});
   }
+  for (; t0 < kk; t0 += block) block_fma(t0, static_cast<int>(kk - t0 < block ? kk - t0 : block));
   for (int r = 0; r < kRows; ++r) {
     for (int v = 0; v < kVectors; ++v) hn::StoreU(c[r * kVectors + v], d, acc + r * kPanel + v * n);
   }
 }
 
 // Rows in groups of kGroup (independent chains), the rest one by one.
-template <int kVectors>
-void PanelF32(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows, int64_t kk,
-              const TensorCoreSpec& tc, float* acc, bool* /*bad*/) {
+template <int kVectors, int kBlock>
+void PanelF32Blocks(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows,
+                    int64_t kk, const TensorCoreSpec& tc, float* acc) {
   constexpr int kGroup = kVectors >= 4 ? 1 : 4 / kVectors;
   int64_t r = 0;
   for (; r + kGroup <= rows; r += kGroup) {
-    PanelF32Rows<kVectors, kGroup>(a + r * lda, lda, b, ldb, kk, tc, acc + r * kPanel);
+    PanelF32Rows<kVectors, kGroup, kBlock>(a + r * lda, lda, b, ldb, kk, tc, acc + r * kPanel);
   }
-  for (; r < rows; ++r) PanelF32Rows<kVectors, 1>(a + r * lda, lda, b, ldb, kk, tc, acc + r * kPanel);
+  for (; r < rows; ++r) {
+    PanelF32Rows<kVectors, 1, kBlock>(a + r * lda, lda, b, ldb, kk, tc, acc + r * kPanel);
+  }
+}
+
+template <int kVectors>
+void PanelF32(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows, int64_t kk,
+              const TensorCoreSpec& tc, float* acc, bool* /*bad*/) {
+  switch (tc.block) {  // the presets' block sizes as constants
+    case 4: return PanelF32Blocks<kVectors, 4>(a, lda, b, ldb, rows, kk, tc, acc);
+    case 8: return PanelF32Blocks<kVectors, 8>(a, lda, b, ldb, rows, kk, tc, acc);
+    case 16: return PanelF32Blocks<kVectors, 16>(a, lda, b, ldb, rows, kk, tc, acc);
+    default: return PanelF32Blocks<kVectors, 0>(a, lda, b, ldb, rows, kk, tc, acc);
+  }
 }
 
 }  // namespace
