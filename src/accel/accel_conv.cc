@@ -114,7 +114,8 @@ void ExplicitBackwardFilter(const ConvGeometry& g, const float* x, const float* 
   const TensorCoreSpec tc = s.TensorCoreFor(s.conv_operands);
   const int64_t pixels = g.oh * g.ow, terms = g.n * pixels, image = g.c * g.h * g.w;
   const int64_t taps = g.c * g.kh * g.kw;
-  std::vector<float> xcols(static_cast<size_t>(taps * terms)), dyt(static_cast<size_t>(terms * g.o));
+  std::vector<float> xcols(static_cast<size_t>(taps * terms));
+  std::vector<float> dyt(static_cast<size_t>(terms * g.o));
   ParallelFor(g.n, 1, [&](int64_t n0, int64_t n1) {
     std::vector<float> xr(static_cast<size_t>(image));
     for (int64_t n = n0; n < n1; ++n) {

@@ -25,8 +25,8 @@ void Column(const float* b, int64_t ldb, int64_t k, int64_t j, float* col) {
 float ScalarTensorCoreDot(const float* a, const float* col, int64_t k, const TensorCoreSpec& tc) {
   float acc = 0.0f;
   for (int64_t t = 0; t < k; t += tc.block) {
-    acc = TensorCoreBlockFma(acc, a + t, col + t, static_cast<int>(std::min<int64_t>(tc.block, k - t)),
-                             tc);
+    const int n = static_cast<int>(std::min<int64_t>(tc.block, k - t));
+    acc = TensorCoreBlockFma(acc, a + t, col + t, n, tc);
   }
   return acc;
 }
@@ -114,7 +114,9 @@ void OrderedGemm(const float* a, int64_t lda, const float* b, int64_t ldb, float
   ForTasks(n, parallel, [&](int64_t j) {
     std::vector<float> col(static_cast<size_t>(k));
     Column(b, ldb, k, j, col.data());
-    for (int64_t i = 0; i < m; ++i) c[i * ldc + j] = AccelDot(a + i * lda, col.data(), k, spec, tc, reduce);
+    for (int64_t i = 0; i < m; ++i) {
+      c[i * ldc + j] = AccelDot(a + i * lda, col.data(), k, spec, tc, reduce);
+    }
   });
 }
 

@@ -56,8 +56,8 @@ bool F32PanelOperandsImpl(const float* x, int64_t rows, int64_t cols, int64_t ld
     const auto u = hn::And(bits, abs_mask);
     // In range: u - lo (as signed; u < 2^31) in [0, span).
     const auto off = hn::BitCast(di, hn::Sub(u, lo));
-    const auto in = hn::And(hn::AndNot(hn::Lt(off, hn::Zero(di)), hn::Lt(off, hn::BitCast(di, span))),
-                            hn::RebindMask(di, hn::Eq(hn::And(u, low), zero)));
+    const auto in_range = hn::AndNot(hn::Lt(off, hn::Zero(di)), hn::Lt(off, hn::BitCast(di, span)));
+    const auto in = hn::And(in_range, hn::RebindMask(di, hn::Eq(hn::And(u, low), zero)));
     bad = hn::Or(bad, hn::Not(hn::Or(in, hn::RebindMask(di, hn::Eq(u, zero)))));
   };
   for (int64_t i = 0; i < rows; ++i) {

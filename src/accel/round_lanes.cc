@@ -84,7 +84,9 @@ void Lanes(const float* src, float* dst, int64_t n) {
   const uint32_t* s = reinterpret_cast<const uint32_t*>(src);
   uint32_t* d = reinterpret_cast<uint32_t*>(dst);
   int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) hn::StoreU(RoundBits<kMode, kFlush>(hn::LoadU(du, s + i)), du, d + i);
+  for (; i + lanes <= n; i += lanes) {
+    hn::StoreU(RoundBits<kMode, kFlush>(hn::LoadU(du, s + i)), du, d + i);
+  }
   if (i < n) {
     HWY_ALIGN uint32_t tail[hn::MaxLanes(du)] = {};
     for (int64_t j = i; j < n; ++j) tail[j - i] = s[j];

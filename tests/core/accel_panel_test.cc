@@ -29,7 +29,8 @@ std::vector<float> Operands(int64_t size, uint64_t seed, int spread, OperandRoun
   for (int64_t i = 0; i < size; ++i) {
     // With spread 20, a third are zeros (whole zero blocks leave c alone).
     const uint32_t u = rng.U32(2 * i);
-    const float m = spread == 20 && u % 3 == 0 ? 0.0f : static_cast<float>(u % 2001) / 1000.0f - 1.0f;
+    const float m =
+        spread == 20 && u % 3 == 0 ? 0.0f : static_cast<float>(u % 2001) / 1000.0f - 1.0f;
     const int e = static_cast<int>(rng.U32(2 * i + 1) % (2 * spread + 1)) - spread;
     v[i] = RoundOperand(std::ldexp(m, e), r);
   }
@@ -84,8 +85,9 @@ TEST(AccelPanel, SameBitsAsScalarDefinitionOnEveryTarget) {
         AccelSpec s;
         s.accumulation = Accumulation::kTensorCore;
         const auto want = Bits(Scalar(a, b, sh.m, sh.n, sh.k, s, tc));
-        convtest::ForEachTarget(
-            [&](const std::string&) { EXPECT_EQ(Bits(Fast(a, b, sh.m, sh.n, sh.k, s, tc)), want); });
+        convtest::ForEachTarget([&](const std::string&) {
+          EXPECT_EQ(Bits(Fast(a, b, sh.m, sh.n, sh.k, s, tc)), want);
+        });
       }
     }
   }
@@ -150,7 +152,9 @@ TEST(AccelPanel, SpecialValuesFallBackToTheScalarDefinition) {
 // a length that leaves a partial vector.
 TEST(AccelRoundLanes, SameBitsAsRoundOperandOnEveryTarget) {
   std::vector<float> x;
-  for (uint64_t u = 0; u <= 0xffffffffull; u += 4099) x.push_back(std::bit_cast<float>(uint32_t(u)));
+  for (uint64_t u = 0; u <= 0xffffffffull; u += 4099) {
+    x.push_back(std::bit_cast<float>(static_cast<uint32_t>(u)));
+  }
   for (uint32_t u : {0x44801000u, 0x3f801800u, 0x477fefffu, 0x477ff000u, 0x477fe000u, 0x33000000u,
                      0x33000001u, 0x33c00000u, 0x387fc000u, 0x38800000u, 0x7f7fffffu, 0x7f800000u,
                      0x7f800001u, 0x7f801000u, 0x7fc00000u, 0x00000001u, 0x00400000u, 0x007fffffu,
