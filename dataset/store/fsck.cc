@@ -221,8 +221,9 @@ Status CheckReplicaValues(const Dataset& ds, FsckReport& r) {
       std::vector<ReplicaRecord> a, b;
       for (const ReplicaRecord& x : *reps) {
         if (x.family != s.family) continue;
-        if (x.profile == s.profile_a && x.replica < s.k_a) a.push_back(x);
-        if (x.profile == s.profile_b && x.replica < s.k_b) b.push_back(x);
+        if (x.replica < s.first_replica) continue;
+        if (x.profile == s.profile_a && x.replica < s.first_replica + s.k_a) a.push_back(x);
+        if (x.profile == s.profile_b && x.replica < s.first_replica + s.k_b) b.push_back(x);
       }
       const std::string what = "trial " + std::to_string(trial) + " " + s.profile_a + " vs " +
                                s.profile_b + " (" + s.family + ")";

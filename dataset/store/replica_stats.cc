@@ -200,7 +200,13 @@ Status StoreReplicaStats(Dataset& ds, const ReplicaStatsRecord& s) {
     sql::BindReal(st, 11, s.stats.lcb);
     sql::BindReal(st, 12, s.NoiseSd());
     sql::BindReal(st, 13, s.stats.floor);
-    st.bind(14, PairStatisticsJson(s.stats));
+    std::string stats_json = PairStatisticsJson(s.stats);
+    if (s.first_replica != 0) {
+      Json j = Json::parse(stats_json);
+      j["first_replica"] = s.first_replica;
+      stats_json = j.dump();
+    }
+    st.bind(14, stats_json);
     st.bind(15, s.test_labels.data(), static_cast<int>(s.test_labels.size()));
     st.bind(16, UtcNow());
     st.exec();
@@ -229,12 +235,17 @@ Result<std::vector<ReplicaStatsRecord>> LoadReplicaStats(const Dataset& ds, int6
       r.k_a = st.getColumn(5).getInt64();
       r.k_b = st.getColumn(6).getInt64();
       r.num_classes = st.getColumn(7).getInt();
-      auto parsed = ParsePairStatisticsJson(sql::GetText(st.getColumn(8)));
+      const std::string stats_json = sql::GetText(st.getColumn(8));
+      auto parsed = ParsePairStatisticsJson(stats_json);
       if (!parsed.ok()) {
         return Status::Corruption("replica_stats row " + std::to_string(r.id) + ": " +
                                   parsed.status().message());
       }
       r.stats = *parsed;
+      const Json j = Json::parse(stats_json, nullptr, /*allow_exceptions=*/false);
+      if (j.is_object() && j.contains("first_replica") && j["first_replica"].is_number_integer()) {
+        r.first_replica = j["first_replica"].get<int64_t>();
+      }
       const SQLite::Column labels = st.getColumn(9);
       const auto* bytes = static_cast<const uint8_t*>(labels.getBlob());
       if (bytes != nullptr) r.test_labels.assign(bytes, bytes + labels.getBytes());
