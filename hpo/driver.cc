@@ -20,12 +20,7 @@ struct SubspaceState {
   std::vector<std::vector<double>> running, failed;
   bool exhausted = false;  // Ask found no room
   // Finished trials in the order they finished (what the GP was told).
-  struct Told {
-    int64_t trial_id = 0;  // 0: unknown (no two-stage plan)
-    std::vector<double> x;
-    double divergence = 0;
-  };
-  std::vector<Told> told;
+  std::vector<ToldTrial> told;
 };
 
 void Erase(std::vector<std::vector<double>>& v, const std::vector<double>& x) {
@@ -44,33 +39,16 @@ SubspaceState* Pick(std::map<int, SubspaceState>& subs, int per_subspace) {
   return best;
 }
 
-// Tells the optimiser a finished trial: its LCB and SE^2 once replicated,
-// else its raw divergence with the shared (fitted) noise.
-void TellTrial(GpOptimizer& opt, const SubspaceState::Told& t, const TwoStage* plan) {
-  std::optional<ReplicaObservation> obs;
-  if (plan != nullptr && t.trial_id > 0) obs = plan->Observation(t.trial_id);
-  // A point the optimiser cannot take (none expected) is still recorded.
-  if (obs) {
-    (void)opt.Tell(t.x, LossFromDivergence(obs->lcb), obs->se2);
-  } else {
-    (void)opt.Tell(t.x, LossFromDivergence(t.divergence));
-  }
-}
-
-// Re-tells trial `trial_id` with its new observation: the optimiser of its
-// subspace is rebuilt from the subspace's trials in finishing order, each
-// told its current observation (what a resumed search does), keeping the
-// gp_hedge portfolio.
+// Re-tells trial `trial_id` with its new observation (RebuildOptimizer),
+// keeping the gp_hedge portfolio.
 Status Retell(const SearchConfig& sc, std::map<int, SubspaceState>& subs, int64_t trial_id,
-              const TwoStage& plan) {
+              const ObservationOf& obs) {
   for (auto& [s, st] : subs) {
     const bool mine = std::any_of(st.told.begin(), st.told.end(), [&](const auto& t) {
       return t.trial_id == trial_id;
     });
     if (!mine) continue;
-    XW_ASSIGN_OR_RETURN(SearchSpace space, SearchSubspace(sc, s));
-    XW_ASSIGN_OR_RETURN(GpOptimizer opt, GpOptimizer::Create(space, SubspaceOptions(sc, s)));
-    for (const auto& t : st.told) TellTrial(opt, t, &plan);
+    XW_ASSIGN_OR_RETURN(GpOptimizer opt, RebuildOptimizer(sc, s, st.told, obs));
     XW_RETURN_IF_ERROR(opt.set_hedge_state(st.opt->hedge_state()));
     st.opt.emplace(std::move(opt));
   }
@@ -78,7 +56,7 @@ Status Retell(const SearchConfig& sc, std::map<int, SubspaceState>& subs, int64_
 }
 
 Status HandleResult(JobResult r, std::map<int, SubspaceState>& subs,
-                    TrialSink& sink, TwoStage* plan) {
+                    TrialSink& sink, TwoStage* plan, const ObservationOf& obs) {
   if (r.job.replica) {
     const ReplicaTask& t = *r.job.replica;
     if (!r.replica.ok() && r.replica.status().code() == Status::Code::kCancelled) {
@@ -111,17 +89,40 @@ Status HandleResult(JobResult r, std::map<int, SubspaceState>& subs,
       sink.Finish(r.job, std::move(r.record).value(), r.seconds));
   st.told.push_back(
       {plan != nullptr ? plan->TrialOf(r.job.pending_id) : 0, r.job.x, objective});
-  TellTrial(*st.opt, st.told.back(), plan);
+  TellTrial(*st.opt, st.told.back(), obs);
   return Status::OK();
 }
 
 }  // namespace
+
+void TellTrial(GpOptimizer& opt, const ToldTrial& t, const ObservationOf& obs) {
+  std::optional<ReplicaObservation> o;
+  if (obs && t.trial_id > 0) o = obs(t.trial_id);
+  // A point the optimiser cannot take (none expected) is still recorded.
+  if (o) {
+    (void)opt.Tell(t.x, LossFromDivergence(o->lcb), o->se2);
+  } else {
+    (void)opt.Tell(t.x, LossFromDivergence(t.divergence));
+  }
+}
+
+Result<GpOptimizer> RebuildOptimizer(const SearchConfig& sc, int subspace,
+                                     const std::vector<ToldTrial>& told,
+                                     const ObservationOf& obs) {
+  XW_ASSIGN_OR_RETURN(SearchSpace space, SearchSubspace(sc, subspace));
+  XW_ASSIGN_OR_RETURN(GpOptimizer opt,
+                      GpOptimizer::Create(space, SubspaceOptions(sc, subspace)));
+  for (const ToldTrial& t : told) TellTrial(opt, t, obs);
+  return opt;
+}
 
 Status RunRank(const TrialContext& ctx,
                const std::vector<HistoryEntry>& history, const Budget& budget,
                int rank, int ranks, int jobs, int threads, TrialSink& sink,
                TwoStage* plan, bool screen) {
   const SearchConfig& sc = ctx.config.search;
+  ObservationOf obs;
+  if (plan != nullptr) obs = [plan](int64_t t) { return plan->Observation(t); };
   std::map<int, SubspaceState> subs;
   for (int s = rank; screen && s < budget.subspaces; s += ranks) {
     XW_ASSIGN_OR_RETURN(SearchSpace space, SearchSubspace(sc, s));
@@ -140,7 +141,7 @@ Status RunRank(const TrialContext& ctx,
     ++st.count;
     if (e.status == "done") {
       st.told.push_back({plan != nullptr ? e.id : 0, e.x, e.objective});
-      TellTrial(*st.opt, st.told.back(), plan);
+      TellTrial(*st.opt, st.told.back(), obs);
     } else if (e.status == "failed") {
       st.failed.push_back(e.x);
     } else {
@@ -166,7 +167,7 @@ Status RunRank(const TrialContext& ctx,
       std::vector<int64_t> retold;
       XW_RETURN_IF_ERROR(plan->Plan(ended, &tasks, &retold));
       for (ReplicaTask& t : tasks) replicas.push_back(std::move(t));
-      for (int64_t t : retold) XW_RETURN_IF_ERROR(Retell(sc, subs, t, *plan));
+      for (int64_t t : retold) XW_RETURN_IF_ERROR(Retell(sc, subs, t, obs));
       replan = false;
     }
     int slot;
@@ -230,7 +231,7 @@ Status RunRank(const TrialContext& ctx,
     if (auto r = pool.Wait(wait)) {
       if (!r->job.replica) --screens_running;
       replan = plan != nullptr;
-      XW_RETURN_IF_ERROR(HandleResult(std::move(*r), subs, sink, plan));
+      XW_RETURN_IF_ERROR(HandleResult(std::move(*r), subs, sink, plan, obs));
     }
   }
   if (interrupted) return Status::Cancelled("the search was interrupted");

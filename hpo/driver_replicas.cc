@@ -183,7 +183,6 @@ Result<bool> TwoStage::ReplicaZeroFromTrial(int64_t t, int m, const std::string&
   rec.wall_time_s = model->wall_time_s;
   rec.fingerprint_json = model->fingerprint_json;
   XW_RETURN_IF_ERROR(StoreReplica(ds_, rec).status());
-  ++stored_;
   return true;
 }
 

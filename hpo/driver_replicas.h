@@ -77,6 +77,8 @@ class TwoStage {
   std::optional<ReplicaObservation> Observation(int64_t trial_id) const;
   // Screening ended and every planned statistic is stored.
   bool finished() const { return finished_; }
+  // Replicas trained and stored by this process (replica 0 taken from a
+  // trial's stored model is not counted).
   int64_t replicas_stored() const { return stored_; }
 
  private:

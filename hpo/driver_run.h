@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -194,6 +195,27 @@ class RemoteSink final : public TrialSink {
  private:
   Cluster& cluster_;
 };
+
+// ---- what the GPs are told (driver.cc)
+
+// A finished trial of a subspace, in the order trials finished.
+struct ToldTrial {
+  int64_t trial_id = 0;  // 0: unknown (no two-stage schedule)
+  std::vector<double> x;
+  double divergence = 0;  // raw, K = 1
+};
+// The selection statistics of a replicated trial (nullopt: not replicated).
+using ObservationOf = std::function<std::optional<ReplicaObservation>(int64_t trial_id)>;
+// Tells `opt` a finished trial: y = -LCB with SE^2 as its own noise variance
+// once `obs` has its statistics, else y = -divergence with the shared
+// (fitted, homoscedastic) noise.
+void TellTrial(GpOptimizer& opt, const ToldTrial& t, const ObservationOf& obs);
+// Subspace `subspace`'s optimiser built afresh from its trials in finishing
+// order, each told its current observation: what a resumed search builds,
+// and what a live one rebuilds when a trial's statistics arrive.
+Result<GpOptimizer> RebuildOptimizer(const SearchConfig& sc, int subspace,
+                                     const std::vector<ToldTrial>& told,
+                                     const ObservationOf& obs);
 
 // ---- scheduler (driver.cc)
 // ---------------------------------------------------------
