@@ -25,7 +25,7 @@ TEST(SignificantDiffTest, LcbMatchesHandComputedValues) {
   stats::TestSetInfo test;
   test.num_classes = 10;
   test.num_examples = 1000;
-  auto r = stats::ComparePair({a}, {b}, test);
+  auto r = stats::ComparePair({a, {}, {}}, {b, {}, {}}, test);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_NEAR(r->welch_df, 6.0, 1e-9);
   EXPECT_NEAR(r->se2, 1.0 / 3000, 1e-12);
@@ -34,17 +34,17 @@ TEST(SignificantDiffTest, LcbMatchesHandComputedValues) {
   // Zero spread: SE^2 is floored at the test set's share, Jordan's k-class
   // bound err / (n k) per run: (0.5 + 0.6) / 10000 / 4 = 2.75e-5; df = 6.
   const std::vector<double> c = {0.5, 0.5, 0.5, 0.5}, d = {0.4, 0.4, 0.4, 0.4};
-  auto z = stats::ComparePair({c}, {d}, test);
+  auto z = stats::ComparePair({c, {}, {}}, {d, {}, {}}, test);
   ASSERT_TRUE(z.ok()) << z.status().ToString();
   EXPECT_NEAR(z->se2, 2.75e-5, 1e-12);
   EXPECT_NEAR(z->lcb, 0.08716828601147451, 1e-9);
   // Reversed sides: the bound is on |Delta|.
-  auto rev = stats::ComparePair({b}, {a}, test);
+  auto rev = stats::ComparePair({b, {}, {}}, {a, {}, {}}, test);
   ASSERT_TRUE(rev.ok());
   EXPECT_NEAR(rev->lcb, r->lcb, 1e-12);
   // A difference inside the noise: 0.
   const std::vector<double> e = {0.50, 0.41, 0.56, 0.43};
-  auto n = stats::ComparePair({e}, {b}, test);
+  auto n = stats::ComparePair({e, {}, {}}, {b, {}, {}}, test);
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(n->lcb, 0.0);
 }
