@@ -95,9 +95,9 @@ class SearchTwoStageTest : public ::testing::Test {
     ss << in.rdbuf();
     return ss.str();
   }
-  std::vector<std::string> Search(const std::string& ds) const {
+  std::vector<std::string> Search(const std::string& ds, int jobs = 1) const {
     return {kBinary, "search", "--config", Path("config.json"), "--dataset", Path(ds),
-            "--jobs", "1", "--threads", "1", "--quiet"};
+            "--jobs", std::to_string(jobs), "--threads", std::to_string(jobs), "--quiet"};
   }
 
   fs::path dir_;
@@ -148,7 +148,8 @@ int64_t CountReplicas(const std::string& dir) {
 }
 
 TEST_F(SearchTwoStageTest, ReplicatesTheTopShareOfEachRoundAndConfirmsWithFreshReplicas) {
-  ASSERT_EQ(Run(Search("ds")), 0) << Read("stderr");
+  // Two jobs: replicas and proposals share the workers.
+  ASSERT_EQ(Run(Search("ds", 2)), 0) << Read("stderr");
   const std::vector<Trial> trials = Load(Path("ds"));
   ASSERT_EQ(trials.size(), 12u);
   // The expected selection, recomputed from the rows: rounds of 6 proposals
