@@ -95,27 +95,6 @@ Status HandleResult(JobResult r, std::map<int, SubspaceState>& subs,
 
 }  // namespace
 
-void TellTrial(GpOptimizer& opt, const ToldTrial& t, const ObservationOf& obs) {
-  std::optional<ReplicaObservation> o;
-  if (obs && t.trial_id > 0) o = obs(t.trial_id);
-  // A point the optimiser cannot take (none expected) is still recorded.
-  if (o) {
-    (void)opt.Tell(t.x, LossFromDivergence(o->lcb), o->se2);
-  } else {
-    (void)opt.Tell(t.x, LossFromDivergence(t.divergence));
-  }
-}
-
-Result<GpOptimizer> RebuildOptimizer(const SearchConfig& sc, int subspace,
-                                     const std::vector<ToldTrial>& told,
-                                     const ObservationOf& obs) {
-  XW_ASSIGN_OR_RETURN(SearchSpace space, SearchSubspace(sc, subspace));
-  XW_ASSIGN_OR_RETURN(GpOptimizer opt,
-                      GpOptimizer::Create(space, SubspaceOptions(sc, subspace)));
-  for (const ToldTrial& t : told) TellTrial(opt, t, obs);
-  return opt;
-}
-
 Status RunRank(const TrialContext& ctx,
                const std::vector<HistoryEntry>& history, const Budget& budget,
                int rank, int ranks, int jobs, int threads, TrialSink& sink,

@@ -1,6 +1,8 @@
 // The two-stage schedule on rank 0 (driver_replicas.h).
 #include "driver_replicas.h"
 
+#include "driver_run.h"
+
 #include <cmath>
 
 #include "xwires/dataset/store/replicas.h"
@@ -233,6 +235,27 @@ Status TwoStage::Store(const ReplicaTask& t, ReplicaResult r, std::string* note)
   if (!id.ok() && id.status().code() != Status::Code::kAlreadyExists) return id.status();
   ++stored_;
   return Status::OK();
+}
+
+void TellTrial(GpOptimizer& opt, const ToldTrial& t, const ObservationOf& obs) {
+  std::optional<ReplicaObservation> o;
+  if (obs && t.trial_id > 0) o = obs(t.trial_id);
+  // A point the optimiser cannot take (none expected) is still recorded.
+  if (o) {
+    (void)opt.Tell(t.x, LossFromDivergence(o->lcb), o->se2);
+  } else {
+    (void)opt.Tell(t.x, LossFromDivergence(t.divergence));
+  }
+}
+
+Result<GpOptimizer> RebuildOptimizer(const SearchConfig& sc, int subspace,
+                                     const std::vector<ToldTrial>& told,
+                                     const ObservationOf& obs) {
+  XW_ASSIGN_OR_RETURN(SearchSpace space, SearchSubspace(sc, subspace));
+  XW_ASSIGN_OR_RETURN(GpOptimizer opt,
+                      GpOptimizer::Create(space, SubspaceOptions(sc, subspace)));
+  for (const ToldTrial& t : told) TellTrial(opt, t, obs);
+  return opt;
 }
 
 void TwoStage::Dropped(const ReplicaTask& t) {

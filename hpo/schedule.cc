@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "xwires/trainers/replica.h"
@@ -12,6 +13,12 @@ namespace {
 
 Status Bad(const std::string& field, const std::string& what) {
   return Status::InvalidArgument("search config: schedule." + field + ": " + what);
+}
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
 }
 
 Status CheckReplicas(const std::string& field, int k) {
@@ -51,7 +58,7 @@ Status ValidateSchedule(const ScheduleOptions& s, Objective objective) {
   }
   if (s.round < 1) return Bad("round", "must be >= 1, got " + std::to_string(s.round));
   if (!(s.top_share > 0 && s.top_share <= 1)) {
-    return Bad("top_share", "must be in (0, 1], got " + std::to_string(s.top_share));
+    return Bad("top_share", "must be in (0, 1], got " + Num(s.top_share));
   }
   XW_RETURN_IF_ERROR(CheckReplicas("replicas", s.replicas));
   XW_RETURN_IF_ERROR(CheckReplicas("confirm_replicas", s.confirm_replicas));
@@ -66,7 +73,7 @@ Status ValidateSchedule(const ScheduleOptions& s, Objective objective) {
   }
   if (s.confirm_top < 0) return Bad("confirm_top", "must be >= 0");
   if (!(s.fdr_q > 0 && s.fdr_q < 1)) {
-    return Bad("fdr_q", "must be in (0, 1), got " + std::to_string(s.fdr_q));
+    return Bad("fdr_q", "must be in (0, 1), got " + Num(s.fdr_q));
   }
   return Status::OK();
 }
