@@ -2,7 +2,8 @@
 // searches: the two-stage schedule replicates exactly the top share of every
 // round and confirms the final top pair with fresh replicas; kill -9 and
 // --resume give the same trials, replicas and verdicts as an uninterrupted
-// run; bad schedule options are refused before anything is written.
+// run; under MPI rank 0 replicates after the screening; bad schedule options
+// are refused before anything is written.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -282,6 +283,28 @@ TEST_F(SearchTwoStageTest, KillAndResumeGiveTheSameTrialsAndVerdicts) {
   EXPECT_EQ(whole.size(), 12u);
   EXPECT_EQ(resumed, whole);
   EXPECT_EQ(Run({kBinary, "fsck", Path("killed")}), 0) << Read("stdout");
+}
+
+// Under MPI the ranks screen and rank 0 trains the replicas afterwards: the
+// same selection rule, every verdict in the dataset, fsck clean.
+TEST_F(SearchTwoStageTest, MpiRanksScreenAndRankZeroReplicates) {
+  ASSERT_EQ(Run({"mpirun", "-n", "2", "--oversubscribe", "--allow-run-as-root", kBinary,
+                 "search", "--config", Path("config.json"), "--dataset", Path("ds"), "--jobs",
+                 "1", "--threads", "1", "--quiet"}),
+            0)
+      << Read("stderr");
+  const std::vector<Trial> trials = Load(Path("ds"));
+  ASSERT_EQ(trials.size(), 12u);
+  int replicated = 0, confirmed = 0;
+  for (const Trial& t : trials) {
+    if (t.stats.empty()) continue;
+    ++replicated;
+    confirmed += t.stats.back().family == "seed" && t.stats.back().first_replica == 1;
+  }
+  EXPECT_EQ(replicated, 2);  // one of each round of 6
+  EXPECT_EQ(confirmed, 1);
+  EXPECT_NE(Read("stdout").find("verdicts: "), std::string::npos) << Read("stdout");
+  EXPECT_EQ(Run({kBinary, "fsck", Path("ds")}), 0) << Read("stdout");
 }
 
 TEST_F(SearchTwoStageTest, BadScheduleOptionsAreRefusedAndWriteNothing) {
