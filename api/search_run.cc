@@ -1,17 +1,26 @@
 #include "xwires/api/search_run.h"
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "xwires/core/significance.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
+#include "xwires/dataset/store/replicas.h"
 
 namespace xw {
 namespace {
 
+bool HasScheduleOverrides(const SearchRequest& r) {
+  return !r.schedule.empty() || r.replicas || r.round || r.confirm_top || r.confirm_replicas ||
+         r.top_share;
+}
+
 bool HasTrainOverrides(const SearchRequest& r) {
   return !r.arch.empty() || !r.profiles.empty() || !r.data.empty() || r.train_limit ||
-         r.test_limit || r.width || !r.init_weights.empty();
+         r.test_limit || r.width || !r.init_weights.empty() || HasScheduleOverrides(r);
 }
 
 // The command's --arch, --profiles, --data, --train-limit, --test-limit and
@@ -62,6 +71,28 @@ Result<hpo::DriverConfig> ApplyTrainOverrides(const hpo::DriverConfig& base,
     doc["train"]["init_weights"] = r.init_weights;
     note("--init-weights");
   }
+  if (!r.schedule.empty()) {
+    doc["schedule"]["kind"] = r.schedule;
+    note("--schedule");
+  }
+  const std::pair<const char*, const std::optional<int64_t>*> ints[] = {
+      {"replicas", &r.replicas},
+      {"round", &r.round},
+      {"confirm_top", &r.confirm_top},
+      {"confirm_replicas", &r.confirm_replicas}};
+  for (const auto& [key, value] : ints) {
+    if (!*value) continue;
+    doc["schedule"][key] = **value;
+    std::string flag = std::string("--") + key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    note(flag);
+  }
+  if (r.top_share) {
+    doc["schedule"]["top_share"] = *r.top_share;
+    note("--top-share");
+  }
+  // The objective decides what "auto" means; apply it before validating.
+  if (!r.objective.empty()) doc["objective"] = r.objective;
   auto parsed = hpo::ParseDriverConfigJson(doc.dump());
   if (!parsed.ok()) return parsed.status().WithContext(given);
   return parsed;
@@ -77,8 +108,8 @@ Result<hpo::DriverConfig> SearchConfigOf(const SearchRequest& r) {
       return Status::InvalidArgument(
           "--resume continues a stored search: --config, --seed, "
           "--no-subspaces, --objective, --arch, --profiles, --data, "
-          "--train-limit, --test-limit, --width and --init-weights "
-          "cannot change it (budget options can)");
+          "--train-limit, --test-limit, --width, --init-weights and the "
+          "schedule options cannot change it (budget options can)");
     }
     return config;
   }
@@ -94,6 +125,8 @@ Result<hpo::DriverConfig> SearchConfigOf(const SearchRequest& r) {
   if (r.no_subspaces) config.search.no_subspaces = true;
   if (!r.objective.empty()) {
     XW_ASSIGN_OR_RETURN(config.search.objective, hpo::ParseObjective(r.objective));
+    XW_RETURN_IF_ERROR(hpo::ValidateSchedule(config.schedule, config.search.objective)
+                           .WithContext("--objective"));
   }
   return config;
 }
@@ -113,25 +146,106 @@ Result<hpo::DriverOptions> SearchOptionsOf(const SearchRequest& r) {
   return o;
 }
 
-Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top) {
-  XW_ASSIGN_OR_RETURN(auto ds, Dataset::Open(dir, OpenMode::kReadOnly));
-  XW_ASSIGN_OR_RETURN(std::vector<SearchRow> searches, ds->Searches());
+namespace {
+
+// A search's stored configuration (the default one if it has none).
+Result<hpo::DriverConfig> ConfigOfSearch(const Dataset& ds, int64_t search_id) {
+  XW_ASSIGN_OR_RETURN(std::vector<SearchRow> searches, ds.Searches());
   hpo::DriverConfig config;
   for (const SearchRow& s : searches) {
     if (s.id == search_id) {
       XW_ASSIGN_OR_RETURN(config, hpo::ParseDriverConfigJson(s.record.config_json));
     }
   }
+  return config;
+}
+
+// The latest statistics of every replicated trial of a search, with the
+// Benjamini-Hochberg adjustment over their permutation p-values.
+struct Replicated {
+  ReplicaStatsRecord stats;  // the latest row
+  bool confirmed = false;
+  double p_bh = 1;
+  bool bh = false;
+};
+
+Result<std::map<int64_t, Replicated>> ReplicatedTrials(const Dataset& ds,
+                                                      const hpo::DriverConfig& c,
+                                                      const std::vector<TrialRow>& rows) {
+  std::map<int64_t, Replicated> out;
+  for (const TrialRow& r : rows) {
+    XW_ASSIGN_OR_RETURN(std::vector<ReplicaStatsRecord> st, LoadReplicaStats(ds, r.id));
+    if (st.empty()) continue;
+    Replicated x;
+    x.stats = st.back();
+    x.confirmed = st.back().family == c.schedule.confirm_perturb && st.back().first_replica > 0;
+    out[r.id] = std::move(x);
+  }
+  std::vector<double> p;
+  for (const auto& [id, x] : out) p.push_back(x.stats.stats.permutation_p);
+  XW_ASSIGN_OR_RETURN(stats::BhResult bh, stats::BenjaminiHochberg(p, c.schedule.fdr_q));
+  size_t i = 0;
+  for (auto& [id, x] : out) {
+    x.p_bh = bh.adjusted[i];
+    x.bh = bh.reject[i] != 0;
+    ++i;
+  }
+  return out;
+}
+
+Result<std::vector<TrialRow>> FinishedRows(const Dataset& ds, int64_t search_id) {
   TrialQuery q;
   q.where = "search_id = " + std::to_string(search_id) + " and diff >= 0";
   q.order_by = {"-diff", "id"};
-  q.limit = top;
-  XW_ASSIGN_OR_RETURN(std::vector<TrialRow> rows, ds->Query(q));
+  return ds.Query(q);
+}
+
+}  // namespace
+
+Result<SearchVerdicts> SearchVerdictSummary(const std::string& dir, int64_t search_id) {
+  XW_ASSIGN_OR_RETURN(auto ds, Dataset::Open(dir, OpenMode::kReadOnly));
+  XW_ASSIGN_OR_RETURN(hpo::DriverConfig config, ConfigOfSearch(*ds, search_id));
+  XW_ASSIGN_OR_RETURN(std::vector<TrialRow> rows, FinishedRows(*ds, search_id));
+  XW_ASSIGN_OR_RETURN(auto rep, ReplicatedTrials(*ds, config, rows));
+  SearchVerdicts v;
+  v.q = config.schedule.fdr_q;
+  for (const auto& [id, x] : rep) {
+    ++v.replicated;
+    v.confirmed += x.confirmed;
+    v.significant += x.stats.stats.verdict == stats::Verdict::kSignificant;
+    v.bh_rejected += x.bh;
+  }
+  return v;
+}
+
+Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top) {
+  XW_ASSIGN_OR_RETURN(auto ds, Dataset::Open(dir, OpenMode::kReadOnly));
+  XW_ASSIGN_OR_RETURN(hpo::DriverConfig config, ConfigOfSearch(*ds, search_id));
+  XW_ASSIGN_OR_RETURN(std::vector<TrialRow> rows, FinishedRows(*ds, search_id));
+  const bool two_stage = hpo::IsTwoStage(config.schedule, config.search.objective);
+  std::map<int64_t, Replicated> rep;
+  if (two_stage) {
+    XW_ASSIGN_OR_RETURN(rep, ReplicatedTrials(*ds, config, rows));
+    // Replicated pairs first, by their LCB; then the screened ones by diff.
+    std::stable_sort(rows.begin(), rows.end(), [&rep](const TrialRow& a, const TrialRow& b) {
+      auto ia = rep.find(a.id), ib = rep.find(b.id);
+      if ((ia != rep.end()) != (ib != rep.end())) return ia != rep.end();
+      if (ia == rep.end()) return false;
+      return ia->second.stats.stats.lcb > ib->second.stats.stats.lcb;
+    });
+  }
+  if (static_cast<int>(rows.size()) > top) rows.resize(top);
   Table t;
   t.columns = {"trial"};
   for (const hpo::Dimension& d : config.search.space.dims()) t.columns.push_back(d.name);
   for (const std::string& p : config.search.profiles) t.columns.push_back("acc_" + p);
-  t.columns.push_back(hpo::ObjectiveName(config.search.objective));
+  t.columns.push_back(two_stage ? "diff" : hpo::ObjectiveName(config.search.objective));
+  if (two_stage) {
+    for (const char* c :
+         {"stage", "k", "mean_diff", "diff_lcb", "p_value", "p_bh", "bh", "verdict"}) {
+      t.columns.push_back(c);
+    }
+  }
   for (const TrialRow& r : rows) {
     std::vector<Cell> row = {r.id};
     auto h = nlohmann::json::parse(r.hparams_json, nullptr, false);
@@ -149,6 +263,24 @@ Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top)
       row.push_back(m != nullptr ? Cell(m->test_acc) : Cell(std::monostate{}));
     }
     row.push_back(r.divergence);
+    if (two_stage) {
+      auto it = rep.find(r.id);
+      if (it == rep.end()) {
+        row.push_back(std::string("screened"));
+        row.push_back(int64_t{1});
+        for (int i = 0; i < 6; ++i) row.push_back(std::monostate{});
+      } else {
+        const Replicated& x = it->second;
+        row.push_back(std::string(x.confirmed ? "confirmed" : "replicated"));
+        row.push_back(x.stats.k_a);
+        row.push_back(x.stats.stats.mean_diff);
+        row.push_back(x.stats.stats.lcb);
+        row.push_back(x.stats.stats.permutation_p);
+        row.push_back(x.p_bh);
+        row.push_back(std::string(x.bh ? "yes" : "no"));
+        row.push_back(std::string(stats::VerdictName(x.stats.stats.verdict)));
+      }
+    }
     t.rows.push_back(std::move(row));
   }
   return t;

@@ -19,6 +19,8 @@ struct SubspaceState {
   int count = 0;  // rows of this subspace: done, failed, pending, running
   std::vector<std::vector<double>> running, failed;
   bool exhausted = false;  // Ask found no room
+  // Finished trials in the order they finished (what the GP was told).
+  std::vector<ToldTrial> told;
 };
 
 void Erase(std::vector<std::vector<double>>& v, const std::vector<double>& x) {
@@ -37,8 +39,41 @@ SubspaceState* Pick(std::map<int, SubspaceState>& subs, int per_subspace) {
   return best;
 }
 
+// Re-tells trial `trial_id` with its new observation (RebuildOptimizer),
+// keeping the gp_hedge portfolio.
+Status Retell(const SearchConfig& sc, std::map<int, SubspaceState>& subs, int64_t trial_id,
+              const ObservationOf& obs) {
+  for (auto& [s, st] : subs) {
+    const bool mine = std::any_of(st.told.begin(), st.told.end(), [&](const auto& t) {
+      return t.trial_id == trial_id;
+    });
+    if (!mine) continue;
+    XW_ASSIGN_OR_RETURN(GpOptimizer opt, RebuildOptimizer(sc, s, st.told, obs));
+    XW_RETURN_IF_ERROR(opt.set_hedge_state(st.opt->hedge_state()));
+    st.opt.emplace(std::move(opt));
+  }
+  return Status::OK();
+}
+
 Status HandleResult(JobResult r, std::map<int, SubspaceState>& subs,
-                    TrialSink& sink) {
+                    TrialSink& sink, TwoStage* plan, const ObservationOf& obs) {
+  if (r.job.replica) {
+    const ReplicaTask& t = *r.job.replica;
+    if (!r.replica.ok() && r.replica.status().code() == Status::Code::kCancelled) {
+      plan->Dropped(t);
+      return Status::OK();
+    }
+    if (!r.replica.ok()) {
+      return r.replica.status().WithContext("trial " + std::to_string(t.trial_id) +
+                                            " replica " + std::to_string(t.replica));
+    }
+    std::string note;
+    XW_RETURN_IF_ERROR(plan->Store(t, std::move(r.replica).value(), &note));
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "; %.1f s", r.seconds);
+    sink.Note(note + buf);
+    return Status::OK();
+  }
   SubspaceState& st = subs.at(r.job.subspace);
   Erase(st.running, r.job.x);
   // A trial stopped by an interruption keeps its pending row: a resumed
@@ -52,8 +87,9 @@ Status HandleResult(JobResult r, std::map<int, SubspaceState>& subs,
   const double objective = r.record->divergence;
   XW_RETURN_IF_ERROR(
       sink.Finish(r.job, std::move(r.record).value(), r.seconds));
-  // A point the optimiser cannot take (none expected) is still recorded.
-  (void)st.opt->Tell(r.job.x, LossFromDivergence(objective));
+  st.told.push_back(
+      {plan != nullptr ? plan->TrialOf(r.job.pending_id) : 0, r.job.x, objective});
+  TellTrial(*st.opt, st.told.back(), obs);
   return Status::OK();
 }
 
@@ -61,10 +97,13 @@ Status HandleResult(JobResult r, std::map<int, SubspaceState>& subs,
 
 Status RunRank(const TrialContext& ctx,
                const std::vector<HistoryEntry>& history, const Budget& budget,
-               int rank, int ranks, int jobs, int threads, TrialSink& sink) {
+               int rank, int ranks, int jobs, int threads, TrialSink& sink,
+               TwoStage* plan, bool screen) {
   const SearchConfig& sc = ctx.config.search;
+  ObservationOf obs;
+  if (plan != nullptr) obs = [plan](int64_t t) { return plan->Observation(t); };
   std::map<int, SubspaceState> subs;
-  for (int s = rank; s < budget.subspaces; s += ranks) {
+  for (int s = rank; screen && s < budget.subspaces; s += ranks) {
     XW_ASSIGN_OR_RETURN(SearchSpace space, SearchSubspace(sc, s));
     XW_ASSIGN_OR_RETURN(GpOptimizer opt,
                         GpOptimizer::Create(space, SubspaceOptions(sc, s)));
@@ -87,11 +126,12 @@ Status RunRank(const TrialContext& ctx,
     if (!e.optimizer_state.empty() && asked > l.first)
       l = {asked, &e.optimizer_state};
     if (e.status == "done") {
-      (void)st.opt->Tell(e.x, LossFromDivergence(e.objective));
+      st.told.push_back({plan != nullptr ? e.id : 0, e.x, e.objective});
+      TellTrial(*st.opt, st.told.back(), obs);
     } else if (e.status == "failed") {
       st.failed.push_back(e.x);
     } else {
-      resume.push_back(Job{e.id, e.subspace, e.x});
+      resume.push_back(Job{e.id, e.subspace, e.x, std::nullopt});
     }
   }
   for (const auto& [s, l] : latest) {
@@ -101,18 +141,39 @@ Status RunRank(const TrialContext& ctx,
   }
   ThreadScope scope(threads);  // the optimisers' own ParallelFor work
   WorkerPool pool(ctx, SplitThreads(threads, jobs));
-  bool stop = false, interrupted = false;
+  bool stop = false, interrupted = false, replan = plan != nullptr;
+  int screens_running = 0;
+  int idle_replans = 0;  // plans in a row while nothing ran
+  std::deque<ReplicaTask> replicas;
   for (;;) {
     if (!interrupted && sink.StopRequested()) {
       interrupted = true;
       pool.Cancel();
     }
+    if (replan && !interrupted) {
+      // Screening has ended when no proposal can start or is under way.
+      const bool ended = resume.empty() && screens_running == 0 &&
+                         (stop || Pick(subs, budget.trials_per_subspace) == nullptr);
+      std::vector<ReplicaTask> tasks;
+      std::vector<int64_t> retold;
+      XW_RETURN_IF_ERROR(plan->Plan(ended, &tasks, &retold));
+      for (ReplicaTask& t : tasks) replicas.push_back(std::move(t));
+      for (int64_t t : retold) XW_RETURN_IF_ERROR(Retell(sc, subs, t, obs));
+      replan = false;
+    }
     int slot;
     while (!interrupted && (slot = pool.IdleSlot()) >= 0) {
+      if (!replicas.empty()) {  // replicas first: their LCBs steer the GPs
+        Job job{0, 0, {}, std::move(replicas.front())};
+        replicas.pop_front();
+        pool.Submit(slot, std::move(job));
+        continue;
+      }
       if (!resume.empty()) {
         Job job = std::move(resume.front());
         resume.pop_front();
         subs.at(job.subspace).running.push_back(job.x);
+        ++screens_running;
         pool.Submit(slot, std::move(job));
         continue;
       }
@@ -131,15 +192,26 @@ Status RunRank(const TrialContext& ctx,
                                  OptimizerStateJson(*st->opt)));
       if (id < 0) {
         stop = true;
+        replan = plan != nullptr;  // screening may have ended
         break;
       }
       ++st->count;
+      ++screens_running;
       st->running.push_back((*xs)[0]);
-      pool.Submit(slot, Job{id, st->index, (*xs)[0]});
+      pool.Submit(slot, Job{id, st->index, (*xs)[0], std::nullopt});
     }
     XW_RETURN_IF_ERROR(sink.Serve());
     sink.Tick();
     if (pool.running() == 0) {
+      if (plan != nullptr && !interrupted && !plan->finished()) {
+        if (!replicas.empty()) continue;
+        // Nothing runs: plan once more with what is stored.
+        if (++idle_replans > 2) {
+          return Status::Internal("the two-stage schedule has work left but planned none");
+        }
+        replan = true;
+        continue;
+      }
       if (sink.OthersDone()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       continue;
@@ -147,8 +219,12 @@ Status RunRank(const TrialContext& ctx,
     const auto wait = sink.needs_polling() ? std::chrono::milliseconds(20)
                       : sink.stoppable()   ? std::chrono::milliseconds(100)
                                            : std::chrono::milliseconds(1000);
-    if (auto r = pool.Wait(wait))
-      XW_RETURN_IF_ERROR(HandleResult(std::move(*r), subs, sink));
+    idle_replans = 0;
+    if (auto r = pool.Wait(wait)) {
+      if (!r->job.replica) --screens_running;
+      replan = plan != nullptr;
+      XW_RETURN_IF_ERROR(HandleResult(std::move(*r), subs, sink, plan, obs));
+    }
   }
   if (interrupted) return Status::Cancelled("the search was interrupted");
   return Status::OK();
@@ -329,8 +405,37 @@ Result<SearchSummary> RunSearch(const DriverConfig& config,
   StartMessage(*store, budget, o, cluster.size(), jobs,
                internal::SplitThreads(threads, jobs));
   internal::Coordinator coord(*store, cluster, budget, o);
+  // The two-stage schedule: on one process its replicas share the workers
+  // with the screening and steer the GPs; under MPI rank 0 trains them
+  // after the screening (the GPs of the other ranks are done by then).
+  std::unique_ptr<internal::TwoStage> plan;
+  const ScheduleOptions& sched = ctx->config.schedule;
+  if (IsTwoStage(sched, ctx->config.search.objective)) {
+    auto p = internal::TwoStage::Create(*ctx, store->dataset(), store->history());
+    if (!p.ok()) {
+      if (cluster.size() > 1) AbortAll(cluster, p.status());
+      return p.status();
+    }
+    plan = std::move(p).value();
+    coord.set_two_stage(plan.get());
+    if (o.on_message) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf,
+                    "two-stage schedule: the top %g%% of every %d proposals replicated to "
+                    "K = %d (%s)%s, the final top %d confirmed with %d fresh %s replicas",
+                    sched.top_share * 100, sched.round, sched.replicas, sched.perturb.c_str(),
+                    cluster.size() > 1 ? " after the screening" : "", sched.confirm_top,
+                    sched.confirm_replicas, sched.confirm_perturb.c_str());
+      o.on_message(buf);
+    }
+  }
+  const bool in_loop = plan != nullptr && cluster.size() == 1;
   Status s = internal::RunRank(*ctx, *history, budget, 0, cluster.size(), jobs,
-                               threads, coord);
+                               threads, coord, in_loop ? plan.get() : nullptr);
+  if (s.ok() && plan != nullptr && !in_loop) {
+    s = internal::RunRank(*ctx, {}, budget, 0, 1, jobs, threads, coord, plan.get(),
+                          /*screen=*/false);
+  }
   if (!s.ok()) {
     if (cluster.size() > 1) AbortAll(cluster, s);
     const bool interrupted = s.code() == Status::Code::kCancelled;
@@ -346,6 +451,7 @@ Result<SearchSummary> RunSearch(const DriverConfig& config,
   summary.failed = coord.failed();
   summary.best = coord.best();
   summary.best_trial = coord.best_trial();
+  if (plan != nullptr) summary.replicas = plan->replicas_stored();
   summary.status = summary.finished + summary.failed >= budget.Planned()
                        ? "done"
                        : "stopped";

@@ -88,6 +88,58 @@ Result<TrainSettings> ParseTrain(const json& v) {
   return t;
 }
 
+json ScheduleToJson(const ScheduleOptions& s) {
+  return {{"kind", ScheduleKindName(s.kind)},
+          {"round", s.round},
+          {"top_share", s.top_share},
+          {"replicas", s.replicas},
+          {"perturb", s.perturb},
+          {"confirm_top", s.confirm_top},
+          {"confirm_replicas", s.confirm_replicas},
+          {"confirm_perturb", s.confirm_perturb},
+          {"fdr_q", s.fdr_q}};
+}
+
+// `v` is the merged "schedule" object (every key present); values are
+// range-checked by ValidateSchedule.
+Result<ScheduleOptions> ParseSchedule(const json& v) {
+  const std::set<std::string> keys = {"kind",        "round",           "top_share",
+                                      "replicas",    "perturb",         "confirm_top",
+                                      "confirm_replicas", "confirm_perturb", "fdr_q"};
+  XW_RETURN_IF_ERROR(internal::CheckKeys(v, "schedule", keys, ValueText::kFull));
+  ScheduleOptions s;
+  XW_ASSIGN_OR_RETURN(std::string kind, internal::GetString(v["kind"], "schedule.kind"));
+  if (kind == "auto") {
+    s.kind = ScheduleKind::kAuto;
+  } else if (kind == "screen") {
+    s.kind = ScheduleKind::kScreen;
+  } else if (kind == "two_stage") {
+    s.kind = ScheduleKind::kTwoStage;
+  } else {
+    return BadField("schedule.kind",
+                    "unknown schedule '" + kind + "' (expected auto, screen or two_stage)");
+  }
+  auto integer = [&v](const std::string& key) -> Result<int> {
+    XW_ASSIGN_OR_RETURN(int64_t n, internal::GetIntegerLiteral(v[key], "schedule." + key,
+                                                               ValueText::kFull));
+    if (n < -1000000 || n > 1000000) return BadField("schedule." + key, "out of range");
+    return static_cast<int>(n);
+  };
+  auto number = [&v](const std::string& key) {
+    return internal::GetNumber(v[key], "schedule." + key, ValueText::kFull);
+  };
+  XW_ASSIGN_OR_RETURN(s.round, integer("round"));
+  XW_ASSIGN_OR_RETURN(s.top_share, number("top_share"));
+  XW_ASSIGN_OR_RETURN(s.replicas, integer("replicas"));
+  XW_ASSIGN_OR_RETURN(s.perturb, internal::GetString(v["perturb"], "schedule.perturb"));
+  XW_ASSIGN_OR_RETURN(s.confirm_top, integer("confirm_top"));
+  XW_ASSIGN_OR_RETURN(s.confirm_replicas, integer("confirm_replicas"));
+  XW_ASSIGN_OR_RETURN(s.confirm_perturb,
+                      internal::GetString(v["confirm_perturb"], "schedule.confirm_perturb"));
+  XW_ASSIGN_OR_RETURN(s.fdr_q, number("fdr_q"));
+  return s;
+}
+
 // Every corner value of the space must make valid training options; the
 // trainer's own validation names the option.
 Status CheckSpace(const DriverConfig& c) {
@@ -154,10 +206,10 @@ DriverConfig DefaultDriverConfig() {
   s.data = "synthetic";
   s.train_limit = 2000;
   s.test_limit = 1000;
-  s.objective = Objective::kAbsAccDiff;
+  s.objective = Objective::kSignificantDiff;
   s.budget.max_trials = 0;
-  s.budget.max_seconds = 270;
-  s.trials_per_subspace = 5;
+  s.budget.max_seconds = 200;
+  s.trials_per_subspace = 3;
   s.optimizer.n_initial_points = 2;
   c.train.arch_options.width = 0.5;
   return c;
@@ -170,7 +222,8 @@ Result<DriverConfig> ParseDriverConfigJson(const std::string& text) {
   // take the default search's values.
   json doc = json::parse(DriverConfigToJson(DefaultDriverConfig()));
   for (auto& [key, value] : user.items()) {
-    const bool merge = key == "train" || key == "budget" || key == "data";
+    const bool merge =
+        key == "train" || key == "budget" || key == "data" || key == "schedule";
     json v = key == "data" && value.is_string() ? json{{"spec", value}} : value;
     if (merge && v.is_object()) {
       for (auto& [k, inner] : v.items()) doc[key][k] = inner;
@@ -180,9 +233,13 @@ Result<DriverConfig> ParseDriverConfigJson(const std::string& text) {
   }
   json train = doc["train"];
   doc.erase("train");
+  json schedule = doc["schedule"];
+  doc.erase("schedule");
   DriverConfig c;
   XW_ASSIGN_OR_RETURN(c.search, ParseSearchConfigJson(doc.dump()));
   XW_ASSIGN_OR_RETURN(c.train, ParseTrain(train));
+  XW_ASSIGN_OR_RETURN(c.schedule, ParseSchedule(schedule));
+  XW_RETURN_IF_ERROR(ValidateSchedule(c.schedule, c.search.objective));
   XW_RETURN_IF_ERROR(CheckSpace(c));
   return c;
 }
@@ -194,6 +251,7 @@ Result<DriverConfig> LoadDriverConfig(const std::string& path) {
 std::string DriverConfigToJson(const DriverConfig& c) {
   json doc = json::parse(SearchConfigToJson(c.search));
   doc["train"] = TrainToJson(c.train);
+  doc["schedule"] = ScheduleToJson(c.schedule);
   return doc.dump(2);
 }
 

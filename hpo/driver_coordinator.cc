@@ -82,6 +82,7 @@ Result<int64_t> Coordinator::Begin(int subspace, const std::vector<double>& x,
   }
   XW_ASSIGN_OR_RETURN(int64_t id,
                       store_.AddPending(subspace, x, threads, optimizer_state));
+  if (plan_ != nullptr) plan_->OnBegin(id);
   ++started_;
   ++running_;
   return id;
@@ -104,6 +105,7 @@ Status Coordinator::Finish(const Job& job, TrialRecord r, double seconds) {
   text += buf;
   XW_ASSIGN_OR_RETURN(int64_t id, store_.AddDone(job.pending_id, job.subspace,
                                                  job.x, std::move(r)));
+  if (plan_ != nullptr) plan_->OnFinish(job.pending_id, id, job.x, objective);
   ++finished_;
   --running_;
   ++ended_this_run_;
@@ -120,6 +122,7 @@ Status Coordinator::Fail(const Job& job, const std::string& message,
                          double seconds) {
   XW_RETURN_IF_ERROR(
       store_.AddFailed(job.pending_id, job.subspace, job.x, message));
+  if (plan_ != nullptr) plan_->OnFail(job.pending_id);
   ++failed_;
   --running_;
   ++ended_this_run_;

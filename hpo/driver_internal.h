@@ -59,6 +59,12 @@ Result<Objectives> ComputeObjectives(const TrialContext& ctx,
                                      const TrainOptions& o,
                                      const TrialRecord& pair,
                                      Objective objective, bool all);
+// Predicted test labels (argmax) of a model of the trial's architecture
+// (options `o`) holding `weights`, evaluated under `profile`.
+Result<std::vector<int32_t>> PredictTestLabels(const TrialContext& ctx,
+                                               const TrainOptions& o,
+                                               const Profile& profile,
+                                               const NamedTensors& weights);
 // max over classes of |acc_A(class) - acc_B(class)| and the disagreement rate
 // from predicted labels (exposed for tests).
 double DisagreementRate(const std::vector<int32_t>& a,

@@ -77,8 +77,16 @@ void WorkerPool::Work(int slot) {
     JobResult r;
     r.job = job;
     try {
-      r.record = RunTrial(ctx_, job.x, slot_threads_[slot],
-                          [this] { return cancel_.load(); });
+      if (job.replica) {
+        const ReplicaTask& t = *job.replica;
+        TrainOptions o = TrialTrainOptions(ctx_.config, t.x, slot_threads_[slot]);
+        o.should_stop = [this] { return cancel_.load(); };
+        if (!ctx_.init.empty()) o.init_weights = &ctx_.init;
+        r.replica = TrainReplica(ctx_.profiles[t.model], ctx_.data, o, t.replica, t.family);
+      } else {
+        r.record = RunTrial(ctx_, job.x, slot_threads_[slot],
+                            [this] { return cancel_.load(); });
+      }
     } catch (const std::exception& e) {
       r.record = Status::Internal(std::string("trial threw: ") + e.what());
     }

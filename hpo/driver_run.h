@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "driver_internal.h"
+#include "driver_replicas.h"
 #include "driver_store.h"
 
 namespace xw::hpo::internal {
@@ -38,10 +40,13 @@ struct Job {
   int64_t pending_id = 0;
   int subspace = 0;
   std::vector<double> x;
+  // Set for a replica of the two-stage schedule (then only it counts).
+  std::optional<ReplicaTask> replica;
 };
 struct JobResult {
   Job job;
   Result<TrialRecord> record = Status::Internal("not run");
+  Result<ReplicaResult> replica = Status::Internal("not run");  // replica jobs
   double seconds = 0;
 };
 
@@ -111,6 +116,8 @@ class TrialSink {
   // on a one-rank search), and whether it asks to now.
   virtual bool stoppable() const { return false; }
   virtual bool StopRequested() { return false; }
+  // A line of progress that is not a trial (a stored replica).
+  virtual void Note(const std::string&) {}
 };
 
 struct Budget {
@@ -142,6 +149,11 @@ class Coordinator final : public TrialSink {
     return cluster_.size() == 1 && static_cast<bool>(options_.should_stop);
   }
   bool StopRequested() override { return stoppable() && options_.should_stop(); }
+  void Note(const std::string& text) override {
+    if (options_.on_message) options_.on_message(text);
+  }
+  // The two-stage schedule to tell about every trial event (null: none).
+  void set_two_stage(TwoStage* plan) { plan_ = plan; }
 
   int64_t finished() const { return finished_; }
   int64_t failed() const { return failed_; }
@@ -168,6 +180,7 @@ class Coordinator final : public TrialSink {
   bool budget_cut_ = false;
   std::chrono::steady_clock::time_point last_tick_ = start_;
   int ranks_done_ = 0;
+  TwoStage* plan_ = nullptr;
 };
 
 // Rank r > 0: forwards events to rank 0.
@@ -187,6 +200,27 @@ class RemoteSink final : public TrialSink {
   Cluster& cluster_;
 };
 
+// ---- what the GPs are told (driver.cc)
+
+// A finished trial of a subspace, in the order trials finished.
+struct ToldTrial {
+  int64_t trial_id = 0;  // 0: unknown (no two-stage schedule)
+  std::vector<double> x;
+  double divergence = 0;  // raw, K = 1
+};
+// The selection statistics of a replicated trial (nullopt: not replicated).
+using ObservationOf = std::function<std::optional<ReplicaObservation>(int64_t trial_id)>;
+// Tells `opt` a finished trial: y = -LCB with SE^2 as its own noise variance
+// once `obs` has its statistics, else y = -divergence with the shared
+// (fitted, homoscedastic) noise.
+void TellTrial(GpOptimizer& opt, const ToldTrial& t, const ObservationOf& obs);
+// Subspace `subspace`'s optimiser built afresh from its trials in finishing
+// order, each told its current observation: what a resumed search builds,
+// and what a live one rebuilds when a trial's statistics arrive.
+Result<GpOptimizer> RebuildOptimizer(const SearchConfig& sc, int subspace,
+                                     const std::vector<ToldTrial>& told,
+                                     const ObservationOf& obs);
+
 // ---- scheduler (driver.cc)
 // ---------------------------------------------------------
 
@@ -194,9 +228,17 @@ class RemoteSink final : public TrialSink {
 // its pending points, then asks for new points until the budget is spent,
 // `jobs` trials at a time with `threads` threads in all. Cancelled when the
 // sink asked to stop; the trials it stopped keep their pending rows.
+// With `plan` (rank 0 of a one-process two-stage search) the replicas it
+// plans share the workers, ahead of new proposals, each replicated trial is
+// re-told to its subspace's GP with its LCB and SE^2 (the optimiser is
+// rebuilt from the subspace's trials in finishing order, each told its
+// current observation), and the rank returns once the plan is finished.
+// `screen` false (the replicas of an MPI search, after its screening):
+// no subspace proposes; only the plan's replicas run.
 Status RunRank(const TrialContext& ctx,
                const std::vector<HistoryEntry>& history, const Budget& budget,
-               int rank, int ranks, int jobs, int threads, TrialSink& sink);
+               int rank, int ranks, int jobs, int threads, TrialSink& sink,
+               TwoStage* plan = nullptr, bool screen = true);
 
 // Threads of each of `jobs` concurrent trials sharing `threads` threads.
 std::vector<int> SplitThreads(int threads, int jobs);

@@ -38,6 +38,8 @@ class SearchStore {
   const DriverConfig& config() const { return config_; }
   // The search's rows in id order (done, failed and pending).
   const std::vector<HistoryEntry>& history() const { return history_; }
+  // The dataset (replicas of the two-stage schedule are stored through it).
+  Dataset& dataset() { return *ds_; }
 
   // Pending row for point x of `subspace`; hyperparameters as the trial
   // will record them (threads: the trial's thread count). The finished or

@@ -14,14 +14,15 @@ nlohmann::json JsonNumber(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
-// Predicted test labels of one stored model.
-Result<std::vector<int32_t>> PredictLabels(const TrialContext& ctx,
-                                           const TrainOptions& o,
-                                           const Profile& profile,
-                                           const ModelRecord& m) {
+}  // namespace
+
+Result<std::vector<int32_t>> PredictTestLabels(const TrialContext& ctx,
+                                               const TrainOptions& o,
+                                               const Profile& profile,
+                                               const NamedTensors& weights) {
   XW_ASSIGN_OR_RETURN(auto model,
                       BuildModel(o.arch, ctx.input, o.arch_options));
-  XW_RETURN_IF_ERROR(model->LoadState(m.weights, "model " + m.profile));
+  XW_RETURN_IF_ERROR(model->LoadState(weights, "model " + profile.name));
   XW_ASSIGN_OR_RETURN(
       Tensor logits,
       Predict(*model, profile, ctx.data.test.images, o.eval_batch_size));
@@ -32,11 +33,10 @@ Result<std::vector<int32_t>> PredictLabels(const TrialContext& ctx,
   return labels;
 }
 
-}  // namespace
-
 double Objectives::Get(Objective o) const {
   switch (o) {
     case Objective::kAbsAccDiff:
+    case Objective::kSignificantDiff:  // a screened pair: K = 1
       return abs_acc_diff;
     case Objective::kDisagreement:
       return disagreement;
@@ -129,12 +129,15 @@ Result<Objectives> ComputeObjectives(const TrialContext& ctx,
     return Status::Internal("a trial must hold exactly two models");
   Objectives obj{std::fabs(pair.models[0].test_acc - pair.models[1].test_acc),
                  std::nan(""), std::nan("")};
-  if (!all && objective == Objective::kAbsAccDiff) return obj;
+  if (!all && (objective == Objective::kAbsAccDiff ||
+               objective == Objective::kSignificantDiff)) {
+    return obj;
+  }
   ThreadScope scope(o.threads);
   std::vector<int32_t> pred[2];
   for (int i = 0; i < 2; ++i) {
-    XW_ASSIGN_OR_RETURN(pred[i],
-                        PredictLabels(ctx, o, ctx.profiles[i], pair.models[i]));
+    XW_ASSIGN_OR_RETURN(pred[i], PredictTestLabels(ctx, o, ctx.profiles[i],
+                                                   pair.models[i].weights));
   }
   obj.disagreement = DisagreementRate(pred[0], pred[1]);
   obj.max_class_gap = MaxClassGap(pred[0], pred[1], ctx.data.test.labels,

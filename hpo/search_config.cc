@@ -168,18 +168,21 @@ std::string ObjectiveName(Objective o) {
       return "disagreement";
     case Objective::kMaxClassGap:
       return "max_class_gap";
+    case Objective::kSignificantDiff:
+      return "significant_diff";
   }
   return "?";
 }
 
 Result<Objective> ParseObjective(const std::string& name) {
   for (Objective o : {Objective::kAbsAccDiff, Objective::kDisagreement,
-                      Objective::kMaxClassGap}) {
+                      Objective::kMaxClassGap, Objective::kSignificantDiff}) {
     if (name == ObjectiveName(o)) return o;
   }
   return Status::InvalidArgument(
       "unknown objective '" + name +
-      "' (expected abs_acc_diff, disagreement or max_class_gap)");
+      "' (expected abs_acc_diff, disagreement, max_class_gap or "
+      "significant_diff)");
 }
 
 Result<SearchConfig> ParseSearchConfigJson(const std::string& text) {

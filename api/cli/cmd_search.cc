@@ -34,6 +34,10 @@ struct SearchArgs {
   std::string arch, profiles, data, init_weights;
   std::optional<int64_t> train_limit, test_limit;
   std::optional<double> width;
+  // The two-stage schedule (the config's "schedule" keys).
+  std::string schedule;
+  std::optional<int64_t> replicas, round, confirm_top, confirm_replicas;
+  std::optional<double> top_share;
 };
 
 std::vector<std::string> SplitCommas(const std::string& s) {
@@ -92,6 +96,12 @@ void RunSearchCommand(const SearchArgs& a) {
   r.test_limit = a.test_limit;
   r.width = a.width;
   r.init_weights = a.init_weights;
+  r.schedule = a.schedule;
+  r.replicas = a.replicas;
+  r.round = a.round;
+  r.confirm_top = a.confirm_top;
+  r.confirm_replicas = a.confirm_replicas;
+  r.top_share = a.top_share;
   const hpo::DriverConfig config = Unwrap(SearchConfigOf(r));
   if (a.top < 0) Check(Status::InvalidArgument("--top must be >= 0"));
   hpo::DriverOptions o = Unwrap(SearchOptionsOf(r));
@@ -139,12 +149,25 @@ void RunSearchCommand(const SearchArgs& a) {
     std::printf("; best %.4f (trial %lld)", s.best,
                 static_cast<long long>(s.best_trial));
   }
+  if (s.replicas > 0) {
+    std::printf("; %lld replicas trained", static_cast<long long>(s.replicas));
+  }
   std::printf("\n");
   if (a.top > 0) {
     const Table top = Unwrap(SearchTopTable(a.dataset, s.search_id, a.top));
     std::printf("most divergent pairs of search %lld:\n%s",
                 static_cast<long long>(s.search_id),
                 FormatTable(top, TableFormat::kTable).c_str());
+  }
+  if (hpo::IsTwoStage(config.schedule, config.search.objective) || a.resume > 0) {
+    const SearchVerdicts v = Unwrap(SearchVerdictSummary(a.dataset, s.search_id));
+    if (v.replicated > 0) {
+      std::printf(
+          "verdicts: %lld of %lld replicated pairs significant (%lld confirmed with fresh "
+          "replicas); %lld pass Benjamini-Hochberg at q = %.2f\n",
+          static_cast<long long>(v.significant), static_cast<long long>(v.replicated),
+          static_cast<long long>(v.confirmed), static_cast<long long>(v.bh_rejected), v.q);
+    }
   }
   std::printf("dataset: %s (continue with: %s)\n", a.dataset.c_str(),
               ResumeCommand(a.dataset, s.search_id).c_str());
@@ -203,9 +226,26 @@ void RegisterSearch(CLI::App& app) {
                 "One GP over the whole space");
   AddIntOption(cmd, "--seed", &args->seed, 0, kInt64Max,
                "Search seed (optimizer designs; overrides the config)");
-  cmd->add_option(
-      "--objective", args->objective,
-      "abs_acc_diff | disagreement | max_class_gap (overrides the config)");
+  cmd->add_option("--objective", args->objective,
+                  "significant_diff (default) | abs_acc_diff | disagreement | "
+                  "max_class_gap (overrides the config)");
+  cmd->add_option("--schedule", args->schedule,
+                  "auto (default: two_stage with significant_diff) | screen | two_stage "
+                  "(\"schedule.kind\")");
+  AddIntOption(cmd, "--replicas", &args->replicas, kIntMin, kIntMax,
+               "Replicas a side of the replicated trials, replica 0 included (>= 4; "
+               "\"schedule.replicas\", default 5)");
+  cmd->add_option("--top-share", args->top_share,
+                  "Share of each round replicated, in (0, 1] (\"schedule.top_share\", "
+                  "default 0.2)");
+  AddIntOption(cmd, "--round", &args->round, kIntMin, kIntMax,
+               "Proposals per selection round (\"schedule.round\", default 10)");
+  AddIntOption(cmd, "--confirm-top", &args->confirm_top, kIntMin, kIntMax,
+               "Final top pairs confirmed with fresh replicas (\"schedule.confirm_top\", "
+               "default 2)");
+  AddIntOption(cmd, "--confirm-replicas", &args->confirm_replicas, kIntMin, kIntMax,
+               "Fresh replicas a side of a confirmation (>= 4; "
+               "\"schedule.confirm_replicas\", default 4)");
   AddIntOption(cmd, "--top", &args->top, 0, kIntMax,
                "Rows of the final table of most divergent pairs");
   cmd->add_flag("--quiet", args->quiet, "No progress output");

@@ -126,6 +126,13 @@ Result<BundleReplicaStats> ParseStats(const json& j, const std::string& where,
   auto parsed = ParsePairStatisticsJson(result->dump());
   if (!parsed.ok()) return f.Bad("field '" + where + ".result': " + parsed.status().message());
   s.stats = *parsed;
+  if (j.contains("first_replica")) {  // written only for a confirmation's fresh replicas
+    XW_ASSIGN_OR_RETURN(s.first_replica, f.Integer("first_replica"));
+    if (s.first_replica < 0 || s.first_replica > kMaxReplica) {
+      return f.Bad("field '" + where + ".first_replica' must be in [0, " +
+                   std::to_string(kMaxReplica) + "]");
+    }
+  }
   XW_RETURN_IF_ERROR(f.Finish());
   return b;
 }
@@ -171,6 +178,7 @@ std::string ReplicasToJson(const BundleReplicas& in) {
                      {"num_classes", s.num_classes},
                      {"test_labels", s.test_labels},
                      {"result", json::parse(PairStatisticsJson(s.stats))}});
+    if (s.first_replica != 0) stats.back()["first_replica"] = s.first_replica;
   }
   return DumpLenient(json{{"replicas", std::move(reps)}, {"statistics", std::move(stats)}}) +
          "\n";

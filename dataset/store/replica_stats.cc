@@ -175,14 +175,16 @@ Result<stats::PairStatistics> ReplicaPairStatistics(const std::vector<ReplicaRec
 
 namespace {
 
-// The replicas r < k of `profile` in `family`, in replica order; false when
-// one of them is missing.
+// The replicas first <= r < first + k of `profile` in `family`, in replica
+// order; false when one of them is missing.
 bool Pick(const std::vector<ReplicaRecord>& all, const std::string& profile,
-          const std::string& family, int64_t k, std::vector<ReplicaRecord>* out) {
+          const std::string& family, int64_t first, int64_t k,
+          std::vector<ReplicaRecord>* out) {
   std::vector<const ReplicaRecord*> slot(static_cast<size_t>(std::max<int64_t>(k, 0)), nullptr);
   for (const ReplicaRecord& r : all) {
-    if (r.profile == profile && r.family == family && r.replica >= 0 && r.replica < k) {
-      slot[static_cast<size_t>(r.replica)] = &r;
+    if (r.profile == profile && r.family == family && r.replica >= first &&
+        r.replica < first + k) {
+      slot[static_cast<size_t>(r.replica - first)] = &r;
     }
   }
   for (const ReplicaRecord* r : slot) {
@@ -222,8 +224,8 @@ std::string FirstDifference(const Json& stored, const Json& again, const std::st
 Result<stats::PairStatistics> RecomputeReplicaStats(const ReplicaStatsRecord& s,
                                                     const std::vector<ReplicaRecord>& replicas) {
   std::vector<ReplicaRecord> a, b;
-  if (!Pick(replicas, s.profile_a, s.family, s.k_a, &a) ||
-      !Pick(replicas, s.profile_b, s.family, s.k_b, &b)) {
+  if (!Pick(replicas, s.profile_a, s.family, s.first_replica, s.k_a, &a) ||
+      !Pick(replicas, s.profile_b, s.family, s.first_replica, s.k_b, &b)) {
     return Status::NotFound("the statistics count " + std::to_string(s.k_a) + " + " +
                             std::to_string(s.k_b) + " " + s.family + " replicas of '" +
                             s.profile_a + "' and '" + s.profile_b +
@@ -276,7 +278,13 @@ void InsertReplicaStatsRow(SQLite::Database& db, const ReplicaStatsRecord& s, in
   sql::BindReal(st, 11, s.stats.lcb);
   sql::BindReal(st, 12, s.NoiseSd());
   sql::BindReal(st, 13, s.stats.floor);
-  st.bind(14, PairStatisticsJson(s.stats));
+  std::string stats_json = PairStatisticsJson(s.stats);
+  if (s.first_replica != 0) {  // a confirmation over fresh replicas (replicas.h)
+    Json j = Json::parse(stats_json);
+    j["first_replica"] = s.first_replica;
+    stats_json = j.dump();
+  }
+  st.bind(14, stats_json);
   st.bind(15, s.test_labels.data(), static_cast<int>(s.test_labels.size()));
   st.bind(16, UtcNow());
   st.exec();
@@ -320,12 +328,17 @@ Result<std::vector<ReplicaStatsRecord>> LoadReplicaStats(const Dataset& ds, int6
       r.k_a = st.getColumn(5).getInt64();
       r.k_b = st.getColumn(6).getInt64();
       r.num_classes = st.getColumn(7).getInt();
-      auto parsed = ParsePairStatisticsJson(sql::GetText(st.getColumn(8)));
+      const std::string stats_json = sql::GetText(st.getColumn(8));
+      auto parsed = ParsePairStatisticsJson(stats_json);
       if (!parsed.ok()) {
         return Status::Corruption("replica_stats row " + std::to_string(r.id) + ": " +
                                   parsed.status().message());
       }
       r.stats = *parsed;
+      const Json j = Json::parse(stats_json, nullptr, /*allow_exceptions=*/false);
+      if (j.is_object() && j.contains("first_replica") && j["first_replica"].is_number_integer()) {
+        r.first_replica = j["first_replica"].get<int64_t>();
+      }
       const SQLite::Column labels = st.getColumn(9);
       const auto* bytes = static_cast<const uint8_t*>(labels.getBlob());
       if (bytes != nullptr) r.test_labels.assign(bytes, bytes + labels.getBytes());

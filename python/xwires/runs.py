@@ -148,7 +148,9 @@ def search(dataset="xwires-data", config=None, *, resume=None, max_trials=0,
             (0: the config's).
         jobs: concurrent trials (0: min(4, threads)); threads: in all (0: cores).
         seed, no_subspaces, objective: config overrides
-            (objective: abs_acc_diff, disagreement or max_class_gap).
+            (objective: significant_diff, the default, with the two-stage
+            schedule of the config's "schedule" object; abs_acc_diff,
+            disagreement or max_class_gap: every pair trained once).
         top: rows of the result's table of most divergent pairs.
         quiet: no progress output.
 

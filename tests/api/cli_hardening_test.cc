@@ -272,7 +272,7 @@ std::string SearchConfig(int per) {
                      {"name": "epochs", "type": "integer", "low": 1, "high": 3}],
       "train": {"width": 0.125, "batch_size": 50},
       "trials_per_subspace": )" +
-         std::to_string(per) + R"(, "budget": {"max_seconds": 0}})";
+         std::to_string(per) + R"(, "objective": "abs_acc_diff", "budget": {"max_seconds": 0}})";
 }
 
 std::vector<TrialRow> SearchTrials(const std::string& ds, bool must) {

@@ -57,7 +57,7 @@ TEST(DriverConfigTest, MissingKeysInsideObjectsKeepTheDefaults) {
   EXPECT_EQ(c->train.seed, 3u);
   EXPECT_EQ(c->train.arch_options.width, 0.5);
   EXPECT_EQ(c->search.budget.max_trials, 5);
-  EXPECT_EQ(c->search.budget.max_seconds, 270);
+  EXPECT_EQ(c->search.budget.max_seconds, 200);
   EXPECT_EQ(c->search.train_limit, 2000);
 }
 

@@ -50,6 +50,7 @@ std::string TinyConfig(int trials_per_subspace, int64_t train_limit,
                {"high", max_epochs}}}},
             {"train", {{"width", 0.125}, {"batch_size", 50}}},
             {"trials_per_subspace", trials_per_subspace},
+            {"objective", "abs_acc_diff"},  // screened only (no replicas)
             {"budget", {{"max_seconds", 0}}}};
   return c.dump();
 }

@@ -21,6 +21,7 @@ def tiny_config(trials_per_subspace, train_limit=200):
                            {"name": "epochs", "type": "integer", "low": 1, "high": 2}],
             "train": {"width": 0.125, "batch_size": 50},
             "trials_per_subspace": trials_per_subspace,
+            "objective": "abs_acc_diff",  # screened only (no replicas)
             "budget": {"max_seconds": 0}}
 
 

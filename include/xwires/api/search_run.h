@@ -42,6 +42,12 @@ struct SearchRequest {
   std::optional<int64_t> train_limit, test_limit;
   std::optional<double> width;
   std::string init_weights;  // "train.init_weights" ("": keep the config's)
+  // The two-stage schedule (the config's "schedule" keys, hpo/schedule.h;
+  // "" / nullopt: keep the config's): --schedule, --replicas, --top-share,
+  // --round, --confirm-top, --confirm-replicas.
+  std::string schedule;
+  std::optional<int64_t> replicas, round, confirm_top, confirm_replicas;
+  std::optional<double> top_share;
 };
 
 // The driver configuration: DefaultDriverConfig() overlaid with the config
@@ -57,8 +63,23 @@ Result<hpo::DriverOptions> SearchOptionsOf(const SearchRequest& r);
 
 // The `top` most divergent finished pairs of search `search_id` of the
 // dataset in `dir`: columns trial, the searched dimensions, acc_<profile> of
-// both profiles, and the objective's name.
+// both profiles, and the objective's name. For a two-stage search
+// (objective significant_diff) the column is `diff` (K = 1) and the
+// replicated pairs come first, by the lower confidence bound of their
+// latest statistics (the confirmation's, once confirmed), with columns
+// stage (confirmed | replicated | screened), k (replicas a side),
+// mean_diff, diff_lcb, p_value, p_bh (Benjamini-Hochberg adjusted over the
+// search's replicated pairs), bh (rejected at the schedule's fdr_q) and
+// verdict; screened pairs follow by diff.
 Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top);
+
+// What a two-stage search found: replicated and confirmed pairs, how many of
+// them are `significant`, and how many BH rejects at q.
+struct SearchVerdicts {
+  int64_t replicated = 0, confirmed = 0, significant = 0, bh_rejected = 0;
+  double q = 0.10;
+};
+Result<SearchVerdicts> SearchVerdictSummary(const std::string& dir, int64_t search_id);
 
 }  // namespace xw
 

@@ -12,6 +12,7 @@
 //     "data": "synthetic"            // or {"spec": "cifar10:DIR",
 //                                    //     "train_limit": N, "test_limit": N}
 //     "objective": "abs_acc_diff",   // | "disagreement" | "max_class_gap"
+//                                    // | "significant_diff"
 //     "budget": {"max_trials": 0, "max_seconds": 0},   // 0 = no limit
 //     "trials_per_subspace": 25,
 //     "no_subspaces": false,         // true: one GP over the whole space
@@ -50,6 +51,12 @@ enum class Objective {
                   // differently
   kMaxClassGap,   // "max_class_gap": max over classes of |class acc_A - class
                   // acc_B|
+  // "significant_diff": the lower confidence bound max(0, |mean diff| -
+  // t(0.975, df) SE) over K replicas a side (stats::LowerConfidenceBound,
+  // docs/significance.md). A screened (K = 1) trial is scored, stored and
+  // told to the GP with its |acc_A - acc_B|; a replicated one is re-told
+  // with its LCB and SE^2 as that observation's noise variance (hpo/schedule.h).
+  kSignificantDiff,
 };
 std::string ObjectiveName(Objective o);
 Result<Objective> ParseObjective(const std::string& name);

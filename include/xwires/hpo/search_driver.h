@@ -17,6 +17,8 @@
 // names, as `xwires train --init-weights`) that both profiles of every trial
 // start from instead of their own initialisers, so that only the arithmetic
 // differs; every rank reads it; width cannot be a search dimension with it.
+// "schedule": the two-stage schedule of objective significant_diff
+// (hpo/schedule.h lists its keys and defaults).
 // Searchable dimension names: lr, adam_eps, beta1, beta2,
 // weight_decay, batch_size, epochs (integer dimensions), width, dropout.
 // Every key of a config document is optional; missing keys take the values
@@ -51,6 +53,7 @@
 #include <vector>
 
 #include "xwires/core/status.h"
+#include "xwires/hpo/schedule.h"
 #include "xwires/hpo/search_config.h"
 #include "xwires/trainers/architectures.h"
 #include "xwires/trainers/optimizer.h"
@@ -75,13 +78,15 @@ struct TrainSettings {
 struct DriverConfig {
   SearchConfig search;
   TrainSettings train;
+  ScheduleOptions schedule;  // the "schedule" object (hpo/schedule.h)
 };
 
 // The configuration of `xwires search` with no arguments (docs/search.md
 // lists and explains every value): simple_cnn at width 0.5 on 2000/1000
-// synthetic images, torch vs tf, |acc difference|, the Table 1 space with
-// epochs scaled to [1, 5] and batch_size to [10, 400] (log), 16 subspaces x
-// 5 trials, 2 initial points per subspace, at most 270 s of new trials.
+// synthetic images, torch vs tf, objective significant_diff with the
+// two-stage schedule, the Table 1 space with epochs scaled to [1, 5] and
+// batch_size to [10, 400] (log), 16 subspaces x 3 screened trials, 2 initial
+// points per subspace, at most 200 s of new screened trials.
 DriverConfig DefaultDriverConfig();
 
 // Parses a config document (search_config.h keys plus "train"), missing keys
@@ -172,6 +177,7 @@ struct SearchSummary {
   int64_t finished = 0, failed = 0;
   double best = -1;
   int64_t best_trial = 0;
+  int64_t replicas = 0;  // replicas stored by this run (two-stage schedule)
   bool is_root = true;  // false on MPI ranks other than 0 (fields unset)
 };
 

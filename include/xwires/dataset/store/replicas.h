@@ -83,6 +83,11 @@ struct ReplicaStatsRecord {
   int64_t trial_id = 0;
   std::string profile_a, profile_b, family;
   int64_t k_a = 0, k_b = 0;
+  // The replicas counted: [first_replica, first_replica + k) of each side.
+  // 0 (replica 0 = the trial as trained) except for a search's confirmation
+  // (hpo/schedule.h), whose fresh replicas start at 1; kept in stats_json
+  // as "first_replica" when not 0.
+  int64_t first_replica = 0;
   int num_classes = 0;               // of the test set
   stats::PairStatistics stats;
   std::vector<uint8_t> test_labels;  // the labels the floor was computed on
