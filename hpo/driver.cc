@@ -72,7 +72,7 @@ Status RunRank(const TrialContext& ctx,
     subs[s].opt.emplace(std::move(opt));
   }
   // Rebuild the optimisers: finished trials in the order they finished
-  // (done rows are created at completion, so by id).
+  // (SearchStore::history()).
   std::deque<Job> resume;
   for (const HistoryEntry& e : history) {
     auto it = subs.find(e.subspace);

@@ -84,10 +84,16 @@ struct HistoryEntry {
   std::string status;       // "done" | "failed" | "pending"
   double objective = 0;     // done only
   int64_t pending_ref = 0;  // done: the pending row it completed (0: none)
+  // done: how many of the search's trials had finished before it (-1:
+  // unrecorded; rows written before done rows kept their pending row's id,
+  // whose id order was their finishing order). Not sent over MPI.
+  int64_t finished = -1;
 };
-// extra_json "search" object of a trial row of the driver.
+// extra_json "search" object of a trial row of the driver (`finished`: see
+// HistoryEntry; < 0 leaves it out).
 std::string SearchExtraJson(int subspace, const std::vector<double>& x,
-                            int64_t pending_ref, const std::string& objective);
+                            int64_t pending_ref, const std::string& objective,
+                            int64_t finished = -1);
 // Parses a trial row's status/extra_json/divergence into an entry;
 // InvalidArgument if the row is not a driver row.
 Result<HistoryEntry> EntryOfRow(int64_t id, const std::string& status,

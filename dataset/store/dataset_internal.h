@@ -58,6 +58,9 @@ struct BatchExtras {
   // Analyses of the batch's (and stored) trials. One equal to a stored
   // result (all its trials already stored) is skipped, not added again.
   std::vector<BatchAnalysis> analyses;
+  // When set, the batch's one trial replaces this pending row (search_log.h)
+  // and takes its id; NotFound if there is no pending row with that id.
+  std::optional<int64_t> replaces_pending;
 };
 struct BatchResult {
   std::vector<int64_t> trial_ids;  // in input order

@@ -41,8 +41,9 @@
 
 namespace xw {
 
-// The bundle format this build writes and the newest it reads.
-inline constexpr int kBundleFormatVersion = 2;
+// The bundle format this build writes and the newest it reads. Format 3:
+// each trial carries its id in the dataset the bundle was made from.
+inline constexpr int kBundleFormatVersion = 3;
 inline constexpr char kBundleFormatName[] = "xwires-bundle";
 inline constexpr char kBundleManifestName[] = "manifest.json";
 inline constexpr char kBundleTrialsName[] = "trials.json";
@@ -132,6 +133,9 @@ struct BundleVerifyOptions {
 
 struct ReplayOutcome {
   int64_t trial_index = 0;  // 0-based position in trials.json
+  // The trial's id in the dataset the bundle was made from (format >= 3;
+  // 0 for older bundles, which do not record it).
+  int64_t trial_id = 0;
   std::string profile;
   // "bitwise" (weights_sha256 compared: same profile, ISA, toolkit and Eigen
   // as the producer) or "accuracy" (test accuracy within the tolerance).

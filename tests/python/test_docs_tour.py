@@ -1,0 +1,57 @@
+"""README's tour and every example of docs/*.md run as written.
+
+The blocks are taken from the markdown itself (docs_blocks.py says how a
+block's info string marks it as run, checked output, or a synopsis checked
+against the CLI's --help), so a command added to README's tour or to a page
+is run by the next build, and a page whose figures or ids drift fails here.
+docs/python.md's tutorial blocks are run by test_docs.py and its
+sqlite/h5py/torch snippets by tests/dataset/python_test.cc; its other blocks
+are checked here like every page's.
+"""
+import glob
+import json
+import os
+import subprocess
+
+import pytest
+
+from docs_blocks import SOURCE_DIR, XWIRES, blocks, run_page, scratch_root, section
+
+PAGES = sorted(os.path.basename(p) for p in glob.glob(os.path.join(SOURCE_DIR, "docs", "*.md")))
+
+
+def read(relative):
+    with open(os.path.join(SOURCE_DIR, relative)) as f:
+        return f.read()
+
+
+def cli_json(cwd, *args):
+    r = subprocess.run([XWIRES, *args, "--format", "json"], cwd=cwd, capture_output=True,
+                       text=True, check=True)
+    return json.loads(r.stdout)
+
+
+def test_readme_tour(tmp_path):
+    tour = section(read("README.md"), "What you can do with it")
+    assert [b.info for b in tour if b.runnable()] == [["sh"], ["python"]]
+    root = scratch_root(str(tmp_path))
+    outputs = run_page(tour, root)
+    shell = outputs[0]
+    # The ids the tour names are the dataset's, from 1: trial 1 is the first
+    # search's first trial, and the bundle replays name the trials it holds.
+    ids = [row["id"] for row in cli_json(root, "query", "xwires-data")]
+    assert ids == list(range(1, len(ids) + 1)), ids
+    first = cli_json(root, "query", "xwires-data", "--where", "search_id == 1")
+    assert [row["id"] for row in first] == list(range(1, 17))
+    assert "replay: trial 1 profile" in shell or "replay: trial 2 profile" in shell, shell
+    assert "bundle OK" in shell
+    searches = cli_json(root, "searches", "xwires-data")
+    assert [(s["id"], s["done"], s["planned"]) for s in searches[:3]] == \
+        [(1, 16, 16), (2, 8, 8), (3, 4, 4)], searches
+    assert searches[3]["profiles"] == "torch,tf" and searches[3]["done"] == 4  # from Python
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_doc_examples(page, tmp_path):
+    page_blocks = blocks(read(os.path.join("docs", page)))
+    run_page(page_blocks, scratch_root(str(tmp_path)))
