@@ -186,18 +186,21 @@ TEST_F(DriverStoreTest, ResumeRemovesPendingRowsAFinishedTrialCompleted) {
     search_id = (*store)->search_id();
     p1 = *(*store)->AddPending(1, {0.01, 40}, 1);
     p2 = *(*store)->AddPending(2, {0.001, 10}, 1);
-    auto done = (*store)->AddDone(p1, 1, {0.01, 40}, Pair(0.5, 0.25));
-    ASSERT_TRUE(done.ok()) << done.status().ToString();
   }
   {
-    // A crash between AddTrial and the deletion of the pending row: the
-    // finished row names p2 as the row it completes, and p2 is still there.
     auto ds = Dataset::Open(dir_, OpenMode::kReadWrite);
-    TrialRecord t = Pair(0.5, 0.375);
-    t.search_id = search_id;
-    t.extra_json =
-        internal::SearchExtraJson(2, {0.001, 10}, p2, "abs_acc_diff");
-    ASSERT_TRUE((*ds)->AddTrial(t).ok());
+    auto legacy_done = [&](int64_t pending, int subspace, std::vector<double> x, double b) {
+      TrialRecord t = Pair(0.5, b);
+      t.search_id = search_id;
+      t.extra_json = internal::SearchExtraJson(subspace, x, pending, "abs_acc_diff");
+      return (*ds)->AddTrial(t);
+    };
+    // p1 finished the old way: a new row naming it, then p1 deleted.
+    ASSERT_TRUE(legacy_done(p1, 1, {0.01, 40}, 0.25).ok());
+    ASSERT_TRUE(DeletePendingTrial(**ds, p1).ok());
+    // A crash between the old way's two writes: the finished row names p2
+    // as the row it completes, and p2 is still there.
+    ASSERT_TRUE(legacy_done(p2, 2, {0.001, 10}, 0.375).ok());
     EXPECT_EQ((*ds)->GetTrial(p2)->status, "pending");
   }
   auto store = SearchStore::Resume(dir_, search_id);
@@ -206,7 +209,7 @@ TEST_F(DriverStoreTest, ResumeRemovesPendingRowsAFinishedTrialCompleted) {
   ASSERT_EQ(h.size(), 2u);
   EXPECT_EQ(h[0].status, "done");
   EXPECT_EQ(h[0].objective, 0.25);
-  EXPECT_EQ(h[0].id, p1);
+  EXPECT_EQ(h[0].pending_ref, p1);
   EXPECT_EQ(h[1].status, "done");
   EXPECT_EQ(h[1].pending_ref, p2);
   EXPECT_EQ(h[1].x, (std::vector<double>{0.001, 10}));

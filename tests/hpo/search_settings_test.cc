@@ -42,11 +42,11 @@ class SearchSettingsTest : public ::testing::Test {
         {"budget", {{"max_seconds", 0}}}}.dump();
     // Search 1: 4 subspaces x 1 trial. Search 2: the default space, 3 trials
     // (--max-trials), on the SSE4 kernels. Then a run outside any search.
-    ASSERT_EQ(Run("search --config " + config + " --dataset " + Ds() + " --jobs 2 --quiet --top 0"),
+    ASSERT_EQ(Run("search --config " + config + " --dataset " + Ds() + " --jobs 2 --threads 2 --quiet --top 0"),
               0);
     ASSERT_EQ(Run("search --dataset " + Ds() +
                       " --arch mlp --profiles torch,reference --width 0.25 --train-limit 100"
-                      " --test-limit 50 --max-trials 3 --jobs 1 --quiet --top 0",
+                      " --test-limit 50 --max-trials 3 --jobs 1 --threads 2 --quiet --top 0",
                   "XWIRES_SIMD_TARGET=SSE4"),
               0);
     ASSERT_EQ(Run("train --dataset " + Ds() +
@@ -98,30 +98,32 @@ class SearchSettingsTest : public ::testing::Test {
 };
 fs::path* SearchSettingsTest::dir_ = nullptr;
 
-using Ids = std::vector<int64_t>;
+using IdList = std::vector<int64_t>;
 
 TEST_F(SearchSettingsTest, TrialsAreNumberedFromOneAcrossSearchesAndRuns) {
-  EXPECT_EQ(Ids(""), (Ids{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(Ids(""), (IdList{1, 2, 3, 4, 5, 6, 7, 8}));
 }
 
 TEST_F(SearchSettingsTest, StoredSettingsAreQueryFields) {
-  EXPECT_EQ(Ids("width == 0.25"), (Ids{5, 6, 7}));
+  EXPECT_EQ(Ids("width == 0.25"), (IdList{5, 6, 7}));
   EXPECT_EQ(Ids("width == 0.125 and train_limit == 200 and test_limit == 100"),
-            (Ids{1, 2, 3, 4}));
-  EXPECT_EQ(Ids("train_limit == 100 and depth == 0 and dropout == 0.5"), (Ids{5, 6, 7, 8}));
-  EXPECT_EQ(Ids("search_id == 2"), (Ids{5, 6, 7}));
-  EXPECT_EQ(Ids("search_id is null"), (Ids{8}));
-  EXPECT_EQ(Ids("profiles = 'torch,reference'"), (Ids{5, 6, 7}));
-  EXPECT_EQ(Ids("profiles = 'tf,torch'"), (Ids{8}));
-  EXPECT_EQ(Ids("init_weights is null and data_seed == 0"), (Ids{1, 2, 3, 4, 5, 6, 7, 8}));
+            (IdList{1, 2, 3, 4}));
+  EXPECT_EQ(Ids("train_limit == 100 and depth == 0 and dropout == 0.5"), (IdList{5, 6, 7, 8}));
+  EXPECT_EQ(Ids("search_id == 2"), (IdList{5, 6, 7}));
+  EXPECT_EQ(Ids("search_id is null"), (IdList{8}));
+  EXPECT_EQ(Ids("profiles = 'torch,reference'"), (IdList{5, 6, 7}));
+  EXPECT_EQ(Ids("profiles = 'tf,torch'"), (IdList{8}));
+  EXPECT_EQ(Ids("init_weights is null and data_seed == 0"), (IdList{1, 2, 3, 4, 5, 6, 7, 8}));
   // Each model's machine: the SSE4 search's kernel target, and a profile
   // the trial does not have gives no value.
-  EXPECT_EQ(Ids("simd_torch = 'hwy:SSE4'"), (Ids{5, 6, 7}));
-  EXPECT_EQ(Ids("simd_reference = 'hwy:SSE4'"), (Ids{5, 6, 7}));
-  EXPECT_EQ(Ids("simd_torch != 'hwy:SSE4'"), (Ids{1, 2, 3, 4, 8}));
-  EXPECT_EQ(Ids("simd_tf is null"), (Ids{5, 6, 7}));
+  EXPECT_EQ(Ids("simd_torch = 'hwy:SSE4'"), (IdList{5, 6, 7}));
+  EXPECT_EQ(Ids("simd_reference = 'hwy:SSE4'"), (IdList{5, 6, 7}));
+  EXPECT_EQ(Ids("simd_torch != 'hwy:SSE4'"), (IdList{1, 2, 3, 4, 8}));
+  EXPECT_EQ(Ids("simd_tf is null"), (IdList{5, 6, 7}));
+  // Threads: 2 jobs of 1 thread in search 1, 1 job of 2 in search 2.
   EXPECT_EQ(Ids("cpu_torch is not null and isa_torch is not null and threads_torch == 1"),
-            (Ids{5, 6, 7, 8}));
+            (IdList{1, 2, 3, 4, 8}));
+  EXPECT_EQ(Ids("threads_reference == 2"), (IdList{5, 6, 7}));
   // Sorting by a setting.
   const json rows = Json("query " + Ds() + " --sort -width --sort id --limit 2");
   EXPECT_EQ(rows[0]["id"], 8);
