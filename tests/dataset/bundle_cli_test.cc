@@ -137,11 +137,11 @@ TEST_F(BundleCliTest, OneAlteredBitFailsReplay) {
   EXPECT_NE(r.out.find("trial 1 profile 'torch': bitwise check FAILED"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("trial 1 profile 'tf': bitwise check passed"), std::string::npos);
-  EXPECT_NE(r.out.find("trial 1 profile 'torch': bitwise check passed"), std::string::npos)
+  EXPECT_NE(r.out.find("trial 2 profile 'torch': bitwise check passed"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("trial 1 profile 'tf': bitwise check passed"), std::string::npos)
+  EXPECT_NE(r.out.find("trial 2 profile 'tf': bitwise check passed"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("trial 1 profile 'tf_eigen': accuracy check passed"), std::string::npos)
+  EXPECT_NE(r.out.find("trial 2 profile 'tf_eigen': accuracy check passed"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("bitwise impossible: isa differs (bundle 'other-isa'"),
             std::string::npos);

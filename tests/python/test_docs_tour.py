@@ -55,3 +55,19 @@ def test_readme_tour(tmp_path):
 def test_doc_examples(page, tmp_path):
     page_blocks = blocks(read(os.path.join("docs", page)))
     run_page(page_blocks, scratch_root(str(tmp_path)))
+
+
+def test_the_checks_can_fail(tmp_path):
+    cwd = str(tmp_path)
+    printed = "```sh\necho 'torch  test accuracy 0.5350  (ok, 3.1 s)'\n```\n\n"
+    run_page(blocks(printed + "```output\ntorch test accuracy 0.5350 (ok, 96.0 s)\n```\n"), cwd)
+    with pytest.raises(AssertionError, match="line not printed"):
+        run_page(blocks(printed + "```output\ntorch test accuracy 0.5351 (ok, 3.1 s)\n```\n"), cwd)
+    with pytest.raises(AssertionError, match="failed"):
+        run_page(blocks("```sh\nxwires compare nowhere 1\n```\n"), cwd)
+    with pytest.raises(AssertionError, match="has no option --colour"):
+        run_page(blocks("```sh synopsis\nxwires stats DATASET [--colour C]\n```\n"), cwd)
+    with pytest.raises(AssertionError, match="is not a command"):
+        run_page(blocks("```sh manual\nxwires fly --high\n```\n"), cwd)
+    with pytest.raises(AssertionError, match="needs an info string"):
+        run_page(blocks("```\nxwires query DATASET\n```\n"), cwd)
