@@ -82,8 +82,11 @@ def section(markdown, heading):
     the same or a higher level)."""
     lines = markdown.splitlines()
     start = level = None
+    fenced = False
     for i, line in enumerate(lines):
-        m = re.match(r"(#+)\s+(.*)", line)
+        if line.startswith("```"):
+            fenced = not fenced
+        m = None if fenced else re.match(r"(#+)\s+(.*)", line)
         if not m:
             continue
         if start is None and m.group(2).strip() == heading:
@@ -152,9 +155,14 @@ _HELP = {}
 
 
 def _help(command):
+    """(is it a command, its --help text): CLI11 answers an unknown command's
+    --help with the top-level help, whose usage line does not name it."""
     if command not in _HELP:
         r = subprocess.run([XWIRES, *command, "--help"], capture_output=True, text=True)
-        _HELP[command] = (r.returncode, r.stdout + r.stderr)
+        text = r.stdout + r.stderr
+        usage = re.search(r"Usage: \S+((?: [a-z][a-z-]*)*)", text)
+        named = tuple(usage.group(1).split()) if usage else ()
+        _HELP[command] = (r.returncode == 0 and named == tuple(command), text)
     return _HELP[command]
 
 
@@ -166,10 +174,12 @@ def check_synopsis(block):
         if not words or os.path.basename(words[0]) != "xwires":
             continue
         command = tuple(w for w in words[1:3] if re.fullmatch(r"[a-z][a-z-]*", w))
-        rc, text_help = _help(command[:1])
-        assert rc == 0, f"{block}: `xwires {command[0]}` is not a command"
-        if len(command) > 1 and f" {command[1]} " in text_help.replace("\n", " "):
-            rc, text_help = _help(command)
+        known, text_help = _help(command[:1])
+        assert known, f"{block}: `xwires {command[0]}` is not a command"
+        if len(command) > 1:
+            known, sub_help = _help(command)
+            if known:
+                text_help = sub_help
         for opt in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", line):
             assert re.search(re.escape(opt) + r"\b", text_help), \
                 f"{block}: `xwires {' '.join(command)}` has no option {opt}"

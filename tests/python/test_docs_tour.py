@@ -1,14 +1,9 @@
-"""README's tour and every example of docs/*.md run as written.
-
-The blocks are taken from the markdown itself (docs_blocks.py says how a
-block's info string marks it as run, checked output, or a synopsis checked
-against the CLI's --help), so a command added to README's tour or to a page
-is run by the next build, and a page whose figures or ids drift fails here.
-docs/python.md's tutorial blocks are run by test_docs.py and its
-sqlite/h5py/torch snippets by tests/dataset/python_test.cc; its other blocks
-are checked here like every page's.
+"""README's tour ("What you can do with it": its shell block, then its
+Python) runs as written, in order, in a scratch directory standing for the
+repository root; and the checks of docs_blocks.py can fail. The blocks are
+taken from README itself, so a command added to the tour is run by the next
+build. (docs/*.md: test_docs_pages.py.)
 """
-import glob
 import json
 import os
 import subprocess
@@ -16,8 +11,6 @@ import subprocess
 import pytest
 
 from docs_blocks import SOURCE_DIR, XWIRES, blocks, run_page, scratch_root, section
-
-PAGES = sorted(os.path.basename(p) for p in glob.glob(os.path.join(SOURCE_DIR, "docs", "*.md")))
 
 
 def read(relative):
@@ -49,12 +42,6 @@ def test_readme_tour(tmp_path):
     assert [(s["id"], s["done"], s["planned"]) for s in searches[:3]] == \
         [(1, 16, 16), (2, 8, 8), (3, 4, 4)], searches
     assert searches[3]["profiles"] == "torch,tf" and searches[3]["done"] == 4  # from Python
-
-
-@pytest.mark.parametrize("page", PAGES)
-def test_doc_examples(page, tmp_path):
-    page_blocks = blocks(read(os.path.join("docs", page)))
-    run_page(page_blocks, scratch_root(str(tmp_path)))
 
 
 def test_the_checks_can_fail(tmp_path):
