@@ -3,11 +3,29 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <utility>
 
 #include "report_internal.h"
 #include "xwires/api/svg_plot.h"
 
 namespace xw::report {
+namespace {
+
+// A finished trial's place in its search's finishing order: the search
+// records it (extra_json.search.finished); rows written before it did were
+// created when they finished, so their ids order them, before any that
+// records one.
+std::pair<int64_t, int64_t> FinishKey(const TrialRow& t) {
+  const auto j = nlohmann::json::parse(t.extra_json, nullptr, false);
+  if (j.is_object() && j.contains("search") && j["search"].is_object() &&
+      j["search"].contains("finished") && j["search"]["finished"].is_number_integer()) {
+    return {j["search"]["finished"].get<int64_t>(), t.id};
+  }
+  return {-1, t.id};
+}
+
+}  // namespace
 
 Status SearchesSection(Context& c) {
   c.Heading("searches", "Searches: best so far");
@@ -27,10 +45,9 @@ Status SearchesSection(Context& c) {
   std::map<int64_t, std::string> objective;
   for (const SearchRow& s : searches) objective[s.id] = s.record.objective;
   for (auto& [id, trials] : by_search) {
-    // Finished rows are created when the trial finishes: id order is
-    // completion order.
-    std::sort(trials.begin(), trials.end(),
-              [](const TrialRow* a, const TrialRow* b) { return a->id < b->id; });
+    std::sort(trials.begin(), trials.end(), [](const TrialRow* a, const TrialRow* b) {
+      return FinishKey(*a) < FinishKey(*b);
+    });
     LineSeries each{"trial", {}, {}, false, "#7f7f7f", true};
     LineSeries best{"best so far", {}, {}, false, "#222222", false};
     double top = -INFINITY;

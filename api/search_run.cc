@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -121,6 +122,11 @@ Result<hpo::DriverConfig> SearchConfigOf(const SearchRequest& r) {
   if (HasTrainOverrides(r)) {
     XW_ASSIGN_OR_RETURN(config, ApplyTrainOverrides(config, r));
   }
+  // A new search's budget options become part of its stored config: a
+  // resume then finishes what was started, and `xwires searches` knows how
+  // many trials were planned.
+  if (r.trials_per_subspace > 0) config.search.trials_per_subspace = r.trials_per_subspace;
+  if (r.max_trials > 0) config.search.budget.max_trials = r.max_trials;
   if (r.seed) config.search.optimizer.seed = static_cast<uint64_t>(*r.seed);
   if (r.no_subspaces) config.search.no_subspaces = true;
   if (!r.objective.empty()) {
@@ -280,6 +286,65 @@ Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top)
         row.push_back(std::string(x.bh ? "yes" : "no"));
         row.push_back(std::string(stats::VerdictName(x.stats.stats.verdict)));
       }
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+Result<Table> SearchesTable(const Dataset& ds, bool with_config) {
+  XW_ASSIGN_OR_RETURN(std::vector<SearchRow> searches, ds.Searches());
+  Table t;
+  t.columns = {"id",      "created_at", "status",    "arch",    "profiles",  "data",
+               "train_limit", "test_limit", "width", "objective", "done",   "failed",
+               "pending", "planned",    "best_trial", "best_diff"};
+  if (with_config) {
+    t.columns.push_back("config_json");
+    t.columns.push_back("space_json");
+  }
+  for (const SearchRow& s : searches) {
+    std::vector<Cell> row = {s.id, s.created_at, s.record.status};
+    // A config this build cannot read (e.g. imported from a newer one)
+    // leaves the config columns unknown; the counts still come from rows.
+    auto c = hpo::ParseDriverConfigJson(s.record.config_json);
+    if (c.ok()) {
+      const hpo::SearchConfig& sc = c->search;
+      auto limit = [](int64_t v) { return v < 0 ? Cell() : Cell(v); };
+      row.insert(row.end(), {sc.arch, sc.profiles[0] + "," + sc.profiles[1], sc.data,
+                             limit(sc.train_limit), limit(sc.test_limit),
+                             c->train.arch_options.width});
+    } else {
+      row.insert(row.end(), 6, Cell());
+    }
+    row.push_back(s.record.objective);
+    TrialQuery q;
+    q.where = "search_id = " + std::to_string(s.id);
+    XW_ASSIGN_OR_RETURN(std::vector<TrialRow> rows, ds.Query(q));
+    int64_t done = 0, failed = 0, pending = 0;
+    const TrialRow* best = nullptr;
+    for (const TrialRow& r : rows) {
+      if (r.status == "pending") {
+        ++pending;
+      } else if (r.status == "failed") {
+        ++failed;
+      } else {
+        ++done;
+        if (!std::isnan(r.divergence) && (best == nullptr || r.divergence > best->divergence))
+          best = &r;
+      }
+    }
+    int64_t planned = -1;
+    if (c.ok()) {
+      planned = int64_t{hpo::NumSearchSubspaces(c->search)} * c->search.trials_per_subspace;
+      if (c->search.budget.max_trials > 0)
+        planned = std::min(planned, c->search.budget.max_trials);
+    }
+    row.insert(row.end(), {done, failed, pending, planned < 0 ? Cell() : Cell(planned)});
+    row.push_back(best ? Cell(best->id) : Cell());
+    row.push_back(best ? Cell(best->divergence) : Cell());
+    if (with_config) {
+      row.push_back(s.record.config_json);
+      row.push_back(s.record.space_json);
     }
     t.rows.push_back(std::move(row));
   }

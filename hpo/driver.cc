@@ -111,9 +111,9 @@ Status RunRank(const TrialContext& ctx,
     subs[s].opt.emplace(std::move(opt));
   }
   // Rebuild the optimisers: finished trials in the order they finished
-  // (done rows are created at completion, so by id), then each one's state
-  // as its latest proposal left it (proposals are ordered by their pending
-  // rows' ids, which a finished row names).
+  // (SearchStore::history()), then each one's state as its latest proposal
+  // left it (proposals are ordered by their pending rows' ids, which a
+  // finished row keeps).
   std::deque<Job> resume;
   std::map<int, std::pair<int64_t, const std::string*>> latest;
   for (const HistoryEntry& e : history) {

@@ -96,12 +96,18 @@ struct HistoryEntry {
   // xwires). Restoring the latest one makes a resumed search ask exactly
   // what the uninterrupted one would.
   std::string optimizer_state;
+  // done: how many of the search's trials had finished before it (-1:
+  // unrecorded; rows written before done rows kept their pending row's id,
+  // whose id order was their finishing order). Not sent over MPI.
+  int64_t finished = -1;
 };
 // extra_json "search" object of a trial row of the driver; a non-empty
-// `optimizer_state` (a JSON object) is stored as its "optimizer".
+// `optimizer_state` (a JSON object) is stored as its "optimizer";
+// `finished`: see HistoryEntry (< 0 leaves it out).
 std::string SearchExtraJson(int subspace, const std::vector<double>& x,
                             int64_t pending_ref, const std::string& objective,
-                            const std::string& optimizer_state = "");
+                            const std::string& optimizer_state = "",
+                            int64_t finished = -1);
 // The state of `opt` that its observations do not determine (the gp_hedge
 // portfolio: gains, last proposals; see optimizer.h), as a JSON object
 // text; "" for an optimizer without such state (EI, PI, LCB).

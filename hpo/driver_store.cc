@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -51,13 +52,14 @@ std::string MergeObjects(const std::string& a, const std::string& b) {
 
 std::string SearchExtraJson(int subspace, const std::vector<double>& x,
                             int64_t pending_ref, const std::string& objective,
-                            const std::string& optimizer_state) {
+                            const std::string& optimizer_state, int64_t finished) {
   json s = {{"subspace", subspace}, {"point", x}, {"objective", objective}};
   if (pending_ref > 0) s["pending_trial"] = pending_ref;
   if (!optimizer_state.empty()) {
     json o = json::parse(optimizer_state, nullptr, false);
     if (o.is_object()) s["optimizer"] = std::move(o);
   }
+  if (finished >= 0) s["finished"] = finished;
   return json{{"search", s}}.dump();
 }
 
@@ -121,6 +123,9 @@ Result<HistoryEntry> EntryOfRow(int64_t id, const std::string& status,
   }
   if (s.contains("optimizer") && s["optimizer"].is_object())
     e.optimizer_state = s["optimizer"].dump();
+  if (s.contains("finished") && s["finished"].is_number_integer()) {
+    e.finished = s["finished"].get<int64_t>();
+  }
   if (status == "pending") {
     e.status = "pending";
   } else if (j.contains("error") || std::isnan(divergence)) {
@@ -200,8 +205,27 @@ Result<std::unique_ptr<SearchStore>> SearchStore::Resume(const std::string& dir,
     if (e.status == "pending") s->states_[e.id] = e.optimizer_state;
     s->history_.push_back(std::move(e));
   }
+  s->OrderDoneByFinish();
   XW_RETURN_IF_ERROR(s->ds_->SetSearchStatus(id, "running"));
   return s;
+}
+
+void SearchStore::OrderDoneByFinish() {
+  // The optimisers learn the finished trials in the order they finished:
+  // the done entries are reordered among their own positions (rows without
+  // an ordinal first, by id: they finished before any row that has one).
+  std::vector<size_t> slots;
+  std::vector<HistoryEntry> done;
+  for (size_t i = 0; i < history_.size(); ++i) {
+    if (history_[i].status != "done") continue;
+    slots.push_back(i);
+    done.push_back(history_[i]);
+  }
+  std::stable_sort(done.begin(), done.end(), [](const HistoryEntry& a, const HistoryEntry& b) {
+    return a.finished < b.finished;
+  });
+  for (size_t k = 0; k < slots.size(); ++k) history_[slots[k]] = std::move(done[k]);
+  finished_ = static_cast<int64_t>(slots.size());
 }
 
 Result<int64_t> SearchStore::AddPending(int subspace,
@@ -226,14 +250,12 @@ Result<int64_t> SearchStore::AddDone(int64_t pending_id, int subspace,
   r.search_id = id_;
   r.provenance = provenance_;
   r.extra_json = MergeObjects(
-      r.extra_json, SearchExtraJson(subspace, x, pending_id,
+      r.extra_json, SearchExtraJson(subspace, x, 0,
                                     ObjectiveName(config_.search.objective),
-                                    states_[pending_id]));
-  XW_ASSIGN_OR_RETURN(int64_t id, ds_->AddTrial(r));
-  // A crash here leaves the pending row too; Resume() removes it by the
-  // reference just stored.
-  XW_RETURN_IF_ERROR(DeletePendingTrial(*ds_, pending_id));
+                                    states_[pending_id], finished_));
+  XW_ASSIGN_OR_RETURN(int64_t id, CompletePendingTrial(*ds_, pending_id, r));
   states_.erase(pending_id);
+  ++finished_;
   return id;
 }
 

@@ -1,7 +1,7 @@
 // SearchStore: the dataset side of a search (rank 0 only). Creates or
 // resumes the `searches` row and writes every trial event as it happens:
-// pending row before training, finished trial (Dataset::AddTrial, then the
-// pending row is deleted) or failed row after. See search_log.h for the row
+// pending row before training, then the finished trial in its place (same
+// id, CompletePendingTrial) or the row marked failed. See search_log.h for the row
 // life cycle and search_driver.h for the resume rules.
 //
 // Not thread-safe: one thread (the driver's main thread) uses it.
@@ -36,7 +36,8 @@ class SearchStore {
 
   int64_t search_id() const { return id_; }
   const DriverConfig& config() const { return config_; }
-  // The search's rows in id order (done, failed and pending).
+  // The search's rows in id order (done, failed and pending), except that
+  // the done rows, among their own positions, are in finishing order.
   const std::vector<HistoryEntry>& history() const { return history_; }
   // The dataset (replicas of the two-stage schedule are stored through it).
   Dataset& dataset() { return *ds_; }
@@ -47,8 +48,8 @@ class SearchStore {
   Result<int64_t> AddPending(int subspace, const std::vector<double>& x,
                              int threads,
                              const std::string& optimizer_state = "");
-  // Stores finished trial `r` (completing pending row `pending_id`), then
-  // deletes the pending row. Returns the new trial id.
+  // Stores finished trial `r` in place of pending row `pending_id` (same
+  // id, one transaction). Returns the id.
   Result<int64_t> AddDone(int64_t pending_id, int subspace,
                           const std::vector<double>& x, TrialRecord r);
   Status AddFailed(int64_t pending_id, int subspace,
@@ -57,6 +58,7 @@ class SearchStore {
 
  private:
   SearchStore() = default;
+  void OrderDoneByFinish();
   std::unique_ptr<Dataset> ds_;
   DriverConfig config_;
   int64_t id_ = 0;
@@ -65,6 +67,7 @@ class SearchStore {
   std::map<int64_t, std::string> states_;  // pending id -> optimizer state
   // Held from Create/Resume to the end: one writer per search.
   std::optional<SearchWriterLock> lock_;
+  int64_t finished_ = 0;  // done trials so far (their "finished" ordinal)
 };
 
 }  // namespace xw::hpo::internal

@@ -65,7 +65,9 @@ void RegisterQuery(CLI::App& app) {
       "diff id "
       "search_id arch data status name provenance acc_<profile> "
       "train_acc_<profile> "
-      "loss_<profile> train_loss_<profile>; and/or/not, parentheses)");
+      "loss_<profile> train_loss_<profile>; stored settings width depth dropout "
+      "train_limit test_limit data_seed init_weights profiles isa_<profile> "
+      "simd_<profile> cpu_<profile> threads_<profile>; and/or/not, parentheses)");
   cmd->add_option("--arch", a->archs, "Only these architectures (repeatable)");
   cmd->add_option("--profile", a->profiles,
                   "Only trials with a model of this profile (repeatable)");

@@ -35,7 +35,7 @@ void RegisterStats(CLI::App& app) {
                                  "Divergence min/max/median/mean, share >= "
                                  "threshold and accuracy ranges per group");
   cmd->add_option("dataset", a->dataset, "Dataset directory")->required();
-  cmd->add_option("--by", a->by, "Group by arch, data or none");
+  cmd->add_option("--by", a->by, "Group by a field (arch, data, width, depth, train_limit, search_id, profiles, simd_<profile>, ...) or none");
   cmd->add_option("--threshold", a->threshold,
                   "Divergence threshold of the share column");
   AddFilterOptions(cmd, &a->where, &a->archs, &a->format);

@@ -179,6 +179,7 @@ Result<BundleCreateResult> CreateBundle(const Dataset& ds,
     XW_ASSIGN_OR_RETURN(
         b.record, internal::RecordFromRow(ds, rows[k], profiles, true, false));
     b.in_search = search_id.has_value();
+    b.source_id = rows[k].id;
     b.content_sha256 = TrialContentSha256(b.record);
     if (std::find(m.data_specs.begin(), m.data_specs.end(),
                   b.record.data_spec) == m.data_specs.end()) {

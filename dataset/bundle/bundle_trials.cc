@@ -106,6 +106,7 @@ Result<std::string> TrialsToJson(const std::vector<BundleTrial>& trials) {
     j["content_sha256"] = b.content_sha256;
     j["provenance"] = b.record.provenance;
     j["in_search"] = b.in_search;
+    if (b.source_id > 0) j["id"] = b.source_id;
     for (size_t i = 0; i < b.weights_files.size(); ++i) {
       j["models"][i]["weights_file"] =
           b.weights_files[i].empty() ? json(nullptr) : json(b.weights_files[i]);

@@ -6,6 +6,8 @@
 //    "lr"|"adam_eps"|"beta1"|"beta2"|"weight_decay"|"divergence": real,
 //    "batch_size"|"epochs": int or null, "seed": int or null (unknown,
 //    e.g. imported results), "external_id": str,
+//    "id": int >= 1, the trial's id in the dataset the bundle was made
+//    from (format >= 3; absent before),
 //    "models": [{"profile": str, "external": bool, "status": str,
 //                "train_acc"|"test_acc"|"train_loss"|"test_loss"|
 //                "wall_time_s": real, "param_count": int, "threads": int,
@@ -18,7 +20,7 @@
 // definitions live in the manifest ("profiles"), once per name.
 //
 // The content hash is SHA-256 over the compact, key-sorted JSON of the same
-// object without content_sha256, provenance, in_search and weights_file, and
+// object without content_sha256, provenance, in_search, id and weights_file, and
 // with each model's profile definition (parsed; null for external profiles)
 // under "profile_definition". Thread-safe.
 #ifndef XWIRES_DATASET_BUNDLE_BUNDLE_TRIALS_H_
@@ -42,6 +44,7 @@ struct BundleTrial {
   std::vector<std::string> weights_files;
   bool in_search = false;
   std::string content_sha256;
+  int64_t source_id = 0;  // "id" (0: a format 1-2 bundle, which has none)
 };
 
 // Content hash without the curves: a cheap first key to find candidate

@@ -157,6 +157,10 @@ Status ParseTrial(const json& j, size_t k, Context& ctx, BundleTrial* b) {
                  ".content_sha256' must be 64 lowercase hex digits");
   XW_ASSIGN_OR_RETURN(t.provenance, f.String("provenance", 4096));
   XW_ASSIGN_OR_RETURN(b->in_search, f.Bool("in_search"));
+  if (ctx.manifest.format_version >= 3) {
+    XW_ASSIGN_OR_RETURN(b->source_id, f.Integer("id"));
+    if (b->source_id < 1) return f.Bad("field '" + where + ".id' must be at least 1");
+  }
   if (b->in_search && !ctx.manifest.search) {
     return f.Bad("field '" + where +
                  ".in_search' is true but manifest.json has no search");

@@ -73,6 +73,13 @@ std::string Acc(double v) {
   return buf;
 }
 
+// How a replay names a trial: its id in the dataset the bundle was made
+// from, or (older bundles) its position in the bundle.
+std::string TrialName(const bundle::BundleTrial& t, int64_t index) {
+  return t.source_id > 0 ? "trial " + std::to_string(t.source_id)
+                         : "trial #" + std::to_string(index) + " of the bundle";
+}
+
 ReplayOutcome Compare(int64_t index, const ModelRecord& want,
                       const ModelRecord& got, const std::string& producer,
                       bool isa_free, double tolerance) {
@@ -197,13 +204,13 @@ Result<BundleReport> VerifyBundle(const std::string& path,
     const TrialRecord& want = b.trials[k].record;
     auto got = checkers.retrain(want);
     if (!got.ok())
-      return got.status().WithContext("replaying trial " + std::to_string(k));
+      return got.status().WithContext("replaying " + TrialName(b.trials[k], k));
     // The retrained models follow the replayable models in order.
     size_t next = 0;
     for (const ModelRecord& m : want.models) {
       if (!Replayable(m)) continue;
       if (next >= got->models.size()) {
-        return Status::Internal("replay of trial " + std::to_string(k) +
+        return Status::Internal("replay of " + TrialName(b.trials[k], k) +
                                 " returned " +
                                 std::to_string(got->models.size()) + " models");
       }
@@ -216,9 +223,10 @@ Result<BundleReport> VerifyBundle(const std::string& path,
                             checkers.same_bits_on_every_isa(m.profile_json);
       report.replays.push_back(Compare(k, m, replayed, producer, isa_free,
                                        options.accuracy_tolerance));
+      report.replays.back().trial_id = b.trials[k].source_id;
       const ReplayOutcome& r = report.replays.back();
       if (options.log) {
-        options.log("replay: trial " + std::to_string(k) + " profile '" +
+        options.log("replay: " + TrialName(b.trials[k], k) + " profile '" +
                     m.profile + "': " + r.method + " check " +
                     (r.passed ? "passed" : "FAILED") + ": " + r.detail);
       }

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "filter_lexer.h"
+#include "setting_fields.h"
 
 namespace xw::filter {
 
@@ -76,7 +77,7 @@ std::string KnownFieldList() {
   for (const auto& [name, f] : PlainFields()) s += name + ", ";
   return s +
          "acc_<profile>, train_acc_<profile>, loss_<profile>, "
-         "train_loss_<profile>";
+         "train_loss_<profile>, " + SettingFieldList();
 }
 
 // Recursive-descent parser producing SQL text and parameters directly.
@@ -297,6 +298,7 @@ Result<Field> ResolveField(const std::string& name_in) {
   if (it != PlainFields().end()) {
     return Field{name, it->second.sql, {}, it->second.numeric, it->second.dim};
   }
+  if (auto setting = SettingField(name, name_in)) return *setting;
   for (const auto& [prefix, column] : ProfileFields()) {
     if (name.size() > prefix.size() &&
         name.compare(0, prefix.size(), prefix) == 0) {

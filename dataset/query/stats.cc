@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -16,12 +17,26 @@ namespace xw {
 
 namespace {
 
-Result<std::string> GroupExpr(const std::string& by) {
-  if (by == "arch") return std::string("t.arch");
-  if (by == "data") return std::string("t.data_spec");
-  if (by == "none") return std::string("'all'");
-  return Status::InvalidArgument("stats: unknown grouping '" + by +
-                                 "' (arch, data, none)");
+// The group of a trial: "none" (one group) or any field of the query
+// language (arch, data, width, search_id, profiles, simd_torch, ...).
+Result<filter::Field> GroupExpr(const std::string& by) {
+  if (by == "none") return filter::Field{"none", "'all'", {}, false, -1};
+  auto f = filter::ResolveField(by);
+  if (!f.ok()) {
+    return Status::InvalidArgument("stats: unknown grouping '" + by +
+                                   "': none or a field: " + f.status().message());
+  }
+  return f;
+}
+
+// A NULL group (a setting the trial does not record) is shown as "(none)".
+std::string GroupName(const SQLite::Column& c) {
+  return c.isNull() ? "(none)" : c.getString();
+}
+
+std::vector<sql::Param> Concat(std::vector<sql::Param> a, const std::vector<sql::Param>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
 }
 
 void Summarise(std::vector<double>& d, double threshold, GroupStats& g) {
@@ -50,7 +65,8 @@ std::string ThresholdName(double t) {
 
 Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds,
                                              const StatsOptions& opt) {
-  XW_ASSIGN_OR_RETURN(std::string group, GroupExpr(opt.by));
+  XW_ASSIGN_OR_RETURN(filter::Field by, GroupExpr(opt.by));
+  const std::string& group = by.sql;
   XW_ASSIGN_OR_RETURN(CompiledQuery c, CompileQuery(opt.filter));
   std::map<std::string, std::vector<double>> divs;
   std::map<std::string, int64_t> counts, replicated, significant;
@@ -62,9 +78,9 @@ Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds,
                              ", t.divergence, (SELECT s.verdict FROM replica_stats s "
                              "WHERE s.trial_id = t.id ORDER BY s.id DESC LIMIT 1) " +
                              c.From());
-    sql::BindAll(st, c.params);
+    sql::BindAll(st, Concat(by.params, c.params));
     while (st.executeStep()) {
-      std::string g = sql::GetText(st.getColumn(0));
+      std::string g = GroupName(st.getColumn(0));
       ++counts[g];
       double d = sql::GetReal(st.getColumn(1));
       if (!std::isnan(d)) divs[g].push_back(d);
@@ -80,7 +96,7 @@ Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds,
             "min(m.test_acc), max(m.test_acc), avg(m.test_acc) FROM " +
             c.tables + " JOIN models m ON m.trial_id = t.id WHERE " + c.where +
             " GROUP BY 1, 2");
-    sql::BindAll(ms, c.params);
+    sql::BindAll(ms, Concat(by.params, c.params));
     while (ms.executeStep()) {
       ProfileAccuracy p;
       p.profile = sql::GetText(ms.getColumn(1));
@@ -88,7 +104,7 @@ Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds,
       p.min_acc = sql::GetReal(ms.getColumn(3));
       p.max_acc = sql::GetReal(ms.getColumn(4));
       p.mean_acc = sql::GetReal(ms.getColumn(5));
-      acc[sql::GetText(ms.getColumn(0))][p.profile] = p;
+      acc[GroupName(ms.getColumn(0))][p.profile] = p;
     }
     return Status::OK();
   }));
@@ -117,6 +133,13 @@ Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds,
       a.mean_acc = a.n ? total / a.n : kUnknown;
     }
     out.push_back(std::move(s));
+  }
+  if (by.numeric) {  // numeric groups in numeric order, "(none)" last
+    auto key = [](const GroupStats& g) {
+      return g.group == "(none)" ? INFINITY : std::strtod(g.group.c_str(), nullptr);
+    };
+    std::stable_sort(out.begin(), out.end(),
+                     [&](const GroupStats& a, const GroupStats& b) { return key(a) < key(b); });
   }
   if (opt.add_overall && opt.by != "none" && !counts.empty()) {
     GroupStats s;

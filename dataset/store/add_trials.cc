@@ -72,8 +72,8 @@ struct Inserter {
               "adam_eps, beta1, beta2, "
               "weight_decay, batch_size, epochs, seed, divergence, "
               "hparams_json, extra_json, "
-              "search_id, provenance_id, external_id) VALUES "
-              "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+              "search_id, provenance_id, external_id, id) VALUES "
+              "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
         model(db,
               "INSERT INTO models (trial_id, idx, profile, profile_id, status, "
               "train_acc, test_acc, "
@@ -139,10 +139,11 @@ void BindText(SQLite::Statement& st, int index, const std::string& s) {
   st.bindNoCopy(index, s);
 }
 
+// `id`: the row's id, or none for the next free one.
 void InsertTrial(Inserter& in, const TrialRecord& t,
                  const std::string& provenance,
-                 std::optional<int64_t> search_id, const std::string& file,
-                 size_t k, std::vector<int64_t>& ids) {
+                 std::optional<int64_t> search_id, std::optional<int64_t> id_in,
+                 const std::string& file, size_t k, std::vector<int64_t>& ids) {
   static const std::string kEmptyObject = "{}", kEmpty;
   const std::string status = TrialStatus(t);
   auto& st = in.trial;
@@ -168,6 +169,7 @@ void InsertTrial(Inserter& in, const TrialRecord& t,
   sql::BindOptInt(st, 16, search_id);
   st.bind(17, in.ProvenanceId(provenance));
   BindText(st, 18, t.external_id);
+  sql::BindOptInt(st, 19, id_in);
   st.exec();
   const int64_t id = in.db.getLastInsertRowid();
   ids.push_back(id);
@@ -298,6 +300,8 @@ Result<BatchResult> AddBatch(Dataset& ds,
                       CheckExtras(extras, trials.size()));
   XW_ASSIGN_OR_RETURN(ReplicaPlan replicas, PlanBatchReplicas(impl, trials, extras));
   AddReplicaGroups(extras, replicas, &bundle);
+  if (extras.replaces_pending && trials.size() != 1)
+    return Status::Internal("replaces_pending needs exactly one trial");
   // Shared lock from the bundle's creation to the commit: fsck --repair (which
   // takes it exclusively) never sees our bundle as an orphan.
   XW_ASSIGN_OR_RETURN(DirLock lock,
@@ -331,13 +335,24 @@ Result<BatchResult> AddBatch(Dataset& ds,
     // The near index is built set-based after the rows (near_schema.h).
     if (!trials.empty())
       impl.db->exec("INSERT INTO trials_near_deferred VALUES (1)");
+    if (extras.replaces_pending) {
+      // The pending row goes and the finished trial takes its id, in this
+      // transaction: a crash leaves one of the two, never both or neither.
+      SQLite::Statement del(*impl.db,
+                            "DELETE FROM trials WHERE id = ? AND status = 'pending'");
+      del.bind(1, *extras.replaces_pending);
+      if (del.exec() == 0) {
+        return Status::NotFound(impl.dir + ": no pending trial with id " +
+                                std::to_string(*extras.replaces_pending));
+      }
+    }
     for (size_t k = 0; k < trials.size(); ++k) {
       const TrialRecord& t = trials[k];
       std::optional<int64_t> search = t.search_id;
       if (!extras.trial_search.empty() && extras.trial_search[k])
         search = search_ids[*extras.trial_search[k]];
       InsertTrial(in, t, t.provenance.empty() ? default_prov : t.provenance,
-                  search, file, k, result.trial_ids);
+                  search, extras.replaces_pending, file, k, result.trial_ids);
     }
     if (!trials.empty()) {
       for (const std::string& stmt : near::DeferredIndexStatements()) {

@@ -83,6 +83,9 @@ struct BatchExtras {
   // numbers are the caller's to have checked: CheckReplicaStats).
   std::vector<BatchReplica> replicas;
   std::vector<BatchReplicaStats> replica_stats;
+  // When set, the batch's one trial replaces this pending row (search_log.h)
+  // and takes its id; NotFound if there is no pending row with that id.
+  std::optional<int64_t> replaces_pending;
 };
 struct BatchResult {
   std::vector<int64_t> trial_ids;  // in input order

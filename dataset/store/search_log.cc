@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "dataset_impl.h"
+#include "dataset_internal.h"
 #include "sqlite_adapter.h"
 #include "xwires/core/clock.h"
 
@@ -80,6 +81,14 @@ Result<int64_t> AddPendingTrial(Dataset& ds, const TrialRecord& t) {
     return Status::OK();
   }));
   return id;
+}
+
+Result<int64_t> CompletePendingTrial(Dataset& ds, int64_t pending_id,
+                                     const TrialRecord& trial) {
+  internal::BatchExtras extras;
+  extras.replaces_pending = pending_id;
+  XW_ASSIGN_OR_RETURN(internal::BatchResult r, internal::AddBatch(ds, {trial}, extras));
+  return r.trial_ids[0];
 }
 
 Status MarkTrialFailed(Dataset& ds, int64_t trial_id, const std::string& extra_json) {

@@ -31,7 +31,7 @@ void RegisterDataset(py::module_& m) {
       .def("top", &DatasetHandle::Top, py::arg("k"), py::arg("bottom"), py::arg("filter"))
       .def("mi", &DatasetHandle::Mi, py::arg("filter"), py::arg("pairs"), py::arg("log_scale"),
            py::arg("ksg"), py::arg("repeats"), py::arg("jitter"), py::arg("k"), py::arg("seed"))
-      .def("searches", &DatasetHandle::Searches)
+      .def("searches", &DatasetHandle::Searches, py::arg("with_config"))
       .def("replicas", &DatasetHandle::Replicas, py::arg("trial_id"))
       .def("replica_stats", &DatasetHandle::ReplicaStats, py::arg("trial_id"))
       .def("trial", &DatasetHandle::Trial, py::arg("trial_id"), py::arg("curves"))

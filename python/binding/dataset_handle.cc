@@ -8,6 +8,7 @@
 #include "xwires/api/mi_analysis.h"
 #include "xwires/api/query_tables.h"
 #include "xwires/api/replica_tables.h"
+#include "xwires/api/search_run.h"
 #include "xwires/api/train_run.h"
 #include "xwires/api/trial_setup.h"
 #include "xwires/dataset/query/export.h"
@@ -160,17 +161,8 @@ py::dict DatasetHandle::Mi(const Filter& f, bool pairs, bool log_scale, bool ksg
   }));
 }
 
-py::dict DatasetHandle::Searches() {
-  return TableColumns(Locked([&](Dataset& ds) -> Result<Table> {
-    XW_ASSIGN_OR_RETURN(auto searches, ds.Searches());
-    Table t;
-    t.columns = {"id", "created_at", "objective", "status", "config_json", "space_json"};
-    for (const SearchRow& s : searches) {
-      t.rows.push_back({s.id, s.created_at, s.record.objective, s.record.status,
-                        s.record.config_json, s.record.space_json});
-    }
-    return t;
-  }));
+py::dict DatasetHandle::Searches(bool with_config) {
+  return TableColumns(Locked([&](Dataset& ds) { return SearchesTable(ds, with_config); }));
 }
 
 py::dict DatasetHandle::Replicas(int64_t trial_id) {

@@ -48,7 +48,7 @@ class DatasetHandle {
   py::dict Top(int k, bool bottom, const Filter& f);
   py::dict Mi(const Filter& f, bool pairs, bool log_scale, bool ksg, int repeats, double jitter,
               int k, uint64_t seed);
-  py::dict Searches();
+  py::dict Searches(bool with_config);
   // ReplicaTable / ReplicaStatsTable of a trial (api/replica_tables.h).
   py::dict Replicas(int64_t trial_id);
   py::dict ReplicaStats(int64_t trial_id);

@@ -108,7 +108,10 @@ class Dataset:
                 lr, adam_eps, beta1, beta2, weight_decay, batch_size, epochs,
                 seed, diff, id, search_id, arch, data, status, name,
                 provenance, acc_<profile>, train_acc_<profile>,
-                loss_<profile>, train_loss_<profile>; and/or/not, parentheses).
+                loss_<profile>, train_loss_<profile>, and the stored settings
+                width, depth, dropout, train_limit, test_limit, data_seed,
+                init_weights, profiles, isa_<profile>, simd_<profile>,
+                cpu_<profile>, threads_<profile>; and/or/not, parentheses).
             arch, profile, status: only these architectures / trials with a
                 model of every given profile / these statuses (str or list).
             sort: field or list of fields, "-" prefix for descending ("-diff").
@@ -155,12 +158,15 @@ class Dataset:
         """Divergence statistics per group (``xwires stats``; the study's Tables 2-3).
 
         Args:
-            by: "arch", "data" or "none".
+            by: "none" or any field of :meth:`query`'s filter language
+                ("arch", "data", "width", "train_limit", "search_id",
+                "profiles", "simd_torch", ...); trials without the value
+                form the group "(none)".
             threshold: divergence threshold of the share column.
             where, arch: which trials (as in :meth:`query`).
 
         Returns:
-            DataFrame with columns `by` (arch or data; "group" for "none")
+            DataFrame with columns `by` (the field; "group" for "none")
             holding the group or "all", trials,
             div_min, div_max, div_median, div_mean, share_ge_<threshold>,
             then acc_min_<p>, acc_max_<p> per profile.
@@ -206,9 +212,17 @@ class Dataset:
             _checks.as_float("jitter", jitter), _checks.as_int("k", k, maximum=_checks.INT32_MAX),
             _checks.as_int("seed", seed, minimum=0)))
 
-    def searches(self):
-        """The dataset's searches: id, created_at, objective, status and configs."""
-        return frame(self._h().searches())
+    def searches(self, *, with_config=False):
+        """The dataset's searches, one row each (``xwires searches``).
+
+        Columns: id, created_at, status, what the search trains (arch,
+        profiles "a,b", data, train_limit and test_limit: NaN for the whole
+        split, width), objective, its trials by state (done, failed,
+        pending), planned (the budget it was started with), and its best
+        finished pair (best_trial, best_diff). `with_config` adds the stored
+        config_json and space_json.
+        """
+        return frame(self._h().searches(_checks.as_bool("with_config", with_config)))
 
     def replicas(self, trial_id):
         """The stored replicas of a trial, one row each (``xwires show``).

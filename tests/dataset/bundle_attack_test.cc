@@ -298,15 +298,22 @@ TEST_F(BundleAttackTest, TamperedOrImpossibleAnalyses) {
     Relist("analyses.json");
     ExpectRejected(Status::Code::kInvalidArgument, part);
   }
-  // Format 3 without analyses.json; format 1 with one.
+  // Format 3 without analyses.json; format 1 (whose trials carry no id)
+  // with one.
   const std::string manifest = Entry("manifest.json");
+  const std::string trials = Entry("trials.json");
   json m = json::parse(manifest);
   m["format_version"] = 1;
   Entry("manifest.json") = m.dump();
+  json v1_trials = json::parse(trials);
+  for (json& t : v1_trials) t.erase("id");
+  Entry("trials.json") = v1_trials.dump();
+  Relist("trials.json");
   Entry("analyses.json") = honest;
   Relist("analyses.json");
   ExpectRejected(Status::Code::kInvalidArgument,
                  "manifest.json lists 'analyses.json', which no model of trials.json uses");
+  Entry("trials.json") = trials;
   m = json::parse(manifest);
   json files = json::array();
   for (const json& f : m["files"]) {

@@ -69,6 +69,17 @@ TEST_F(BundleCliTest, HonestBundleReplaysBitForBit) {
   EXPECT_EQ(Count(r.out, "bitwise check passed"), 6) << r.out;
   EXPECT_NE(r.out.find("replay: 6 models re-trained, 0 failed"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bundle OK"), std::string::npos);
+  // Replays name the trials by their ids in the dataset the bundle was
+  // made from (A's trials 1 and 2), not by their places in the bundle.
+  for (const char* id : {"1", "2"}) {
+    EXPECT_NE(r.out.find(std::string("replay: trial ") + id + " profile 'torch': bitwise check passed"),
+              std::string::npos) << r.out;
+  }
+  r = Xwires("bundle create " + Path("A") + " --trials 2 -o " + Path("second.tar.zst"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Xwires("bundle verify " + Path("second.tar.zst") + " --replay 1 --threads 1");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(Count(r.out, "replay: trial 2 profile "), 3) << r.out;
 }
 
 TEST_F(BundleCliTest, ImportGivesIdenticalQueryResultsAndSkipsRepeats) {
@@ -123,14 +134,14 @@ TEST_F(BundleCliTest, OneAlteredBitFailsReplay) {
   ASSERT_EQ(r.exit_code, 0) << "static checks cannot see it: " << r.err;
   r = Xwires("bundle verify " + Path("altered.tar.zst") + " --replay 2 --threads 1");
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.out.find("trial 0 profile 'torch': bitwise check FAILED"), std::string::npos)
+  EXPECT_NE(r.out.find("trial 1 profile 'torch': bitwise check FAILED"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("trial 0 profile 'tf': bitwise check passed"), std::string::npos);
-  EXPECT_NE(r.out.find("trial 1 profile 'torch': bitwise check passed"), std::string::npos)
+  EXPECT_NE(r.out.find("trial 1 profile 'tf': bitwise check passed"), std::string::npos);
+  EXPECT_NE(r.out.find("trial 2 profile 'torch': bitwise check passed"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("trial 1 profile 'tf': bitwise check passed"), std::string::npos)
+  EXPECT_NE(r.out.find("trial 2 profile 'tf': bitwise check passed"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("trial 1 profile 'tf_eigen': accuracy check passed"), std::string::npos)
+  EXPECT_NE(r.out.find("trial 2 profile 'tf_eigen': accuracy check passed"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("bitwise impossible: isa differs (bundle 'other-isa'"),
             std::string::npos);
@@ -159,11 +170,11 @@ TEST_F(BundleCliTest, AnotherKernelTargetReplaysExactOrderBitwiseAndEigenByAccur
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = Xwires("bundle verify " + Path("target.tar.zst") + " --replay 1 --threads 1");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("trial 0 profile 'torch': bitwise check passed"), std::string::npos)
+  EXPECT_NE(r.out.find("trial 1 profile 'torch': bitwise check passed"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("trial 0 profile 'tf': bitwise check passed"), std::string::npos)
+  EXPECT_NE(r.out.find("trial 1 profile 'tf': bitwise check passed"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("trial 0 profile 'tf_eigen': accuracy check passed"), std::string::npos)
+  EXPECT_NE(r.out.find("trial 1 profile 'tf_eigen': accuracy check passed"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("bitwise impossible: kernel_target differs (bundle 'hwy:OTHER'"),
             std::string::npos);

@@ -103,7 +103,82 @@ TEST_F(DriverStoreTest, SearchLogRowLifeCycle) {
   EXPECT_TRUE(report->Clean()) << report->issues[0].kind;
 }
 
+TEST_F(DriverStoreTest, AFinishedTrialKeepsItsPendingRowsId) {
+  auto store = SearchStore::Create(dir_, Config());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  const int64_t a = *(*store)->AddPending(1, {0.01, 40}, 1);
+  const int64_t b = *(*store)->AddPending(2, {0.001, 10}, 1);
+  const int64_t c = *(*store)->AddPending(0, {0.05, 20}, 1);
+  EXPECT_EQ(std::vector<int64_t>({a, b, c}), std::vector<int64_t>({1, 2, 3}));
+  // Finishing out of order changes no id.
+  auto done_b = (*store)->AddDone(b, 2, {0.001, 10}, Pair(0.5, 0.375));
+  ASSERT_TRUE(done_b.ok()) << done_b.status().ToString();
+  EXPECT_EQ(*done_b, b);
+  EXPECT_EQ(*(*store)->AddDone(a, 1, {0.01, 40}, Pair(0.5, 0.25)), a);
+  ASSERT_TRUE((*store)->AddFailed(c, 0, {0.05, 20}, "boom").ok());
+  // A row that is no longer pending cannot be completed again.
+  EXPECT_EQ((*store)->AddDone(a, 1, {0.01, 40}, Pair(0.5, 0.25)).status().code(),
+            Status::Code::kNotFound);
+  const int64_t d = *(*store)->AddPending(3, {0.02, 30}, 1);
+  EXPECT_EQ(d, 4);
+  store->reset();
+
+  auto ds = Dataset::Open(dir_, OpenMode::kReadOnly);
+  ASSERT_TRUE(ds.ok());
+  auto rows = (*ds)->Query(TrialQuery{});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 4u);
+  const char* status[] = {"ok", "ok", "failed", "pending"};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ((*rows)[i].id, static_cast<int64_t>(i + 1));
+    EXPECT_EQ((*rows)[i].status, status[i]);
+  }
+  EXPECT_EQ((*rows)[0].models.size(), 2u);
+  EXPECT_EQ((*rows)[1].divergence, 0.125);
+  ds->reset();
+  auto report = Fsck(dir_, FsckOptions{});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->Clean()) << report->issues[0].kind;
+}
+
+TEST_F(DriverStoreTest, ResumeTellsFinishedTrialsInTheOrderTheyFinished) {
+  int64_t search_id = 0, a = 0, b = 0, c = 0;
+  {
+    auto store = SearchStore::Create(dir_, Config());
+    ASSERT_TRUE(store.ok());
+    search_id = (*store)->search_id();
+    a = *(*store)->AddPending(1, {0.01, 40}, 1);
+    b = *(*store)->AddPending(2, {0.001, 10}, 1);
+    c = *(*store)->AddPending(0, {0.05, 20}, 1);
+    ASSERT_TRUE((*store)->AddDone(c, 0, {0.05, 20}, Pair(0.5, 0.5)).ok());
+    ASSERT_TRUE((*store)->AddDone(a, 1, {0.01, 40}, Pair(0.5, 0.25)).ok());
+  }
+  {
+    auto store = SearchStore::Resume(dir_, search_id);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    const auto& h = (*store)->history();
+    ASSERT_EQ(h.size(), 3u);
+    // Done rows in finishing order (c, then a), the pending one in place.
+    EXPECT_EQ(h[0].id, c);
+    EXPECT_EQ(h[0].finished, 0);
+    EXPECT_EQ(h[1].id, b);
+    EXPECT_EQ(h[1].status, "pending");
+    EXPECT_EQ(h[2].id, a);
+    EXPECT_EQ(h[2].finished, 1);
+    // The resumed search finishes b as its third trial, under b's id.
+    EXPECT_EQ(*(*store)->AddDone(b, 2, {0.001, 10}, Pair(0.5, 0.375)), b);
+  }
+  auto store = SearchStore::Resume(dir_, search_id);
+  ASSERT_TRUE(store.ok());
+  const auto& h = (*store)->history();
+  ASSERT_EQ(h.size(), 3u);
+  EXPECT_EQ(h[2].id, b);
+  EXPECT_EQ(h[2].finished, 2);
+}
+
 TEST_F(DriverStoreTest, ResumeRemovesPendingRowsAFinishedTrialCompleted) {
+  // Datasets written before finished trials took their pending row's id:
+  // the finished row named its pending row, which was deleted after it.
   int64_t search_id = 0, p1 = 0, p2 = 0;
   {
     auto store = SearchStore::Create(dir_, Config());
@@ -111,18 +186,21 @@ TEST_F(DriverStoreTest, ResumeRemovesPendingRowsAFinishedTrialCompleted) {
     search_id = (*store)->search_id();
     p1 = *(*store)->AddPending(1, {0.01, 40}, 1);
     p2 = *(*store)->AddPending(2, {0.001, 10}, 1);
-    auto done = (*store)->AddDone(p1, 1, {0.01, 40}, Pair(0.5, 0.25));
-    ASSERT_TRUE(done.ok()) << done.status().ToString();
   }
   {
-    // A crash between AddTrial and the deletion of the pending row: the
-    // finished row names p2 as the row it completes, and p2 is still there.
     auto ds = Dataset::Open(dir_, OpenMode::kReadWrite);
-    TrialRecord t = Pair(0.5, 0.375);
-    t.search_id = search_id;
-    t.extra_json =
-        internal::SearchExtraJson(2, {0.001, 10}, p2, "abs_acc_diff");
-    ASSERT_TRUE((*ds)->AddTrial(t).ok());
+    auto legacy_done = [&](int64_t pending, int subspace, std::vector<double> x, double b) {
+      TrialRecord t = Pair(0.5, b);
+      t.search_id = search_id;
+      t.extra_json = internal::SearchExtraJson(subspace, x, pending, "abs_acc_diff");
+      return (*ds)->AddTrial(t);
+    };
+    // p1 finished the old way: a new row naming it, then p1 deleted.
+    ASSERT_TRUE(legacy_done(p1, 1, {0.01, 40}, 0.25).ok());
+    ASSERT_TRUE(DeletePendingTrial(**ds, p1).ok());
+    // A crash between the old way's two writes: the finished row names p2
+    // as the row it completes, and p2 is still there.
+    ASSERT_TRUE(legacy_done(p2, 2, {0.001, 10}, 0.375).ok());
     EXPECT_EQ((*ds)->GetTrial(p2)->status, "pending");
   }
   auto store = SearchStore::Resume(dir_, search_id);

@@ -130,14 +130,16 @@ class SearchCliTest : public ::testing::Test {
     return rows.ok() ? *rows : std::vector<TrialRow>{};
   }
 
-  // Every finished row is a distinct (subspace, point), completes a distinct
-  // pending row, and each subspace holds `per_subspace` of them.
+  // Every finished row is a distinct (subspace, point), the rows are
+  // numbered 1, 2, 3, ... (a finished trial keeps its pending row's id), and
+  // each subspace holds `per_subspace` of them.
   static void CheckComplete(const std::vector<TrialRow>& rows, int subspaces,
                             int per_subspace) {
     std::set<std::string> points;
-    std::set<int64_t> refs;
     std::map<int, int> per;
+    int64_t expected_id = 0;
     for (const TrialRow& r : rows) {
+      EXPECT_EQ(r.id, ++expected_id);
       EXPECT_TRUE(r.status == "ok" || r.status == "diverged")
           << "trial " << r.id << " " << r.status;
       EXPECT_EQ(r.models.size(), 2u);
@@ -145,7 +147,7 @@ class SearchCliTest : public ::testing::Test {
       EXPECT_TRUE(
           points.insert(s["subspace"].dump() + s["point"].dump()).second)
           << "duplicate point " << s.dump();
-      EXPECT_TRUE(refs.insert(s["pending_trial"].get<int64_t>()).second);
+      EXPECT_FALSE(s.contains("pending_trial"));
       per[s["subspace"].get<int>()]++;
     }
     EXPECT_EQ(static_cast<int>(rows.size()), subspaces * per_subspace);

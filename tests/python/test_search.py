@@ -9,7 +9,7 @@ import time
 import pytest
 
 import xwires
-from conftest import XWIRES, interrupt_python, run_cli
+from conftest import XWIRES, assert_frame_matches_json, cli_json, interrupt_python, run_cli
 
 
 def tiny_config(trials_per_subspace, train_limit=200):
@@ -60,6 +60,12 @@ def test_search_matches_the_cli(tmp_path, capsys):
     with xwires.open(mine) as ds:
         s = ds.searches()
         assert list(s["status"]) == ["done"] and s["objective"][0] == "abs_acc_diff(torch,tf)"
+        # The CLI's columns and values: `searches`, and stats grouped by a setting.
+        assert_frame_matches_json(s, cli_json("searches", mine))
+        assert (s["done"][0], s["planned"][0], s["width"][0], s["train_limit"][0]) == (8, 8, 0.125, 200)
+        assert_frame_matches_json(ds.stats(by="train_limit"),
+                                  cli_json("stats", mine, "--by", "train_limit"))
+        assert "config_json" in ds.searches(with_config=True).columns
 
 
 def test_reading_while_a_cli_search_writes(tmp_path):

@@ -14,6 +14,7 @@
 
 #include "xwires/core/status.h"
 #include "xwires/dataset/query/table.h"
+#include "xwires/dataset/store/dataset.h"
 #include "xwires/hpo/search_driver.h"
 
 namespace xw {
@@ -80,6 +81,17 @@ struct SearchVerdicts {
   double q = 0.10;
 };
 Result<SearchVerdicts> SearchVerdictSummary(const std::string& dir, int64_t search_id);
+
+// One row per search of `ds` (`xwires searches`): id, created_at, status
+// (running, done, stopped, interrupted, failed), what it trains (arch,
+// profiles "a,b", data, train_limit and test_limit: null for the whole
+// split, width), its objective, its trials by state (done, failed, pending)
+// and planned (the budget it was started with: subspaces x
+// trials_per_subspace, at most max_trials), and its best finished pair
+// (best_trial, best_diff: the largest objective). Config columns are null
+// for a config this build cannot read. `with_config` appends the stored
+// config_json and space_json.
+Result<Table> SearchesTable(const Dataset& ds, bool with_config = false);
 
 }  // namespace xw
 

@@ -46,7 +46,9 @@
 
 namespace xw {
 
-// The bundle format this build writes and the newest it reads.
+// The bundle format this build writes and the newest it reads. Format 3:
+// each trial carries its id in the dataset the bundle was made from, and
+// replicas with their statistics travel in replicas.json.
 inline constexpr int kBundleFormatVersion = 3;
 inline constexpr char kBundleFormatName[] = "xwires-bundle";
 inline constexpr char kBundleManifestName[] = "manifest.json";
@@ -149,6 +151,9 @@ struct BundleVerifyOptions {
 
 struct ReplayOutcome {
   int64_t trial_index = 0;  // 0-based position in trials.json
+  // The trial's id in the dataset the bundle was made from (format >= 3;
+  // 0 for older bundles, which do not record it).
+  int64_t trial_id = 0;
   std::string profile;
   std::string replica;      // "" for the trial's model; "<family> <r>"
   // "bitwise" (weights_sha256 compared: same profile, ISA, toolkit and Eigen

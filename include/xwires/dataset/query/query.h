@@ -12,7 +12,10 @@
 // beta2, weight_decay (wd), batch_size (bs), epochs, seed, diff (divergence,
 // accuracy_diff), id, search_id, and per profile P: acc_P (test accuracy),
 // train_acc_P, loss_P (test loss), train_loss_P. Text fields: arch, data,
-// status, external_id (name), provenance. Keywords are case-insensitive.
+// status, external_id (name), provenance. The stored settings (width, depth,
+// dropout, train_limit, test_limit, data_seed, init_weights, profiles, and
+// per profile isa_P, simd_P, cpu_P, threads_P) are fields too
+// (dataset/query/setting_fields.h). Keywords are case-insensitive.
 // Unknown values (NaN) never satisfy a comparison.
 //
 // Limits: at most 16384 bytes of text, 64 nested '(' / 'not' levels and 256

@@ -28,7 +28,7 @@ struct ProfileAccuracy {
 };
 
 struct GroupStats {
-  std::string group;   // the architecture (or "all")
+  std::string group;   // the group's value (or "all")
   int64_t trials = 0;  // trials in the group
   int64_t with_divergence = 0;
   double div_min = kUnknown, div_max = kUnknown, div_median = kUnknown,
@@ -43,7 +43,10 @@ struct GroupStats {
 };
 
 struct StatsOptions {
-  std::string by = "arch";  // "arch", "data" or "none"
+  // "none" (one group) or any field of the query language (query.h): arch,
+  // data, width, train_limit, search_id, profiles, simd_<profile>, ... A
+  // trial without the value is in group "(none)".
+  std::string by = "arch";
   double threshold = 0.05;
   bool add_overall = true;  // append an "all" row when grouping
   TrialQuery filter;  // which trials (where/archs/...; order/limit ignored)

@@ -6,11 +6,13 @@
 //            being trained. Written by AddPendingTrial.
 //   failed   a pending row whose training failed: MarkTrialFailed sets
 //            status "failed" and stores the reason in extra_json.
-//   done     the finished pair is stored by Dataset::AddTrial as a new row
-//            (its extra_json names the pending row it completes); the
-//            pending row is then removed with DeletePendingTrial. A crash
-//            between the two leaves both rows; the search driver resolves
-//            that on resume by the reference.
+//   done     the finished pair replaces its pending row under the same id
+//            (CompletePendingTrial, one transaction), so a search's trials
+//            are numbered 1, 2, 3, ... in the order they were suggested.
+//            (Datasets written before that stored the pair as a new row
+//            naming the pending row in extra_json.search.pending_trial, and
+//            then deleted the pending row; the search driver still resolves
+//            a crash between the two on resume.)
 //
 // Pending and failed rows carry the hyperparameters (typed columns,
 // hparams_json), search_id, provenance and extra_json of the trial, indexed
@@ -34,6 +36,14 @@ namespace xw {
 // empty arch, models present, or hparams_json/extra_json that are not JSON
 // objects; FailedPrecondition on a read-only dataset.
 Result<int64_t> AddPendingTrial(Dataset& ds, const TrialRecord& trial);
+
+// Stores finished trial `trial` in place of pending row `pending_id`, with
+// the id of that row: Dataset::AddTrial's checks, HDF5 bundle and index,
+// and the removal of the pending row in one transaction. Returns the id
+// (== pending_id). NotFound if there is no pending row with that id (the
+// trial is then not stored); the errors of AddTrial otherwise.
+Result<int64_t> CompletePendingTrial(Dataset& ds, int64_t pending_id,
+                                     const TrialRecord& trial);
 
 // Turns pending row `trial_id` into a "failed" row whose extra_json becomes
 // `extra_json` (a JSON object). NotFound if there is no pending row with
