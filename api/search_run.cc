@@ -5,6 +5,7 @@
 
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
+#include "xwires/dataset/store/degenerate.h"
 
 namespace xw {
 namespace {
@@ -107,13 +108,15 @@ Result<hpo::DriverOptions> SearchOptionsOf(const SearchRequest& r) {
   o.max_seconds = r.max_seconds;
   o.jobs = r.jobs;
   o.threads = r.threads;
+  o.best_excludes_degenerate = r.exclude_degenerate;
   if (r.trials_per_subspace < 0) {
     return Status::InvalidArgument("--trials-per-subspace must be >= 1");
   }
   return o;
 }
 
-Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top) {
+Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top,
+                             bool exclude_degenerate) {
   XW_ASSIGN_OR_RETURN(auto ds, Dataset::Open(dir, OpenMode::kReadOnly));
   XW_ASSIGN_OR_RETURN(std::vector<SearchRow> searches, ds->Searches());
   hpo::DriverConfig config;
@@ -126,12 +129,14 @@ Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top)
   q.where = "search_id = " + std::to_string(search_id) + " and diff >= 0";
   q.order_by = {"-diff", "id"};
   q.limit = top;
+  q.exclude_degenerate = exclude_degenerate;
   XW_ASSIGN_OR_RETURN(std::vector<TrialRow> rows, ds->Query(q));
   Table t;
   t.columns = {"trial"};
   for (const hpo::Dimension& d : config.search.space.dims()) t.columns.push_back(d.name);
   for (const std::string& p : config.search.profiles) t.columns.push_back("acc_" + p);
   t.columns.push_back(hpo::ObjectiveName(config.search.objective));
+  t.columns.insert(t.columns.end(), {"collapsed", "at_chance"});
   for (const TrialRow& r : rows) {
     std::vector<Cell> row = {r.id};
     auto h = nlohmann::json::parse(r.hparams_json, nullptr, false);
@@ -149,6 +154,9 @@ Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top)
       row.push_back(m != nullptr ? Cell(m->test_acc) : Cell(std::monostate{}));
     }
     row.push_back(r.divergence);
+    const ModelFlags f = TrialFlags(DegenerateFlags(r));
+    for (int v : {f.collapsed, f.at_chance})
+      row.push_back(v < 0 ? Cell(std::monostate{}) : Cell(int64_t{v}));
     t.rows.push_back(std::move(row));
   }
   return t;

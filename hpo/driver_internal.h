@@ -84,6 +84,7 @@ struct HistoryEntry {
   std::string status;       // "done" | "failed" | "pending"
   double objective = 0;     // done only
   int64_t pending_ref = 0;  // done: the pending row it completed (0: none)
+  bool degenerate = false;  // done: a model collapsed or at chance
 };
 // extra_json "search" object of a trial row of the driver.
 std::string SearchExtraJson(int subspace, const std::vector<double>& x,

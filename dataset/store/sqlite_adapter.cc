@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "degenerate_sql.h"
+
 namespace xw::sql {
 
 Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path,
@@ -20,6 +22,7 @@ Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path,
       flags = SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX;
     if (!read_only && create) flags |= SQLite::OPEN_CREATE;
     db = std::make_unique<SQLite::Database>(path, flags, kBusyTimeoutMs);
+    RegisterDegenerateSql(*db);
     if (read_only) {
       db->exec("PRAGMA query_only = ON");
       return Status::OK();

@@ -31,6 +31,9 @@ struct SearchRequest {
   double max_seconds = 0;
   std::optional<int64_t> seed;  // overrides the config's optimizer seed
   bool no_subspaces = false;
+  // The best pair and the final table skip trials with a collapsed or
+  // at-chance model (DriverOptions::best_excludes_degenerate).
+  bool exclude_degenerate = false;
   // What to train, over the config's keys of the same names ("" / empty /
   // nullopt: keep the config's): "arch", "profiles" (exactly two), "data"
   // ("data.spec"), "data.train_limit", "data.test_limit", "train.width"
@@ -57,8 +60,11 @@ Result<hpo::DriverOptions> SearchOptionsOf(const SearchRequest& r);
 
 // The `top` most divergent finished pairs of search `search_id` of the
 // dataset in `dir`: columns trial, the searched dimensions, acc_<profile> of
-// both profiles, and the objective's name.
-Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top);
+// both profiles, the objective's name, collapsed and at_chance
+// (degenerate.h). exclude_degenerate leaves out trials with a collapsed or
+// at-chance model.
+Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top,
+                             bool exclude_degenerate = false);
 
 }  // namespace xw
 
