@@ -181,6 +181,33 @@ Table AttributionKnobTable(const AttributionReport& r) {
   return t;
 }
 
+Table AttributionRunTable(const AttributionReport& r) {
+  Table t;
+  t.columns = {"knob",       "direction",  "profile",    "value",
+               "status",     "test_acc",   "test_loss",  "disagree_a",
+               "disagree_b", "weights_sha256", "wall_s"};
+  for (const AttributionRun& u : r.runs) {
+    t.rows.push_back({u.knob, u.direction, u.profile,
+                      u.value_json.empty() ? Cell{} : Cell{u.value_json}, u.status,
+                      u.test_acc, u.test_loss, u.disagree_a, u.disagree_b,
+                      u.weights_sha256, u.wall_time_s});
+  }
+  return t;
+}
+
+AnalysisRecord AttributionAnalysisRecord(const AttributionReport& r) {
+  AnalysisRecord row;
+  row.trial_ids = {r.trial_id};
+  row.kind = "attribute";
+  row.summary = r.summary;
+  row.result_json = AttributionJson(r);
+  for (const AttributionRun& u : r.runs) {
+    row.runs.push_back({u.knob, u.direction, u.profile, u.value_json, u.status,
+                        u.test_acc, u.test_loss, u.weights_sha256});
+  }
+  return row;
+}
+
 Result<Table> AttributionKnobTableFromJson(const std::string& json) {
   const Json j = Json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("knobs") || !j["knobs"].is_array()) {

@@ -208,11 +208,11 @@ TEST_F(SearchReportTest, DrawsWhatItClaimsAndRendersUnclippedInChromium) {
   // with an error bar (a path of one vertical stroke and two caps), the
   // verdict in the title, the stored one in the table.
   auto ds = Dataset::Open(ds_, OpenMode::kReadOnly).value();
-  const auto stats = LoadReplicaStats(*ds, trial_).value();
-  ASSERT_EQ(stats.size(), 1u);
+  const auto st = LoadReplicaStats(*ds, trial_).value();
+  ASSERT_EQ(st.size(), 1u);
   const std::string reps = plot("replicas-" + id + "-torch-tf-ulp");
   ASSERT_FALSE(reps.empty()) << "no replica plot";
-  const std::string verdict = stats::VerdictName(stats[0].stats.verdict);
+  const std::string verdict = stats::VerdictName(st[0].stats.verdict);
   EXPECT_NE(reps.find("): " + verdict + ", p = "), std::string::npos) << verdict;
   size_t replica_dots = 0, bars = 0;
   for (size_t p = reps.find("<circle"); p != std::string::npos; p = reps.find("<circle", p + 1))

@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "xwires/core/status.h"
+#include "xwires/dataset/store/analysis.h"
 #include "xwires/dataset/store/dataset.h"
 #include "xwires/dataset/query/table.h"
 #include "xwires/trainers/profile.h"
@@ -138,6 +139,14 @@ std::string AttributionText(const AttributionReport& r);
 // report shows the same table.
 Table AttributionKnobTable(const AttributionReport& r);
 Result<Table> AttributionKnobTableFromJson(const std::string& json);
+
+// One row per retraining: knob, direction, profile, value, status, test_acc,
+// test_loss, disagree_a, disagree_b, weights_sha256, wall_s.
+Table AttributionRunTable(const AttributionReport& r);
+
+// The row `attribute` stores (kind attribute, the trial, the summary,
+// AttributionJson(r), one run per retraining).
+AnalysisRecord AttributionAnalysisRecord(const AttributionReport& r);
 
 }  // namespace xw
 
