@@ -257,7 +257,7 @@ std::string FlagSql(int kind) {
          "json_extract(t.extra_json, '$.loss_peak.' || json_quote(m.profile)), "
          "t.data_spec, json_extract(t.hparams_json, '$.test_limit'), "
          "json_extract(t.extra_json, '$.test_set.classes'), "
-         "json_extract(t.extra_json, '$.test_set.examples')) FROM models m "
+         "json_extract(t.extra_json, '$.test_set.examples'))) FROM models m "
          "WHERE m.trial_id = t.id)";
 }
 
