@@ -9,6 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <iterator>
+#include <sstream>
 
 #include "analysis_test_util.h"
 #include "chromium_util.h"
@@ -18,6 +20,7 @@
 #include "xwires/api/report.h"
 #include "xwires/api/svg_plot.h"
 #include "xwires/core/significance.h"
+#include "xwires/dataset/store/degenerate.h"
 #include "xwires/dataset/store/replicas.h"
 
 namespace xw {
@@ -154,6 +157,61 @@ class SearchReportTest : public ::testing::Test {
   std::string ds_;
   int64_t trial_ = 0;
 };
+
+// The search's best pair leaves out degenerate trials on request: resuming
+// the finished search (nothing left to train) with --exclude-degenerate
+// prints the best non-degenerate trial and a final table without degenerate
+// rows.
+TEST_F(SearchReportTest, BestPairExcludesDegenerateTrialsOnRequest) {
+  auto ds = Dataset::Open(ds_, OpenMode::kReadOnly).value();
+  TrialQuery q;
+  q.where = "search_id = 1 and diff >= 0";
+  q.order_by = {"id"};
+  int64_t best = 0, best_any = 0;
+  double top = -1, top_any = -1;
+  for (const TrialRow& r : ds->Query(q).value()) {
+    if (r.divergence > top_any) top_any = r.divergence, best_any = r.id;
+    if (!IsDegenerate(DegenerateFlags(r)) && r.divergence > top) top = r.divergence, best = r.id;
+  }
+  ds.reset();
+  std::string out;
+  ASSERT_EQ(testing::Run(Cli() + " search --resume 1 --dataset " + ds_ + " --quiet 2>&1", &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("(trial " + std::to_string(best_any) + ")"), std::string::npos) << out;
+  ASSERT_EQ(testing::Run(Cli() + " search --resume 1 --dataset " + ds_ +
+                             " --exclude-degenerate --quiet 2>&1",
+                         &out),
+            0)
+      << out;
+  if (best > 0) {
+    EXPECT_NE(out.find("(trial " + std::to_string(best) + ", degenerate trials excluded)"),
+              std::string::npos)
+        << out;
+  } else {
+    EXPECT_EQ(out.find("; best "), std::string::npos) << out;  // every trial degenerate
+  }
+  // The final table: no row flagged.
+  const size_t table = out.find("most divergent pairs of search 1:");
+  ASSERT_NE(table, std::string::npos) << out;
+  std::istringstream lines(out.substr(table));
+  std::string line;
+  int rows = 0;
+  std::getline(lines, line);  // title
+  std::getline(lines, line);  // header
+  EXPECT_NE(line.find("collapsed  at_chance"), std::string::npos) << line;
+  std::getline(lines, line);  // rule
+  while (std::getline(lines, line) && line.rfind("dataset:", 0) != 0) {
+    ++rows;
+    std::istringstream cells(line);
+    std::vector<std::string> v{std::istream_iterator<std::string>(cells),
+                               std::istream_iterator<std::string>()};
+    ASSERT_GE(v.size(), 2u) << line;
+    EXPECT_NE(v[v.size() - 2], "1") << line;  // collapsed
+    EXPECT_NE(v.back(), "1") << line;         // at_chance
+  }
+  EXPECT_EQ(rows > 0, best > 0) << out;
+}
 
 TEST_F(SearchReportTest, DrawsWhatItClaimsAndRendersUnclippedInChromium) {
   const std::string id = std::to_string(trial_), html_path = dir_.path() + "/report.html";

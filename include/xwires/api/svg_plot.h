@@ -40,7 +40,7 @@ struct LineSeries {
   bool points = false;  // dots at the points instead of a line
   // Half-widths of vertical error bars at the points (empty: none; NaN: none
   // at that point); the y axis covers y +- err.
-  std::vector<double> err;
+  std::vector<double> err = {};
 };
 
 // Colour i of the categorical palette (10 colours, cycling).
