@@ -170,6 +170,12 @@ TEST_F(SearchReportTest, BestPairExcludesDegenerateTrialsOnRequest) {
   int64_t best = 0, best_any = 0;
   double top = -1, top_any = -1;
   for (const TrialRow& r : ds->Query(q).value()) {
+    // The trainer recorded the facts the flags come from (degenerate.h).
+    EXPECT_NE(r.extra_json.find("\"test_set\":{\"classes\":10,\"examples\":100}"),
+              std::string::npos)
+        << r.extra_json;
+    EXPECT_NE(r.extra_json.find("\"loss_peak\":{\"torch\":"), std::string::npos)
+        << r.extra_json;
     if (r.divergence > top_any) top_any = r.divergence, best_any = r.id;
     if (!IsDegenerate(DegenerateFlags(r)) && r.divergence > top) top = r.divergence, best = r.id;
   }

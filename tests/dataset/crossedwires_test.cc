@@ -300,6 +300,21 @@ TEST_F(CrossedWiresImport, DegenerateFlagsFromTheStudy) {
   auto show = Xwires("show " + ShellQuote(Dir()) + " " + std::to_string(trial[0].id));
   ASSERT_EQ(show.exit_code, 0) << show.err;
   EXPECT_NE(show.out.find("collapsed  at_chance"), std::string::npos) << show.out;
+
+  // A bundle carries the facts: imported elsewhere, the pair keeps its flags.
+  q.where = "name = dual_train_df0e2a34";
+  const int64_t clean_id = ds->Query(q).value().at(0).id;
+  const std::string bundle = tmp_->path() + "/two.tar.zst", other = tmp_->path() + "/other";
+  auto made = Xwires("bundle create " + ShellQuote(Dir()) + " --trials " +
+                     std::to_string(trial[0].id) + "," + std::to_string(clean_id) + " -o " +
+                     ShellQuote(bundle));
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  auto imported = Xwires("bundle import " + ShellQuote(other) + " " + ShellQuote(bundle));
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  for (const char* where : {"collapsed = 1 and at_chance = 1", "collapsed = 0 and at_chance = 0"}) {
+    auto n = Xwires("query " + ShellQuote(other) + " --where '" + where + "' --count");
+    EXPECT_EQ(n.out, "1\n") << where << n.err;
+  }
 }
 
 // Writes `text` as a CSV and runs the import into a fresh directory.
