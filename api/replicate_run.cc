@@ -14,7 +14,10 @@
 #include <thread>
 #include <utility>
 
+#include "replicate_pool.h"
+#include "replicate_wire.h"
 #include "xwires/api/trial_setup.h"
+#include "xwires/hpo/search_driver.h"
 #include "xwires/core/parallel.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
@@ -30,6 +33,11 @@ double Since(Clock::time_point t) {
 }
 
 std::string TrialName(int64_t id) { return "trial " + std::to_string(id); }
+
+using replicate_pool::Done;
+using replicate_pool::Job;
+using replicate_pool::Pool;
+using replicate_pool::TrainJob;
 
 // The selected trial ids, in order, from a read-only handle.
 Result<std::vector<int64_t>> SelectTrials(const Dataset& ds, const ReplicateRequest& r) {
@@ -74,106 +82,6 @@ Result<std::vector<int64_t>> SelectTrials(const Dataset& ds, const ReplicateRequ
   return ids;
 }
 
-// One replica to train.
-struct Job {
-  size_t trial = 0;  // index into the loaded setups
-  size_t model = 0;  // model index in the trial
-  int64_t replica = 0;
-};
-
-struct Done {
-  Job job;
-  Result<ReplicaResult> result = Status::Internal("not run");
-  double wall_s = 0;
-};
-
-// Worker threads pulling jobs in order; results come back in completion
-// order to the calling thread, which alone touches the dataset.
-class Pool {
- public:
-  Pool(const std::vector<TrialSetup>& setups, const std::vector<Job>& jobs, PerturbFamily family,
-       int workers, int threads_each, const std::function<bool()>& should_stop)
-      : setups_(setups), jobs_(jobs), family_(family), should_stop_(should_stop) {
-    for (int w = 0; w < workers; ++w) {
-      threads_.emplace_back([this, threads_each] { Work(threads_each); });
-    }
-  }
-  ~Pool() {
-    stop_ = true;
-    for (std::thread& t : threads_) t.join();
-  }
-  // The next finished job; nullopt when every job is handed back.
-  std::optional<Done> Next() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return !done_.empty() || returned_ == jobs_.size(); });
-    if (done_.empty()) return std::nullopt;
-    Done d = std::move(done_.front());
-    done_.pop_front();
-    return d;
-  }
-  void Stop() { stop_ = true; }
-
- private:
-  void Work(int threads) {
-    for (;;) {
-      const size_t k = next_.fetch_add(1);
-      if (k >= jobs_.size()) return;
-      Done d;
-      d.job = jobs_[k];
-      if (stop_ || (should_stop_ && should_stop_())) {
-        stop_ = true;
-        d.result = Status::Cancelled("replication was stopped");
-      } else {
-        const TrialSetup& s = setups_[d.job.trial];
-        TrainOptions o = s.options;
-        o.threads = threads;
-        if (!s.init_weights.empty()) o.init_weights = &s.init_weights;
-        o.should_stop = [this] { return stop_.load(); };
-        const auto start = Clock::now();
-        d.result = TrainReplica(s.profiles[d.job.model], s.data, o, d.job.replica, family_);
-        d.wall_s = Since(start);
-      }
-      std::lock_guard<std::mutex> lock(mu_);
-      done_.push_back(std::move(d));
-      ++returned_;
-      cv_.notify_all();
-    }
-  }
-
-  const std::vector<TrialSetup>& setups_;
-  const std::vector<Job>& jobs_;
-  PerturbFamily family_;
-  std::function<bool()> should_stop_;
-  std::atomic<size_t> next_{0};
-  std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Done> done_;
-  size_t returned_ = 0;
-  std::vector<std::thread> threads_;
-};
-
-ReplicaRecord ToRecord(const TrialSetup& s, size_t model, const std::string& family,
-                       ReplicaResult& r, bool keep_weights) {
-  ReplicaRecord rec;
-  rec.trial_id = s.trial.id;
-  rec.profile = s.trial.models[model].profile;
-  rec.family = family;
-  rec.replica = r.perturbation.replica;
-  rec.params_json = r.perturbation.ParamsJson();
-  ModelRecord& m = r.train.record;
-  rec.status = m.status == "ok" ? "ok" : "diverged";
-  rec.test_acc = m.test_acc;
-  rec.test_loss = m.test_loss;
-  rec.first_nonfinite_step = r.train.diverged_step;
-  rec.curves = m.curves;
-  rec.predictions = std::move(r.train.test_predictions);
-  rec.weights_sha256 = m.weights_sha256;
-  if (keep_weights) rec.weights = std::move(m.weights);
-  rec.wall_time_s = m.wall_time_s;
-  rec.fingerprint_json = m.fingerprint_json;
-  return rec;
-}
 
 std::vector<uint8_t> Labels(const TrialSetup& s) {
   std::vector<uint8_t> out;
@@ -216,10 +124,18 @@ Status StatsIfComplete(Dataset& ds, const TrialSetup& s, const std::string& fami
   return Status::OK();
 }
 
-}  // namespace
+// What rank 0 (or a run without MPI) has checked and planned.
+struct Prepared {
+  PerturbFamily family = PerturbFamily::kUlp;
+  std::vector<TrialSetup> setups;
+  std::unique_ptr<Dataset> ds;
+  std::vector<Job> jobs;
+  ReplicateSummary summary;
+};
 
-Result<ReplicateSummary> RunReplicate(const ReplicateRequest& r) {
-  const auto start = Clock::now();
+// Every check, then the work list: every (trial, model, r) not stored yet.
+Result<Prepared> Prepare(const ReplicateRequest& r) {
+  Prepared out;
   // Checks first, on a read-only handle: nothing is written before all pass.
   if (r.replicas < kMinReplicas) {
     return Status::InvalidArgument(
@@ -233,9 +149,10 @@ Result<ReplicateSummary> RunReplicate(const ReplicateRequest& r) {
   }
   auto family = ParsePerturbFamily(r.perturb);
   if (!family.ok()) return family.status().WithContext("--perturb");
+  out.family = *family;
   if (r.jobs < 1) return Status::InvalidArgument("--jobs must be >= 1");
   if (r.threads < 0) return Status::InvalidArgument("--threads must be >= 0 (0: every core)");
-  std::vector<TrialSetup> setups;
+  std::vector<TrialSetup>& setups = out.setups;
   {
     XW_ASSIGN_OR_RETURN(auto ro, Dataset::Open(r.dataset, OpenMode::kReadOnly));
     XW_ASSIGN_OR_RETURN(std::vector<int64_t> ids, SelectTrials(*ro, r));
@@ -253,14 +170,14 @@ Result<ReplicateSummary> RunReplicate(const ReplicateRequest& r) {
       setups.push_back(std::move(s).value());
     }
   }
-  XW_ASSIGN_OR_RETURN(auto ds, Dataset::Open(r.dataset, OpenMode::kReadWrite));
-  ReplicateSummary summary;
+  XW_ASSIGN_OR_RETURN(out.ds, Dataset::Open(r.dataset, OpenMode::kReadWrite));
+  ReplicateSummary& summary = out.summary;
+  std::vector<Job>& jobs = out.jobs;
   // The work list: every (trial, model, r) not stored yet.
-  std::vector<Job> jobs;
   for (size_t t = 0; t < setups.size(); ++t) {
     summary.trial_ids.push_back(setups[t].trial.id);
     XW_ASSIGN_OR_RETURN(std::vector<ReplicaRecord> stored,
-                        LoadReplicas(*ds, setups[t].trial.id, r.perturb));
+                        LoadReplicas(*out.ds, setups[t].trial.id, r.perturb));
     std::set<std::pair<std::string, int64_t>> have;
     for (const ReplicaRecord& x : stored) have.insert({x.profile, x.replica});
     for (size_t m = 0; m < setups[t].trial.models.size(); ++m) {
@@ -273,7 +190,86 @@ Result<ReplicateSummary> RunReplicate(const ReplicateRequest& r) {
       }
     }
   }
-  const int threads = r.threads == 0 ? HardwareThreads() : r.threads;
+  return out;
+}
+
+// Ranks > 0: the plan's trials loaded read-only, and the jobs rank 0 hands
+// out trained one at a time and sent back.
+Result<ReplicateSummary> RunWorkerRank(const ReplicateRequest& r, hpo::Cluster& c) {
+  std::string bytes;
+  c.Broadcast(&bytes);
+  XW_ASSIGN_OR_RETURN(replicate_wire::Plan plan, replicate_wire::DecodePlan(bytes));
+  if (!plan.error.empty()) {
+    return Status(static_cast<Status::Code>(plan.error_code), plan.error);
+  }
+  XW_ASSIGN_OR_RETURN(PerturbFamily family, ParsePerturbFamily(r.perturb));
+  std::vector<TrialSetup> setups;
+  {
+    auto ro = Dataset::Open(r.dataset, OpenMode::kReadOnly);
+    for (int64_t id : plan.trial_ids) {
+      auto s = ro.ok() ? LoadTrialSetup(**ro, id, /*train_data=*/true)
+                       : Result<TrialSetup>(ro.status());
+      if (!s.ok()) {
+        // Rank 0 would wait for this rank's requests for ever.
+        std::fprintf(stderr, "xwires: error: rank %d: %s\n", c.rank(),
+                     s.status().ToString().c_str());
+        c.Abort(1);
+      }
+      setups.push_back(std::move(s).value());
+    }
+  }
+  const int threads =
+      std::max(1, (r.threads == 0 ? HardwareThreads() : r.threads) / c.local_size());
+  ReplicateSummary summary;
+  summary.trial_ids = plan.trial_ids;
+  for (;;) {
+    c.Send(0, replicate_wire::kWantTag, "");
+    const int64_t k = std::stoll(c.Recv(0, replicate_wire::kJobTag));
+    if (k < 0 || k >= static_cast<int64_t>(plan.jobs.size())) break;
+    Done d = TrainJob(setups, plan.jobs[static_cast<size_t>(k)], family, r.perturb,
+                      r.store_weights, threads, nullptr);
+    replicate_wire::JobResult jr;
+    jr.job = k;
+    jr.wall_s = d.wall_s;
+    if (d.result.ok()) {
+      jr.record = std::move(d.result).value();
+      ++summary.trained;
+    } else {
+      jr.status = d.result.status();
+    }
+    c.Send(0, replicate_wire::kResultTag, replicate_wire::EncodeResult(jr));
+  }
+  return summary;
+}
+
+}  // namespace
+
+Result<ReplicateSummary> RunReplicate(const ReplicateRequest& r) {
+  const auto start = Clock::now();
+  hpo::Cluster* c = r.cluster != nullptr && r.cluster->size() > 1 ? r.cluster : nullptr;
+  if (c != nullptr && c->rank() != 0) return RunWorkerRank(r, *c);
+  Result<Prepared> prepared = Prepare(r);
+  if (c != nullptr) {
+    replicate_wire::Plan plan;
+    if (!prepared.ok()) {
+      plan.error = prepared.status().message();
+      plan.error_code = static_cast<int>(prepared.status().code());
+    } else {
+      plan.trial_ids = prepared->summary.trial_ids;
+      plan.jobs = prepared->jobs;
+    }
+    std::string bytes = replicate_wire::EncodePlan(plan);
+    c->Broadcast(&bytes);
+  }
+  if (!prepared.ok()) return prepared.status();
+  const PerturbFamily family = prepared->family;
+  const std::vector<TrialSetup>& setups = prepared->setups;
+  Dataset* ds = prepared->ds.get();
+  const std::vector<Job>& jobs = prepared->jobs;
+  ReplicateSummary& summary = prepared->summary;
+  // Ranks on one node share its cores.
+  const int threads = std::max(1, (r.threads == 0 ? HardwareThreads() : r.threads) /
+                                      (c != nullptr ? c->local_size() : 1));
   const int workers = std::max(1, std::min<int>(r.jobs, static_cast<int>(jobs.size())));
   ReplicateRequest::Progress progress;
   progress.total = static_cast<int64_t>(jobs.size());
@@ -282,38 +278,94 @@ Result<ReplicateSummary> RunReplicate(const ReplicateRequest& r) {
   for (const Job& j : jobs) ++left[j.trial];
   Status failed;
   {
-    Pool pool(setups, jobs, *family, workers, std::max(1, threads / workers), r.should_stop);
-    while (auto done = pool.Next()) {
-      if (!failed.ok()) continue;  // drain the pool after a failure
-      const TrialSetup& s = setups[done->job.trial];
-      if (!done->result.ok()) {
-        failed = done->result.status().WithContext(TrialName(s.trial.id));
+    Pool pool(setups, jobs, family, r.perturb, r.store_weights, workers,
+              std::max(1, threads / workers), r.should_stop);
+    // Stores one finished job (rank 0 is the only writer).
+    auto store = [&](Done& done) {
+      if (!failed.ok()) return;  // drain the pool after a failure
+      const TrialSetup& s = setups[done.job.trial];
+      if (!done.result.ok()) {
+        failed = done.result.status().WithContext(TrialName(s.trial.id));
         pool.Stop();
-        continue;
+        return;
       }
-      ReplicaRecord rec =
-          ToRecord(s, done->job.model, r.perturb, *done->result, r.store_weights);
+      const ReplicaRecord& rec = *done.result;
       auto id = StoreReplica(*ds, rec);
       if (!id.ok()) {
         failed = id.status();
         pool.Stop();
-        continue;
+        return;
       }
       ++summary.trained;
       progress.done = summary.trained;
       progress.trial_id = s.trial.id;
       progress.profile = rec.profile;
       progress.replica = rec.replica;
+      progress.rank = done.rank;
       progress.elapsed_s = Since(start);
       progress.eta_s = progress.elapsed_s / progress.done * (progress.total - progress.done);
       if (r.on_progress) r.on_progress(progress);
-      if (--left[done->job.trial] == 0) {
+      if (--left[done.job.trial] == 0) {
         Status st = StatsIfComplete(*ds, s, r.perturb, r.replicas, &summary.stats);
         if (!st.ok()) {
           failed = st;
           pool.Stop();
         }
       }
+    };
+    // Every job is taken once, by a local worker or another rank, and comes
+    // back once; the other ranks are told to stop when none is left.
+    size_t handled = 0;
+    int remote = c != nullptr ? c->size() - 1 : 0;
+    std::set<int> asked;  // ranks whose first request was answered
+    auto on_message = [&](int source, int tag, const std::string& bytes) {
+      if (tag == replicate_wire::kWantTag) {
+        std::optional<size_t> k;
+        if (failed.ok() && !pool.stopped()) k = pool.Take();
+        c->Send(source, replicate_wire::kJobTag, std::to_string(k ? int64_t(*k) : -1));
+        if (!k) --remote;
+        asked.insert(source);
+        return;
+      }
+      if (tag != replicate_wire::kResultTag) return;
+      ++handled;
+      auto jr = replicate_wire::DecodeResult(bytes);
+      if (jr.ok() && (jr->job < 0 || jr->job >= static_cast<int64_t>(jobs.size()))) {
+        jr = Status::Corruption("rank " + std::to_string(source) + " returned job " +
+                                std::to_string(jr->job) + " of " + std::to_string(jobs.size()));
+      }
+      if (!jr.ok()) {
+        if (failed.ok()) failed = jr.status();
+        pool.Stop();
+        return;
+      }
+      Done d;
+      d.job = jobs[static_cast<size_t>(jr->job)];
+      d.wall_s = jr->wall_s;
+      d.rank = source;
+      d.result = jr->status.ok() ? Result<ReplicaRecord>(std::move(jr->record))
+                                 : Result<ReplicaRecord>(jr->status);
+      store(d);
+    };
+    int source = 0, tag = 0;
+    std::string bytes;
+    // Every other rank's first request is answered before the local workers
+    // start, so that each rank gets work while there is some (the ranks load
+    // their trials after rank 0 did).
+    for (const int others = remote; static_cast<int>(asked.size()) < others;) {
+      if (c->TryRecv(&source, &tag, &bytes)) {
+        on_message(source, tag, bytes);
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+    }
+    pool.Start();
+    while (handled < jobs.size() || remote > 0) {
+      if (auto done = pool.Next(std::chrono::milliseconds(c != nullptr ? 5 : 200))) {
+        ++handled;
+        store(*done);
+      }
+      while (c != nullptr && c->TryRecv(&source, &tag, &bytes)) on_message(source, tag, bytes);
     }
   }
   if (!failed.ok()) return failed;

@@ -7,6 +7,8 @@ target_sources(xwires_api PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/search_run.cc
   ${CMAKE_CURRENT_LIST_DIR}/train_run.cc
   ${CMAKE_CURRENT_LIST_DIR}/replicate_run.cc
+  ${CMAKE_CURRENT_LIST_DIR}/replicate_pool.cc
+  ${CMAKE_CURRENT_LIST_DIR}/replicate_wire.cc
   ${CMAKE_CURRENT_LIST_DIR}/replica_tables.cc
 )
 target_link_libraries(xwires_api PUBLIC xwires_search)

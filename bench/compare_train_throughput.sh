@@ -48,6 +48,46 @@ max() { awk -v a="$1" -v b="$2" 'BEGIN{print (b>a)?b:a}'; }
 # 15-20% between runs at 18000 images/s).
 steps() { case "$1" in vgg11) echo "5 1" ;; mlp) echo "300 10" ;; simple_cnn) echo "40 5" ;; *) echo "8 2" ;; esac; }
 
+# Accelerator profiles against the fp32 profile each derives from
+# (ACCEL_PROFILES="torch-a100:torch tf-a100:tf ..."): no PyTorch; per round
+# each pair runs back to back (base, then accelerator profile), and each row
+# gives both best-of rates, their ratio and the median over rounds of the
+# per-round ratio. ACCEL_STEPS="arch:steps:warmup ..." overrides steps() for
+# the slow emulated products (default: resnet20 2:1, vgg11 1:1, mlp 100:10).
+if [[ -n "${ACCEL_PROFILES:-}" ]]; then
+  accel_steps() {
+    local spec
+    for spec in ${ACCEL_STEPS:-resnet20:2:1 vgg11:1:1 mlp:100:10 simple_cnn:10:2}; do
+      IFS=: read -r a st wu <<<"$spec"
+      if [[ "$a" == "$1" ]]; then echo "$st $wu"; return; fi
+    done
+    steps "$1"
+  }
+  echo "threads $THREADS, batch $BATCH, rounds $REPEATS; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  printf "%-10s %-16s %9s %9s %7s %7s\n" arch profile base/s accel/s best median
+  for arch in $ARCHS; do
+    read -r s w <<<"$(accel_steps "$arch")"
+    for pair in $ACCEL_PROFILES; do
+      base=${pair#*:}; acc=${pair%%:*}
+      rb=0; ra=0; ratios=""
+      for _ in $(seq "$REPEATS"); do
+        b=$(rate "$BUILD/bench/train_throughput" --arch "$arch" --profile "$base" \
+            --threads "$THREADS" --batch "$BATCH" --steps "$s" --warmup "$w")
+        a=$(rate "$BUILD/bench/train_throughput" --arch "$arch" --profile "$acc" \
+            --threads "$THREADS" --batch "$BATCH" --steps "$s" --warmup "$w")
+        rb=$(max "$rb" "$b"); ra=$(max "$ra" "$a")
+        ratios+=" $(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.4f", a/b}')"
+      done
+      med=$(tr ' ' '\n' <<<"$ratios" | sed '/^$/d' | sort -g |
+            awk '{v[NR]=$1} END{printf "%.3f", NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}')
+      printf "%-10s %-16s %9.1f %9.1f %7.3f %7s\n" "$arch" "$acc/$base" "$rb" "$ra" \
+        "$(awk -v a="$ra" -v b="$rb" 'BEGIN{printf "%.3f", a/b}')" "$med"
+    done
+  done
+  echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  exit 0
+fi
+
 # PyTorch's ISA cap: "native", AVX2 or SSE4 (also AVX3*, which equals native
 # on an AVX-512 machine).
 peer_isa=${PEER_ISA:-${XWIRES_SIMD_TARGET:-native}}

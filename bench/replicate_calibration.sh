@@ -11,7 +11,8 @@
 # Usage: bash bench/replicate_calibration.sh [N] [FAMILY]   (defaults 40, seed)
 # Runs a few minutes on 2 cores.
 # Environment: XWIRES (the binary, default build/xwires), K (replicas, 5),
-# JOBS (2), THREADS (2). Prints the verdict counts and the shares.
+# JOBS (2), THREADS (2), AA_ONLY (1: skip the injected effect). Prints the
+# verdict counts and the shares.
 set -euo pipefail
 N=${1:-40}
 FAMILY=${2:-seed}
@@ -62,6 +63,10 @@ echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); 
 make_trials "$WORK/aa" "$WORK/torch_aa.json" 0.5 3 "$N"
 echo "A/A (torch vs torch_aa, $N trials): $(verdicts "$WORK/aa")"
 echo "A/A significant share: $(share "$WORK/aa")"
+if [ "${AA_ONLY:-0}" = 1 ]; then
+  echo "wall: $(( $(date +%s) - start )) s"
+  exit 0
+fi
 make_trials "$WORK/eps_big" "$WORK/torch_epshat.json" 0.5 3 10
 echo "eps placement at adam_eps 0.5 (10 trials): $(verdicts "$WORK/eps_big")"
 echo "  significant share: $(share "$WORK/eps_big")"

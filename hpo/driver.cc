@@ -72,13 +72,20 @@ Status RunRank(const TrialContext& ctx,
     subs[s].opt.emplace(std::move(opt));
   }
   // Rebuild the optimisers: finished trials in the order they finished
-  // (done rows are created at completion, so by id).
+  // (done rows are created at completion, so by id), then each one's state
+  // as its latest proposal left it (proposals are ordered by their pending
+  // rows' ids, which a finished row names).
   std::deque<Job> resume;
+  std::map<int, std::pair<int64_t, const std::string*>> latest;
   for (const HistoryEntry& e : history) {
     auto it = subs.find(e.subspace);
     if (it == subs.end()) continue;
     SubspaceState& st = it->second;
     ++st.count;
+    const int64_t asked = e.pending_ref > 0 ? e.pending_ref : e.id;
+    auto& l = latest[e.subspace];
+    if (!e.optimizer_state.empty() && asked > l.first)
+      l = {asked, &e.optimizer_state};
     if (e.status == "done") {
       (void)st.opt->Tell(e.x, LossFromDivergence(e.objective));
     } else if (e.status == "failed") {
@@ -86,6 +93,11 @@ Status RunRank(const TrialContext& ctx,
     } else {
       resume.push_back(Job{e.id, e.subspace, e.x});
     }
+  }
+  for (const auto& [s, l] : latest) {
+    if (l.second == nullptr) continue;
+    XW_RETURN_IF_ERROR(RestoreOptimizerState(*subs.at(s).opt, *l.second)
+                           .WithContext("subspace " + std::to_string(s)));
   }
   ThreadScope scope(threads);  // the optimisers' own ParallelFor work
   WorkerPool pool(ctx, SplitThreads(threads, jobs));
@@ -114,8 +126,9 @@ Status RunRank(const TrialContext& ctx,
         st->exhausted = true;  // e.g. a tiny integer space fully explored
         continue;
       }
-      XW_ASSIGN_OR_RETURN(int64_t id,
-                          sink.Begin(st->index, (*xs)[0], pool.threads(slot)));
+      XW_ASSIGN_OR_RETURN(
+          int64_t id, sink.Begin(st->index, (*xs)[0], pool.threads(slot),
+                                 OptimizerStateJson(*st->opt)));
       if (id < 0) {
         stop = true;
         break;

@@ -66,7 +66,8 @@ double Coordinator::Elapsed() const {
 }
 
 Result<int64_t> Coordinator::Begin(int subspace, const std::vector<double>& x,
-                                   int threads) {
+                                   int threads,
+                                   const std::string& optimizer_state) {
   // A trial is not started if it would be expected (by the mean duration of
   // this run's trials so far) to end after max_seconds, so a run overshoots
   // its time budget by a fraction of a trial rather than by a whole one.
@@ -80,7 +81,8 @@ Result<int64_t> Coordinator::Begin(int subspace, const std::vector<double>& x,
     budget_cut_ = true;
     return int64_t{-1};
   }
-  XW_ASSIGN_OR_RETURN(int64_t id, store_.AddPending(subspace, x, threads));
+  XW_ASSIGN_OR_RETURN(int64_t id,
+                      store_.AddPending(subspace, x, threads, optimizer_state));
   ++started_;
   ++running_;
   return id;
@@ -176,8 +178,10 @@ Status Coordinator::Serve() {
     if (tag == kTagBegin) {
       if (!GetJob(r, &job)) return Malformed(source, "begin");
       const int threads = static_cast<int>(r.I64());
+      const std::string state = r.Str();
       if (!r.ok()) return Malformed(source, "begin");
-      XW_ASSIGN_OR_RETURN(int64_t id, Begin(job.subspace, job.x, threads));
+      XW_ASSIGN_OR_RETURN(int64_t id,
+                          Begin(job.subspace, job.x, threads, state));
       ByteWriter w;
       w.I64(id);
       cluster_.Send(source, kTagBeginReply, w.bytes());
@@ -205,10 +209,12 @@ Status Coordinator::Serve() {
 }
 
 Result<int64_t> RemoteSink::Begin(int subspace, const std::vector<double>& x,
-                                  int threads) {
+                                  int threads,
+                                  const std::string& optimizer_state) {
   ByteWriter w;
   PutJob(w, Job{0, subspace, x});
   w.I64(threads);
+  w.Str(optimizer_state);
   cluster_.Send(0, kTagBegin, w.bytes());
   const std::string reply = cluster_.Recv(0, kTagBeginReply);
   ByteReader r(reply);

@@ -13,6 +13,7 @@
 #include "xwires/core/status.h"
 #include "xwires/dataset/store/run_record.h"
 #include "xwires/dataset/store/tensor_file.h"
+#include "xwires/hpo/optimizer.h"
 #include "xwires/hpo/search_driver.h"
 #include "xwires/trainers/profile.h"
 #include "xwires/trainers/trainer.h"
@@ -84,11 +85,25 @@ struct HistoryEntry {
   std::string status;       // "done" | "failed" | "pending"
   double objective = 0;     // done only
   int64_t pending_ref = 0;  // done: the pending row it completed (0: none)
+  // The subspace optimizer's state right after the Ask that proposed x
+  // (OptimizerStateJson; "" when the row has none, e.g. written by an older
+  // xwires). Restoring the latest one makes a resumed search ask exactly
+  // what the uninterrupted one would.
+  std::string optimizer_state;
   bool degenerate = false;  // done: a model collapsed or at chance
 };
-// extra_json "search" object of a trial row of the driver.
+// extra_json "search" object of a trial row of the driver; a non-empty
+// `optimizer_state` (a JSON object) is stored as its "optimizer".
 std::string SearchExtraJson(int subspace, const std::vector<double>& x,
-                            int64_t pending_ref, const std::string& objective);
+                            int64_t pending_ref, const std::string& objective,
+                            const std::string& optimizer_state = "");
+// The state of `opt` that its observations do not determine (the gp_hedge
+// portfolio: gains, last proposals; see optimizer.h), as a JSON object
+// text; "" for an optimizer without such state (EI, PI, LCB).
+std::string OptimizerStateJson(const GpOptimizer& opt);
+// Sets what OptimizerStateJson returned. InvalidArgument if it does not fit
+// the optimizer.
+Status RestoreOptimizerState(GpOptimizer& opt, const std::string& state);
 // Parses a trial row's status/extra_json/divergence into an entry;
 // InvalidArgument if the row is not a driver row.
 Result<HistoryEntry> EntryOfRow(int64_t id, const std::string& status,

@@ -90,9 +90,11 @@ class TrialSink {
  public:
   virtual ~TrialSink() = default;
   // Records a pending trial; its id, or -1 when the budget is spent (start
-  // no more trials).
+  // no more trials). optimizer_state: the subspace optimizer's state after
+  // proposing x (OptimizerStateJson), stored with the trial.
   virtual Result<int64_t> Begin(int subspace, const std::vector<double>& x,
-                                int threads) = 0;
+                                int threads,
+                                const std::string& optimizer_state) = 0;
   virtual Status Finish(const Job& job, TrialRecord r, double seconds) = 0;
   virtual Status Fail(const Job& job, const std::string& message,
                       double seconds) = 0;
@@ -125,7 +127,8 @@ class Coordinator final : public TrialSink {
   Coordinator(SearchStore& store, Cluster& cluster, const Budget& budget,
               const DriverOptions& options);
   Result<int64_t> Begin(int subspace, const std::vector<double>& x,
-                        int threads) override;
+                        int threads,
+                        const std::string& optimizer_state) override;
   Status Finish(const Job& job, TrialRecord r, double seconds) override;
   Status Fail(const Job& job, const std::string& message,
               double seconds) override;
@@ -172,7 +175,8 @@ class RemoteSink final : public TrialSink {
  public:
   explicit RemoteSink(Cluster& cluster) : cluster_(cluster) {}
   Result<int64_t> Begin(int subspace, const std::vector<double>& x,
-                        int threads) override;
+                        int threads,
+                        const std::string& optimizer_state) override;
   Status Finish(const Job& job, TrialRecord r, double seconds) override;
   Status Fail(const Job& job, const std::string& message,
               double seconds) override;

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -50,10 +51,47 @@ std::string MergeObjects(const std::string& a, const std::string& b) {
 }  // namespace
 
 std::string SearchExtraJson(int subspace, const std::vector<double>& x,
-                            int64_t pending_ref, const std::string& objective) {
+                            int64_t pending_ref, const std::string& objective,
+                            const std::string& optimizer_state) {
   json s = {{"subspace", subspace}, {"point", x}, {"objective", objective}};
   if (pending_ref > 0) s["pending_trial"] = pending_ref;
+  if (!optimizer_state.empty()) {
+    json o = json::parse(optimizer_state, nullptr, false);
+    if (o.is_object()) s["optimizer"] = std::move(o);
+  }
   return json{{"search", s}}.dump();
+}
+
+std::string OptimizerStateJson(const GpOptimizer& opt) {
+  if (opt.options().acquisition != AcquisitionKind::kGpHedge) return "";
+  const HedgeState& h = opt.hedge_state();
+  // nlohmann writes doubles in their shortest round-trip form: the state
+  // read back is bit-identical.
+  json hedge = {{"gains", h.gains},
+                {"proposals", h.proposals},
+                {"proposal_n", h.proposal_n}};
+  return json{{"hedge", hedge}}.dump();
+}
+
+Status RestoreOptimizerState(GpOptimizer& opt, const std::string& state) {
+  if (state.empty()) return Status::OK();
+  json j = json::parse(state, nullptr, false);
+  if (!j.is_object() || !j.contains("hedge")) {
+    return Status::InvalidArgument("optimizer state: not a JSON object with "
+                                   "\"hedge\"");
+  }
+  if (opt.options().acquisition != AcquisitionKind::kGpHedge)
+    return Status::OK();  // nothing to restore
+  HedgeState h;
+  try {
+    const json& v = j.at("hedge");
+    h.gains = v.at("gains").get<std::array<double, 3>>();
+    h.proposals = v.at("proposals").get<std::vector<std::vector<double>>>();
+    h.proposal_n = v.at("proposal_n").get<int>();
+  } catch (const json::exception& e) {
+    return Status::InvalidArgument(std::string("optimizer state: ") + e.what());
+  }
+  return opt.set_hedge_state(h);
 }
 
 Result<HistoryEntry> EntryOfRow(int64_t id, const std::string& status,
@@ -82,6 +120,8 @@ Result<HistoryEntry> EntryOfRow(int64_t id, const std::string& status,
   if (s.contains("pending_trial") && s["pending_trial"].is_number_integer()) {
     e.pending_ref = s["pending_trial"].get<int64_t>();
   }
+  if (s.contains("optimizer") && s["optimizer"].is_object())
+    e.optimizer_state = s["optimizer"].dump();
   if (status == "pending") {
     e.status = "pending";
   } else if (j.contains("error") || std::isnan(divergence)) {
@@ -106,6 +146,9 @@ Result<std::unique_ptr<SearchStore>> SearchStore::Create(
                   c.search.profiles[0] + "," + c.search.profiles[1] + ")";
   rec.status = "running";
   XW_ASSIGN_OR_RETURN(s->id_, s->ds_->AddSearch(rec));
+  XW_ASSIGN_OR_RETURN(SearchWriterLock lock,
+                      SearchWriterLock::Acquire(*s->ds_, s->id_));
+  s->lock_.emplace(std::move(lock));
   return s;
 }
 
@@ -131,6 +174,11 @@ Result<std::unique_ptr<SearchStore>> SearchStore::Resume(const std::string& dir,
   s->config_ = std::move(config).value();
   s->id_ = id;
   s->provenance_ = Provenance();
+  // Before reading its rows: another writer's pending points are not ours
+  // to re-train.
+  XW_ASSIGN_OR_RETURN(SearchWriterLock lock,
+                      SearchWriterLock::Acquire(*s->ds_, id));
+  s->lock_.emplace(std::move(lock));
 
   TrialQuery q;
   q.where = "search_id = " + std::to_string(id);
@@ -151,6 +199,7 @@ Result<std::unique_ptr<SearchStore>> SearchStore::Resume(const std::string& dir,
       XW_RETURN_IF_ERROR(DeletePendingTrial(*s->ds_, e.id));
       continue;
     }
+    if (e.status == "pending") s->states_[e.id] = e.optimizer_state;
     s->history_.push_back(std::move(e));
   }
   XW_RETURN_IF_ERROR(s->ds_->SetSearchStatus(id, "running"));
@@ -159,14 +208,18 @@ Result<std::unique_ptr<SearchStore>> SearchStore::Resume(const std::string& dir,
 
 Result<int64_t> SearchStore::AddPending(int subspace,
                                         const std::vector<double>& x,
-                                        int threads) {
+                                        int threads,
+                                        const std::string& optimizer_state) {
   const TrainOptions o = TrialTrainOptions(config_, x, threads);
   TrialRecord t = TrialRecordFor(o);
   t.search_id = id_;
   t.provenance = provenance_;
-  t.extra_json =
-      SearchExtraJson(subspace, x, 0, ObjectiveName(config_.search.objective));
-  return AddPendingTrial(*ds_, t);
+  t.extra_json = SearchExtraJson(subspace, x, 0,
+                                 ObjectiveName(config_.search.objective),
+                                 optimizer_state);
+  XW_ASSIGN_OR_RETURN(int64_t id, AddPendingTrial(*ds_, t));
+  states_[id] = optimizer_state;
+  return id;
 }
 
 Result<int64_t> SearchStore::AddDone(int64_t pending_id, int subspace,
@@ -176,11 +229,13 @@ Result<int64_t> SearchStore::AddDone(int64_t pending_id, int subspace,
   r.provenance = provenance_;
   r.extra_json = MergeObjects(
       r.extra_json, SearchExtraJson(subspace, x, pending_id,
-                                    ObjectiveName(config_.search.objective)));
+                                    ObjectiveName(config_.search.objective),
+                                    states_[pending_id]));
   XW_ASSIGN_OR_RETURN(int64_t id, ds_->AddTrial(r));
   // A crash here leaves the pending row too; Resume() removes it by the
   // reference just stored.
   XW_RETURN_IF_ERROR(DeletePendingTrial(*ds_, pending_id));
+  states_.erase(pending_id);
   return id;
 }
 
@@ -188,8 +243,10 @@ Status SearchStore::AddFailed(int64_t pending_id, int subspace,
                               const std::vector<double>& x,
                               const std::string& message) {
   json extra = json::parse(
-      SearchExtraJson(subspace, x, 0, ObjectiveName(config_.search.objective)));
+      SearchExtraJson(subspace, x, 0, ObjectiveName(config_.search.objective),
+                      states_[pending_id]));
   extra["error"] = message;
+  states_.erase(pending_id);
   return MarkTrialFailed(*ds_, pending_id, extra.dump());
 }
 

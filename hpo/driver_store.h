@@ -9,17 +9,22 @@
 #define XWIRES_HPO_DRIVER_STORE_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "driver_internal.h"
 #include "xwires/dataset/store/dataset.h"
+#include "xwires/dataset/store/search_lock.h"
 
 namespace xw::hpo::internal {
 
 class SearchStore {
  public:
+  // Both hold the search's SearchWriterLock until destroyed: Resume of a
+  // search another process is running is FailedPrecondition naming it.
   // Creates (if needed) the dataset in `dir` and a new search row for `c`.
   static Result<std::unique_ptr<SearchStore>> Create(const std::string& dir,
                                                      const DriverConfig& c);
@@ -35,9 +40,11 @@ class SearchStore {
   const std::vector<HistoryEntry>& history() const { return history_; }
 
   // Pending row for point x of `subspace`; hyperparameters as the trial
-  // will record them (threads: the trial's thread count).
+  // will record them (threads: the trial's thread count). The finished or
+  // failed row that replaces it keeps `optimizer_state`.
   Result<int64_t> AddPending(int subspace, const std::vector<double>& x,
-                             int threads);
+                             int threads,
+                             const std::string& optimizer_state = "");
   // Stores finished trial `r` (completing pending row `pending_id`), then
   // deletes the pending row. Returns the new trial id.
   Result<int64_t> AddDone(int64_t pending_id, int subspace,
@@ -53,6 +60,9 @@ class SearchStore {
   int64_t id_ = 0;
   std::string provenance_;
   std::vector<HistoryEntry> history_;
+  std::map<int64_t, std::string> states_;  // pending id -> optimizer state
+  // Held from Create/Resume to the end: one writer per search.
+  std::optional<SearchWriterLock> lock_;
 };
 
 }  // namespace xw::hpo::internal

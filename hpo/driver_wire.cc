@@ -163,6 +163,7 @@ std::string EncodeHistory(const std::vector<HistoryEntry>& h) {
     w.Str(e.status);
     w.F64(e.objective);
     w.I64(e.pending_ref);
+    w.Str(e.optimizer_state);
   }
   return std::move(w.bytes());
 }
@@ -182,6 +183,7 @@ Result<std::vector<HistoryEntry>> DecodeHistory(const std::string& bytes) {
     e.status = r.Str();
     e.objective = r.F64();
     e.pending_ref = r.I64();
+    e.optimizer_state = r.Str();
   }
   if (!r.ok() || !r.at_end()) return Truncated("history");
   return h;

@@ -218,24 +218,28 @@ AvgPool2d::AvgPool2d(int kernel, int stride) : spec_(Pool2dSpec::Square(kernel, 
 Result<const Tensor*> AvgPool2d::Forward(const Tensor& x, const RunContext& ctx) {
   x_shape_ = x.shape();
   XW_RETURN_IF_ERROR(AvgPool2dForward(x, spec_, ctx.kernels.reduce, &y_));
+  RoundActivations(ctx, &y_);  // autocast: pooling runs in its input's 16-bit dtype
   return &y_;
 }
 
 Result<Tensor*> AvgPool2d::Backward(Tensor& dy, const RunContext& ctx, bool need_dx) {
   if (!need_dx) return static_cast<Tensor*>(nullptr);
   XW_RETURN_IF_ERROR(AvgPool2dBackward(dy, x_shape_, spec_, &dx_));
+  RoundActivations(ctx, &dx_);
   return &dx_;
 }
 
 Result<const Tensor*> GlobalAvgPool::Forward(const Tensor& x, const RunContext& ctx) {
   x_shape_ = x.shape();
   XW_RETURN_IF_ERROR(GlobalAvgPoolForward(x, ctx.kernels.reduce, &y_));
+  RoundActivations(ctx, &y_);  // fp32 accumulation, 16-bit output (acc_type)
   return &y_;
 }
 
 Result<Tensor*> GlobalAvgPool::Backward(Tensor& dy, const RunContext& ctx, bool need_dx) {
   if (!need_dx) return static_cast<Tensor*>(nullptr);
   XW_RETURN_IF_ERROR(GlobalAvgPoolBackward(dy, x_shape_, &dx_));
+  RoundActivations(ctx, &dx_);
   return &dx_;
 }
 

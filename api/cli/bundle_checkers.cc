@@ -11,6 +11,7 @@
 #include "xwires/hpo/search_config.h"
 #include "xwires/hpo/search_driver.h"
 #include "xwires/trainers/profile.h"
+#include "xwires/trainers/replica.h"
 #include "xwires/trainers/trainer.h"
 
 namespace xw::cli {
@@ -144,8 +145,9 @@ struct DataKey {
   auto operator<=>(const DataKey&) const = default;
 };
 
-Result<TrialRecord> Retrain(const TrialRecord& t, const ReplaySettings& s,
-                            std::map<DataKey, DataSplits>* cache) {
+// The trial's hyperparameters, refusing trials trained from weights that the
+// bundle does not carry.
+Result<json> ReplayableHparams(const TrialRecord& t) {
   json hp = json::parse(t.hparams_json.empty() ? "{}" : t.hparams_json, nullptr,
                         false);
   if (!hp.is_object())
@@ -155,16 +157,13 @@ Result<TrialRecord> Retrain(const TrialRecord& t, const ReplaySettings& s,
         "the trial was trained from --init-weights, which the "
         "bundle does not carry; it cannot be replayed");
   }
-  XW_ASSIGN_OR_RETURN(TrainOptions o, OptionsOf(t, hp, s));
-  std::vector<Profile> profiles;
-  for (const ModelRecord& m : t.models) {
-    if (m.external || m.profile_json.empty()) continue;
-    auto p = ParseProfileJson(m.profile_json);
-    if (!p.ok()) return p.status().WithContext("profile '" + m.profile + "'");
-    profiles.push_back(std::move(*p));
-  }
-  if (profiles.empty())
-    return Status::FailedPrecondition("no model has a profile definition");
+  return hp;
+}
+
+// The trial's data, loaded once per (spec, limits, data seed).
+Result<const DataSplits*> DataOf(const TrialRecord& t, const json& hp,
+                                 const TrainOptions& o, const ReplaySettings& s,
+                                 std::map<DataKey, DataSplits>* cache) {
   // The data seed follows `train`: the synthetic generator uses the seed.
   XW_ASSIGN_OR_RETURN(uint64_t data_seed,
                       Hp<uint64_t>(hp, "data_seed", o.seed));
@@ -179,7 +178,54 @@ Result<TrialRecord> Retrain(const TrialRecord& t, const ReplaySettings& s,
     XW_ASSIGN_OR_RETURN(DataSplits data, LoadDataSpec(key.spec, d));
     it = cache->emplace(key, std::move(data)).first;
   }
-  return TrainTrial(profiles, it->second, o);
+  return &it->second;
+}
+
+Result<TrialRecord> Retrain(const TrialRecord& t, const ReplaySettings& s,
+                            std::map<DataKey, DataSplits>* cache) {
+  XW_ASSIGN_OR_RETURN(json hp, ReplayableHparams(t));
+  XW_ASSIGN_OR_RETURN(TrainOptions o, OptionsOf(t, hp, s));
+  std::vector<Profile> profiles;
+  for (const ModelRecord& m : t.models) {
+    if (m.external || m.profile_json.empty()) continue;
+    auto p = ParseProfileJson(m.profile_json);
+    if (!p.ok()) return p.status().WithContext("profile '" + m.profile + "'");
+    profiles.push_back(std::move(*p));
+  }
+  if (profiles.empty())
+    return Status::FailedPrecondition("no model has a profile definition");
+  XW_ASSIGN_OR_RETURN(const DataSplits* data, DataOf(t, hp, o, s, cache));
+  return TrainTrial(profiles, *data, o);
+}
+
+// Replica `want` of `t`, re-trained as `xwires replicate` trains it.
+Result<ReplicaRecord> RetrainReplica(const TrialRecord& t, const ReplicaRecord& want,
+                                     const ReplaySettings& s,
+                                     std::map<DataKey, DataSplits>* cache) {
+  XW_ASSIGN_OR_RETURN(json hp, ReplayableHparams(t));
+  XW_ASSIGN_OR_RETURN(TrainOptions o, OptionsOf(t, hp, s));
+  const ModelRecord* model = nullptr;
+  for (const ModelRecord& m : t.models) {
+    if (m.profile == want.profile && !m.external && !m.profile_json.empty()) model = &m;
+  }
+  if (model == nullptr) {
+    return Status::FailedPrecondition("profile '" + want.profile +
+                                      "' has no definition in the bundle");
+  }
+  XW_ASSIGN_OR_RETURN(Profile profile, ParseProfileJson(model->profile_json));
+  XW_ASSIGN_OR_RETURN(PerturbFamily family, ParsePerturbFamily(want.family));
+  XW_ASSIGN_OR_RETURN(const DataSplits* data, DataOf(t, hp, o, s, cache));
+  XW_ASSIGN_OR_RETURN(ReplicaResult r, TrainReplica(profile, *data, o, want.replica, family));
+  ReplicaRecord out = want;
+  const ModelRecord& m = r.train.record;
+  out.status = m.status == "ok" ? "ok" : "diverged";
+  out.test_acc = m.test_acc;
+  out.test_loss = m.test_loss;
+  out.weights_sha256 = m.weights_sha256;
+  out.params_json = r.perturbation.ParamsJson();
+  out.predictions = std::move(r.train.test_predictions);
+  out.curves = m.curves;
+  return out;
 }
 
 }  // namespace
@@ -203,6 +249,9 @@ BundleCheckers MakeBundleCheckers(const ReplaySettings& settings) {
   auto cache = std::make_shared<std::map<DataKey, DataSplits>>();
   c.retrain = [settings, cache](const TrialRecord& t) {
     return Retrain(t, settings, cache.get());
+  };
+  c.retrain_replica = [settings, cache](const TrialRecord& t, const ReplicaRecord& r) {
+    return RetrainReplica(t, r, settings, cache.get());
   };
   return c;
 }

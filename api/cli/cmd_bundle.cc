@@ -54,6 +54,7 @@ void RunCreate(const CreateArgs& a) {
 struct VerifyArgs {
   std::string bundle, data;
   int replay = 0;
+  int replay_replicas = 1;
   uint64_t seed = 0;
   double tolerance = 0.02;
   int threads = 0;
@@ -61,12 +62,16 @@ struct VerifyArgs {
 
 void RunVerify(const VerifyArgs& a) {
   if (a.replay < 0) Check(Status::InvalidArgument("--replay must be >= 0"));
+  if (a.replay_replicas < -1) {
+    Check(Status::InvalidArgument("--replay-replicas must be >= -1 (-1: all)"));
+  }
   if (!(a.tolerance >= 0 && a.tolerance <= 1)) {
     Check(Status::InvalidArgument("--tolerance must be in [0, 1]"));
   }
   BundleVerifyOptions o;
   o.replay = a.replay;
   o.replay_seed = a.seed;
+  o.replica_replays = a.replay_replicas;
   o.accuracy_tolerance = a.tolerance;
   o.log = [](const std::string& line) {
     std::printf("  %s %s\n", line.rfind("replay:", 0) == 0 ? "--" : "ok",
@@ -78,13 +83,18 @@ void RunVerify(const VerifyArgs& a) {
   const int failed = static_cast<int>(
       std::count_if(r.replays.begin(), r.replays.end(),
                     [](const ReplayOutcome& x) { return !x.passed; }));
-  std::printf("%s: %lld trials, %lld weights files, sha256 %s\n",
+  std::printf("%s: %lld trials, %lld weights files, %lld replicas, %lld replica statistics, "
+              "sha256 %s\n",
               a.bundle.c_str(), static_cast<long long>(r.trials),
               static_cast<long long>(r.models_with_weights),
+              static_cast<long long>(r.replicas), static_cast<long long>(r.replica_stats),
               r.bundle_sha256.c_str());
   if (a.replay > 0) {
-    std::printf("replay: %zu models re-trained, %d failed\n", r.replays.size(),
-                failed);
+    const auto replicas = std::count_if(r.replays.begin(), r.replays.end(),
+                                        [](const ReplayOutcome& x) { return !x.replica.empty(); });
+    std::printf("replay: %zu models re-trained, %d failed", r.replays.size(), failed);
+    if (replicas > 0) std::printf(" (%lld of them replicas)", static_cast<long long>(replicas));
+    std::printf("\n");
   }
   if (failed > 0) {
     Check(Status::Corruption(
@@ -107,11 +117,15 @@ void RunImport(const ImportArgs& a) {
   BundleImportReport r = Unwrap(ImportBundle(*ds, a.bundle, checkers, {}));
   std::printf(
       "%s: added %lld trials, skipped %lld already present\n"
-      "analyses: added %lld, skipped %lld already present\nprovenance: %s\n",
+      "analyses: added %lld, skipped %lld already present\n"
+      "replicas: added %lld, skipped %lld already present; statistics: added %lld, "
+      "skipped %lld\nprovenance: %s\n",
       a.bundle.c_str(), static_cast<long long>(r.added),
       static_cast<long long>(r.skipped),
       static_cast<long long>(r.analyses_added),
-      static_cast<long long>(r.analyses_skipped), r.provenance.c_str());
+      static_cast<long long>(r.analyses_skipped), static_cast<long long>(r.replicas_added),
+      static_cast<long long>(r.replicas_skipped), static_cast<long long>(r.replica_stats_added),
+      static_cast<long long>(r.replica_stats_skipped), r.provenance.c_str());
 }
 
 void RegisterBundle(CLI::App& app) {
@@ -142,6 +156,10 @@ void RegisterBundle(CLI::App& app) {
   verify
       ->add_option("--replay", v->replay,
                    "Re-train this many trials, drawn with --seed")
+      ->capture_default_str();
+  verify
+      ->add_option("--replay-replicas", v->replay_replicas,
+                   "Replicas re-trained per replayed trial that has them (-1: all)")
       ->capture_default_str();
   verify->add_option("--seed", v->seed, "Seed of the draw of replayed trials")
       ->capture_default_str();

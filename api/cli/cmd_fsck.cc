@@ -13,11 +13,12 @@ namespace {
 
 struct FsckArgs {
   std::string dataset;
-  bool repair = false, verify = false;
+  bool repair = false, verify = false, force = false;
 };
 
 void RunFsck(const FsckArgs& a) {
-  FsckReport r = Unwrap(Fsck(a.dataset, {a.repair, a.verify}));
+  if (a.force && !a.repair) Check(Status::InvalidArgument("--force needs --repair"));
+  FsckReport r = Unwrap(Fsck(a.dataset, {a.repair, a.verify, a.force}));
   for (const FsckIssue& i : r.issues) {
     std::printf(
         "%s: %s%s%s%s%s\n", i.kind.c_str(), i.path.c_str(),
@@ -33,6 +34,13 @@ void RunFsck(const FsckArgs& a) {
       a.dataset.c_str(), static_cast<long long>(r.trials),
       static_cast<long long>(r.models), static_cast<long long>(r.files),
       r.issues.size(), static_cast<long long>(open));
+  for (const FsckIssue& i : r.issues) {
+    if (i.kind != "sqlite-integrity") continue;
+    Check(Status::Corruption(a.dataset +
+                             ": xwires.db fails SQLite's integrity_check; "
+                             "restore it from a copy (--repair changes "
+                             "nothing in a corrupt database)"));
+  }
   if (open > 0) {
     Check(Status::Corruption(
         a.dataset + ": " + std::to_string(open) + " problem(s) found" +
@@ -48,6 +56,9 @@ void RegisterFsck(CLI::App& app) {
   cmd->add_flag("--repair", a->repair,
                 "Delete rows pointing at missing/damaged files, "
                 "move orphan files to lost+found/");
+  cmd->add_flag("--force", a->force,
+                "With --repair: move orphan files to lost+found/ even when "
+                "there are more than crashed writers leave (each is listed)");
   cmd->add_flag("--verify", a->verify,
                 "Also read every stored weight set and check its sha256");
   cmd->callback([a] { RunFsck(*a); });

@@ -1,6 +1,6 @@
 // `xwires merge DATASET OTHER_DATASET`: adds OTHER's trials that DATASET does
-// not already hold (same content hash), with weights, curves and searches, in
-// one all-or-nothing step.
+// not already hold (same content hash), with weights, curves, searches,
+// analyses, replicas and their statistics, in one all-or-nothing step.
 #include <cstdio>
 #include <string>
 
@@ -21,11 +21,15 @@ void RunMerge(const MergeArgs& a) {
   BundleImportReport r = Unwrap(MergeDatasets(*ds, *other));
   std::printf(
       "%s: added %lld trials, skipped %lld already present\n"
-      "analyses: added %lld, skipped %lld already present\nprovenance: %s\n",
+      "analyses: added %lld, skipped %lld already present\n"
+      "replicas: added %lld, skipped %lld already present; statistics: added %lld, "
+      "skipped %lld\nprovenance: %s\n",
       a.other.c_str(), static_cast<long long>(r.added),
       static_cast<long long>(r.skipped),
       static_cast<long long>(r.analyses_added),
-      static_cast<long long>(r.analyses_skipped), r.provenance.c_str());
+      static_cast<long long>(r.analyses_skipped), static_cast<long long>(r.replicas_added),
+      static_cast<long long>(r.replicas_skipped), static_cast<long long>(r.replica_stats_added),
+      static_cast<long long>(r.replica_stats_skipped), r.provenance.c_str());
 }
 
 void RegisterMerge(CLI::App& app) {

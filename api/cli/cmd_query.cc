@@ -49,6 +49,7 @@ void RunQuery(const QueryArgs& a) {
   } else {
     t = TrialsTable(Unwrap(ds->Query(q)));
   }
+  Check(AddSignificanceColumns(*ds, &t));
   std::string out = FormatTable(t, format);
   std::fwrite(out.data(), 1, out.size(), stdout);
 }

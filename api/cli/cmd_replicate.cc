@@ -2,7 +2,9 @@
 // of every profile of the chosen trials, stored as they finish, and each
 // pair's statistics and verdict (xw::RunReplicate, docs/significance.md).
 // Progress with ETA on stderr; the verdict table on stdout. Run it again
-// after a crash or kill: only the missing replicas are trained.
+// after a crash or kill: only the missing replicas are trained. Under mpirun
+// (`mpirun -n 4 xwires replicate ...`) the ranks share the replicas and rank
+// 0 stores them.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -12,6 +14,7 @@
 #include "train_common.h"
 #include "xwires/api/progress_text.h"
 #include "xwires/api/replicate_run.h"
+#include "xwires/hpo/search_driver.h"
 
 namespace xw::cli {
 namespace {
@@ -52,18 +55,33 @@ void RunReplicateCommand(const ReplicateArgs& a) {
   r.jobs = a.jobs;
   r.threads = a.threads;
   r.store_weights = a.store_weights;
+  // Under mpirun the ranks share the replicas, as the search's ranks share
+  // its subspaces; without it this is one rank.
+  std::unique_ptr<hpo::Cluster> cluster = Unwrap(hpo::StartMpiCluster(nullptr, nullptr));
+  r.cluster = cluster.get();
+  const bool root = cluster->rank() == 0;
   const bool tty = StderrIsTerminal();
   r.on_progress = [&](const ReplicateRequest::Progress& p) {
-    if (a.quiet) return;
-    std::fprintf(stderr, "%sreplica %lld/%lld: trial %lld %s r=%lld | %s elapsed, ETA %s%s",
+    if (a.quiet || !root) return;
+    const std::string rank =
+        cluster->size() > 1 ? " (rank " + std::to_string(p.rank) + ")" : "";
+    std::fprintf(stderr, "%sreplica %lld/%lld: trial %lld %s r=%lld%s | %s elapsed, ETA %s%s",
                  tty ? "\r" : "", static_cast<long long>(p.done),
                  static_cast<long long>(p.total), static_cast<long long>(p.trial_id),
-                 p.profile.c_str(), static_cast<long long>(p.replica),
+                 p.profile.c_str(), static_cast<long long>(p.replica), rank.c_str(),
                  DurationText(p.elapsed_s).c_str(), DurationText(p.eta_s).c_str(),
                  tty ? "   " : "\n");
     std::fflush(stderr);
   };
-  const ReplicateSummary s = Unwrap(RunReplicate(r));
+  auto result = RunReplicate(r);
+  if (!root) {
+    // Rank 0 reports (and the exit code carries) whatever went wrong.
+    const int code = result.ok() ? 0 : CliError(result.status()).exit_code();
+    cluster.reset();
+    std::exit(code);
+  }
+  cluster.reset();
+  const ReplicateSummary s = Unwrap(std::move(result));
   if (tty && !a.quiet && s.trained > 0) std::fprintf(stderr, "\n");
   std::printf("%lld replicas trained, %lld already stored; %zu trials, %s family, K = %d\n",
               static_cast<long long>(s.trained), static_cast<long long>(s.skipped),

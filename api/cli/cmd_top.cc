@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "command.h"
+#include "xwires/api/query_tables.h"
 #include "xwires/dataset/store/replicas.h"
 #include "xwires/dataset/query/stats.h"
 
@@ -51,8 +52,14 @@ void RunTop(const TopArgs& a) {
   opt.filter.archs = a.archs;
   opt.filter.exclude_degenerate = a.exclude_degenerate;
   auto ds = Unwrap(Dataset::Open(a.dataset, OpenMode::kReadOnly));
-  std::string out = a.by_lcb ? FormatTable(TopByLcb(*ds, a), format)
-                             : FormatTable(TopTable(Unwrap(TopTrials(*ds, opt))), format);
+  Table t;
+  if (a.by_lcb) {
+    t = TopByLcb(*ds, a);
+  } else {
+    t = TopTable(Unwrap(TopTrials(*ds, opt)));
+    Check(AddSignificanceColumns(*ds, &t));
+  }
+  std::string out = FormatTable(t, format);
   std::fwrite(out.data(), 1, out.size(), stdout);
 }
 

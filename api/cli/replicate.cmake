@@ -2,4 +2,4 @@
 target_sources(xwires PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cmd_replicate.cc
 )
-target_link_libraries(xwires PRIVATE xwires_api xwires_trainers xwires_dataset)
+target_link_libraries(xwires PRIVATE xwires_api xwires_search xwires_trainers xwires_dataset)

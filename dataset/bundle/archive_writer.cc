@@ -3,6 +3,7 @@
 #include <archive_entry.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <system_error>
@@ -29,11 +30,16 @@ struct ArchiveWriter::Impl {
   std::set<std::string> names;
   bool finished = false;
 
+  // Names the file being written and, for a failed write (a full disk, a
+  // read-only file system), the system's cause.
   Status Fail(const std::string& what) {
-    return Status::IOError(
-        "writing archive '" + out.string() + "': " + what + ": " +
-        (archive_error_string(a.get()) ? archive_error_string(a.get())
-                                       : "unknown libarchive error"));
+    std::string msg = archive_error_string(a.get()) ? archive_error_string(a.get())
+                                                    : "unknown libarchive error";
+    const int err = archive_errno(a.get());
+    if (err > 0 && msg.find(std::strerror(err)) == std::string::npos)
+      msg += std::string(" (") + std::strerror(err) + ")";
+    return Status::IOError("writing archive '" + out.string() + "' (as '" +
+                           partial.string() + "'): " + what + ": " + msg);
   }
 
   // Writes one regular-file header with fixed metadata.

@@ -7,9 +7,11 @@
 #include "archive_io.h"
 #include "bundle_analyses.h"
 #include "bundle_manifest.h"
+#include "bundle_replicas.h"
 #include "bundle_store.h"
 #include "bundle_trials.h"
 #include "dataset/store/dataset_internal.h"
+#include "dataset/store/model_file.h"
 #include "dataset/store/sha256.h"
 #include "xwires/core/build_info.h"
 #include "xwires/core/clock.h"
@@ -113,6 +115,48 @@ Result<std::vector<bundle::BundleAnalysis>> SelectAnalyses(
   return out;
 }
 
+// The replicas and statistics of `rows` (trial k = rows[k]), each replica
+// written to its own file in `staging`. Statistics that their replicas do not
+// give (a dataset edited by hand) fail the bundle rather than travelling.
+Result<bundle::BundleReplicas> SelectReplicas(const Dataset& ds,
+                                              const std::vector<TrialRow>& rows,
+                                              const fs::path& staging,
+                                              std::vector<std::string>* names) {
+  bundle::BundleReplicas out;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    XW_ASSIGN_OR_RETURN(std::vector<ReplicaRecord> reps,
+                        LoadReplicas(ds, rows[k].id, "", /*with_data=*/true));
+    XW_ASSIGN_OR_RETURN(std::vector<ReplicaStatsRecord> stats, LoadReplicaStats(ds, rows[k].id));
+    for (const ReplicaStatsRecord& s : stats) {
+      XW_RETURN_IF_ERROR(
+          CheckReplicaStats(s, reps, ds.dir() + ": trial " + std::to_string(rows[k].id)));
+      out.stats.push_back({k, s});
+    }
+    for (size_t i = 0; i < reps.size(); ++i) {
+      bundle::BundleReplica b{k, std::move(reps[i]), bundle::ReplicaEntryName(k, i)};
+      NamedTensors weights;
+      if (b.record.has_weights) {
+        XW_ASSIGN_OR_RETURN(weights, LoadReplicaWeights(ds, b.record));
+      }
+      BundleModel bm;
+      bm.group = "replica";
+      bm.weights = &weights;
+      bm.curves = &b.record.curves;
+      bm.predictions = &b.record.predictions;
+      bm.attrs = {{"profile", b.record.profile},
+                  {"family", b.record.family},
+                  {"replica", std::to_string(b.record.replica)},
+                  {"status", b.record.status}};
+      std::error_code ec;
+      fs::create_directories((staging / b.file).parent_path(), ec);
+      XW_RETURN_IF_ERROR(WriteBundle((staging / b.file).string(), {bm}));
+      names->push_back(b.file);
+      out.replicas.push_back(std::move(b));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<BundleCreateResult> CreateBundle(const Dataset& ds,
@@ -172,6 +216,11 @@ Result<BundleCreateResult> CreateBundle(const Dataset& ds,
                       SelectAnalyses(ds, rows));
   XW_RETURN_IF_ERROR(bundle::WriteFileBytes(
       staging.path() / kBundleAnalysesName, bundle::AnalysesToJson(analyses)));
+  std::vector<std::string> replica_names;
+  XW_ASSIGN_OR_RETURN(bundle::BundleReplicas replicas,
+                      SelectReplicas(ds, rows, staging.path(), &replica_names));
+  XW_RETURN_IF_ERROR(bundle::WriteFileBytes(staging.path() / kBundleReplicasName,
+                                            bundle::ReplicasToJson(replicas)));
   m.toolkit_version = GetBuildInfo().toolkit_version;
   m.created = UtcNow();
   m.contributor = options.contributor;
@@ -180,6 +229,12 @@ Result<BundleCreateResult> CreateBundle(const Dataset& ds,
   XW_RETURN_IF_ERROR(ListFile(staging.path(), kBundleTrialsName, &m));
   XW_RETURN_IF_ERROR(ListFile(staging.path(), kBundleAnalysesName, &m));
   for (const std::string& name : weight_names) {
+    XW_RETURN_IF_ERROR(ListFile(staging.path(), name, &m));
+  }
+  // Format 3's files after those of format 2, so that a bundle reads in the
+  // same order as before.
+  XW_RETURN_IF_ERROR(ListFile(staging.path(), kBundleReplicasName, &m));
+  for (const std::string& name : replica_names) {
     XW_RETURN_IF_ERROR(ListFile(staging.path(), name, &m));
   }
   XW_ASSIGN_OR_RETURN(std::string manifest_json, bundle::ManifestToJson(m));

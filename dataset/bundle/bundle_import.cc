@@ -74,6 +74,8 @@ internal::BatchAnalysis ToBatch(AnalysisRecord record,
   return b;
 }
 
+internal::BatchTrialRef Ref(const Placed& p) { return {p.stored, p.value}; }
+
 // Adds `batch` and `extras` (unless there is nothing new) and completes
 // `report` for `incoming` trials.
 Result<BundleImportReport> Add(Dataset& ds, BundleImportReport report,
@@ -81,7 +83,10 @@ Result<BundleImportReport> Add(Dataset& ds, BundleImportReport report,
                                const internal::BatchExtras& extras,
                                size_t incoming) {
   report.skipped = static_cast<int64_t>(incoming);
-  if (batch.empty() && extras.analyses.empty()) return report;
+  if (batch.empty() && extras.analyses.empty() && extras.replicas.empty() &&
+      extras.replica_stats.empty()) {
+    return report;
+  }
   XW_ASSIGN_OR_RETURN(internal::BatchResult r,
                       internal::AddBatch(ds, batch, extras));
   report.trial_ids = r.trial_ids;
@@ -90,7 +95,37 @@ Result<BundleImportReport> Add(Dataset& ds, BundleImportReport report,
   report.analyses_added = r.analyses_added;
   report.analyses_skipped = r.analyses_skipped;
   report.searches_added = r.searches_added;
+  report.replicas_added = r.replicas_added;
+  report.replicas_skipped = r.replicas_skipped;
+  report.replica_stats_added = r.replica_stats_added;
+  report.replica_stats_skipped = r.replica_stats_skipped;
   return report;
+}
+
+// The replicas and statistics of `other`'s trials `rows` (placed as
+// `placed`), weights included; statistics are checked against their
+// replicas first, so that a wrong stored verdict does not spread.
+Status AddReplicas(const Dataset& other, const std::vector<TrialRow>& rows,
+                   const std::vector<Placed>& placed, internal::BatchExtras* extras) {
+  for (size_t k = 0; k < rows.size(); ++k) {
+    XW_ASSIGN_OR_RETURN(std::vector<ReplicaRecord> reps,
+                        LoadReplicas(other, rows[k].id, "", /*with_data=*/true));
+    XW_ASSIGN_OR_RETURN(std::vector<ReplicaStatsRecord> stats,
+                        LoadReplicaStats(other, rows[k].id));
+    for (ReplicaStatsRecord& s : stats) {
+      XW_RETURN_IF_ERROR(CheckReplicaStats(
+          s, reps, other.dir() + ": trial " + std::to_string(rows[k].id) +
+                       " (run `xwires fsck --repair` there to recompute it)"));
+      extras->replica_stats.push_back({Ref(placed[k]), std::move(s)});
+    }
+    for (ReplicaRecord& r : reps) {
+      if (r.has_weights) {
+        XW_ASSIGN_OR_RETURN(r.weights, LoadReplicaWeights(other, r));
+      }
+      extras->replicas.push_back({Ref(placed[k]), std::move(r)});
+    }
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -132,6 +167,12 @@ Result<BundleImportReport> ImportBundle(Dataset& ds, const std::string& bundle,
   }
   for (bundle::BundleAnalysis& a : b.analyses) {
     extras.analyses.push_back(ToBatch(std::move(a.record), a.trials, placed));
+  }
+  for (bundle::BundleReplica& r : b.replicas.replicas) {
+    extras.replicas.push_back({Ref(placed[r.trial]), std::move(r.record)});
+  }
+  for (bundle::BundleReplicaStats& s : b.replicas.stats) {
+    extras.replica_stats.push_back({Ref(placed[s.trial]), std::move(s.record)});
   }
   return Add(ds, std::move(report), batch, extras, records.size());
 }
@@ -193,6 +234,7 @@ Result<BundleImportReport> MergeDatasets(Dataset& ds, const Dataset& other) {
     for (int64_t id : a.trial_ids) trials.push_back(index.at(id));
     extras.analyses.push_back(ToBatch(std::move(a), trials, placed));
   }
+  XW_RETURN_IF_ERROR(AddReplicas(other, rows, placed, &extras));
   return Add(ds, std::move(report), batch, extras, records.size());
 }
 

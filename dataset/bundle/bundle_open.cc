@@ -3,8 +3,10 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "bundle_manifest.h"
+#include "dataset/store/model_file.h"
 #include "dataset/store/sha256.h"
 #include "xwires/core/file_util.h"
 #include "xwires/dataset/store/tensor_file.h"
@@ -75,6 +77,7 @@ class Opener {
          "manifest");
     XW_RETURN_IF_ERROR(ReadAnalyses());
     XW_RETURN_IF_ERROR(CheckWeights());
+    XW_RETURN_IF_ERROR(ReadReplicas());
     XW_RETURN_IF_ERROR(CheckProfiles());
     return CheckSearch();
   }
@@ -109,6 +112,76 @@ class Opener {
          " match their schema and the store's rules and describe trials of "
          "the bundle");
     return Status::OK();
+  }
+
+  // Format 3: replicas.json, every replica's file against its row and the
+  // store's rules, and every statistics row against what its replicas give.
+  Status ReadReplicas() {
+    if (out_->manifest.format_version < 3) return Status::OK();
+    const ExtractedFile* rf = out_->archive.Find(kBundleReplicasName);
+    if (rf == nullptr) {
+      return Status::InvalidArgument("the bundle (format " +
+                                     std::to_string(out_->manifest.format_version) +
+                                     ") has no replicas.json");
+    }
+    XW_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(*rf, uint64_t{256} << 20));
+    std::set<std::string> listed;
+    for (const BundleFile& f : out_->manifest.files) listed.insert(f.path);
+    XW_ASSIGN_OR_RETURN(out_->replicas, ParseReplicasJson(text, out_->trials, listed));
+    std::map<size_t, std::vector<ReplicaRecord>> by_trial;
+    for (BundleReplica& b : out_->replicas.replicas) {
+      XW_RETURN_IF_ERROR(ReadReplicaFile(&b));
+      by_trial[b.trial].push_back(b.record);
+    }
+    Done("replicas: " + std::to_string(out_->replicas.replicas.size()) +
+         " replicas; each file matches its sha256, its row and the store's rules");
+    for (size_t i = 0; i < out_->replicas.stats.size(); ++i) {
+      const BundleReplicaStats& s = out_->replicas.stats[i];
+      Status ok = CheckReplicaStats(s.record, by_trial[s.trial],
+                                    "replicas.json: statistics[" + std::to_string(i) +
+                                        "] (trial " + std::to_string(s.trial) + ")");
+      if (!ok.ok()) return Status::Corruption(ok.message());
+    }
+    Done("replica statistics: " + std::to_string(out_->replicas.stats.size()) +
+         " rows; each verdict and number is what its replicas give");
+    return Status::OK();
+  }
+
+  Status ReadReplicaFile(BundleReplica* b) {
+    ReplicaRecord& r = b->record;
+    const ExtractedFile* f = out_->archive.Find(b->file);
+    if (f == nullptr) return Status::Internal("replica file vanished: " + b->file);
+    const std::string what = b->file + " (trial " + std::to_string(b->trial) + ", profile '" +
+                             r.profile + "', " + r.family + " replica " +
+                             std::to_string(r.replica) + ")";
+    const size_t epochs = r.curves.size();
+    auto curves = ReadBundleCurves(f->path.string(), "replica");
+    auto pred = ReadBundlePredictions(f->path.string(), "replica");
+    if (!curves.ok() || !pred.ok()) {
+      return Status::Corruption(what + ": not a readable replica file: " +
+                                (curves.ok() ? pred.status() : curves.status()).message());
+    }
+    r.curves = std::move(*curves);
+    r.predictions = std::move(*pred);
+    if (r.curves.size() != epochs || static_cast<int64_t>(r.predictions.size()) != r.n_examples) {
+      return Status::Corruption(what + ": holds " + std::to_string(r.curves.size()) +
+                                " epochs and " + std::to_string(r.predictions.size()) +
+                                " predictions; replicas.json says " + std::to_string(epochs) +
+                                " and " + std::to_string(r.n_examples));
+    }
+    if (r.has_weights) {
+      auto w = ReadBundleWeights(f->path.string(), "replica");
+      if (!w.ok()) {
+        return Status::Corruption(what + ": unreadable weights: " + w.status().message());
+      }
+      if (WeightsSha256(*w) != r.weights_sha256) {
+        return Status::Corruption(what + ": the weights do not match weights_sha256");
+      }
+      if (options_.keep_weights) r.weights = std::move(*w);
+    }
+    Status ok = CheckReplica(r, "replicas.json: " + what);
+    // The rules compare the weights with their hash only when present.
+    return ok;
   }
 
   Status CheckWeights() {

@@ -9,6 +9,7 @@
 
 #include "archive_io.h"
 #include "bundle_analyses.h"
+#include "bundle_replicas.h"
 #include "bundle_trials.h"
 #include "xwires/core/status.h"
 #include "xwires/dataset/bundle/bundle.h"
@@ -20,13 +21,15 @@ struct OpenedBundle {
   BundleManifest manifest;
   std::vector<BundleTrial> trials;
   std::vector<BundleAnalysis> analyses;  // format 2; none in format 1
+  BundleReplicas replicas;  // format 3 (curves and predictions read from
+                            // their files); none before
   std::string sha256;               // of the archive file
   std::vector<std::string> checks;  // what was verified, in order
 };
 
 struct OpenOptions {
   std::string temp_dir;       // "" = system temp directory
-  bool keep_weights = false;  // fill the records' weights (for import)
+  bool keep_weights = false;  // fill the records' (and replicas') weights
   BundleLimits limits;
   std::function<void(const std::string&)> log;
 };

@@ -241,7 +241,11 @@ Result<std::vector<BundleTrial>> ParseTrialsJson(
   for (const BundleFile& f : manifest.files) {
     const bool analyses =
         manifest.format_version >= 2 && f.path == kBundleAnalysesName;
-    if (f.path != kBundleTrialsName && !analyses)
+    // Format 3: replicas.json and the replicas' files (bundle_replicas.h).
+    const bool replicas =
+        manifest.format_version >= 3 &&
+        (f.path == kBundleReplicasName || f.path.rfind("replicas/", 0) == 0);
+    if (f.path != kBundleTrialsName && !analyses && !replicas)
       ctx.listed_files.insert(f.path);
   }
   std::vector<BundleTrial> out(j.size());

@@ -22,8 +22,9 @@ bool Replayable(const ModelRecord& m) {
 
 // K distinct indices of `eligible`, drawn by a Philox-seeded partial
 // Fisher-Yates shuffle: the same seed picks the same trials everywhere.
-std::vector<int64_t> Draw(std::vector<int64_t> eligible, int k, uint64_t seed) {
-  const Philox rng(seed, StreamId("bundle/replay"));
+std::vector<int64_t> Draw(std::vector<int64_t> eligible, int k, uint64_t seed,
+                          uint64_t stream = StreamId("bundle/replay")) {
+  const Philox rng(seed, stream);
   const size_t n = eligible.size();
   const size_t take = std::min<size_t>(n, static_cast<size_t>(k));
   for (size_t i = 0; i < take; ++i) {
@@ -99,6 +100,58 @@ ReplayOutcome Compare(int64_t index, const ModelRecord& want,
   return r;
 }
 
+// Replays `options.replica_replays` replicas r >= 1 of trial `k` (drawn
+// with the trials' seed; replica 0 is the trial itself), comparing as the
+// models are compared.
+Status ReplayReplicas(const bundle::OpenedBundle& b, int64_t k, const BundleCheckers& checkers,
+                      const BundleVerifyOptions& options, BundleReport* report) {
+  const TrialRecord& trial = b.trials[k].record;
+  std::vector<int64_t> eligible;
+  for (size_t i = 0; i < b.replicas.replicas.size(); ++i) {
+    const bundle::BundleReplica& r = b.replicas.replicas[i];
+    if (static_cast<int64_t>(r.trial) == k && r.record.replica >= 1) {
+      eligible.push_back(static_cast<int64_t>(i));
+    }
+  }
+  const int n = options.replica_replays < 0 ? static_cast<int>(eligible.size())
+                                             : options.replica_replays;
+  for (int64_t i : Draw(eligible, n, options.replay_seed,
+                        MixStream(StreamId("bundle/replay-replicas"), k))) {
+    const ReplicaRecord& want = b.replicas.replicas[i].record;
+    const std::string name = want.family + " " + std::to_string(want.replica);
+    const ModelRecord* model = nullptr;
+    for (const ModelRecord& m : trial.models) {
+      if (m.profile == want.profile) model = &m;
+    }
+    if (model == nullptr || !Replayable(*model)) continue;
+    auto got = checkers.retrain_replica(trial, want);
+    if (!got.ok()) {
+      return got.status().WithContext("replaying replica " + name + " of '" + want.profile +
+                                      "' of trial " + std::to_string(k));
+    }
+    ModelRecord w = *model, g = *model;
+    w.weights_sha256 = want.weights_sha256;
+    w.test_acc = want.test_acc;
+    g.weights_sha256 = got->weights_sha256;
+    g.test_acc = got->test_acc;
+    const std::string producer =
+        want.fingerprint_json.empty() || want.fingerprint_json == "{}" ? b.manifest.machine_json
+                                                                       : want.fingerprint_json;
+    const bool isa_free =
+        checkers.same_bits_on_every_isa && checkers.same_bits_on_every_isa(model->profile_json);
+    report->replays.push_back(
+        Compare(k, w, g, producer, isa_free, options.accuracy_tolerance));
+    ReplayOutcome& r = report->replays.back();
+    r.replica = name;
+    if (options.log) {
+      options.log("replay: trial " + std::to_string(k) + " profile '" + want.profile +
+                  "' replica " + name + ": " + r.method + " check " +
+                  (r.passed ? "passed" : "FAILED") + ": " + r.detail);
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 bool BundleReport::replay_passed() const {
@@ -122,6 +175,8 @@ Result<BundleReport> VerifyBundle(const std::string& path,
   report.bundle_sha256 = b.sha256;
   report.trials = static_cast<int64_t>(b.trials.size());
   report.analyses = static_cast<int64_t>(b.analyses.size());
+  report.replicas = static_cast<int64_t>(b.replicas.replicas.size());
+  report.replica_stats = static_cast<int64_t>(b.replicas.stats.size());
   for (const auto& t : b.trials) {
     for (const auto& f : t.weights_files)
       report.models_with_weights += f.empty() ? 0 : 1;
@@ -167,6 +222,9 @@ Result<BundleReport> VerifyBundle(const std::string& path,
                     m.profile + "': " + r.method + " check " +
                     (r.passed ? "passed" : "FAILED") + ": " + r.detail);
       }
+    }
+    if (checkers.retrain_replica) {
+      XW_RETURN_IF_ERROR(ReplayReplicas(b, k, checkers, options, &report));
     }
   }
   if (eligible.empty() && options.log) {

@@ -16,6 +16,7 @@
 #include "dir_lock.h"
 #include "model_file.h"
 #include "near_schema.h"
+#include "replica_batch.h"
 #include "sqlite_adapter.h"
 #include "trial_rules.h"
 #include "xwires/core/build_info.h"
@@ -295,6 +296,8 @@ Result<BatchResult> AddBatch(Dataset& ds,
   }
   XW_ASSIGN_OR_RETURN(std::vector<AnalysisRecord> analyses,
                       CheckExtras(extras, trials.size()));
+  XW_ASSIGN_OR_RETURN(ReplicaPlan replicas, PlanBatchReplicas(impl, trials, extras));
+  AddReplicaGroups(extras, replicas, &bundle);
   // Shared lock from the bundle's creation to the commit: fsck --repair (which
   // takes it exclusively) never sees our bundle as an orphan.
   XW_ASSIGN_OR_RETURN(DirLock lock,
@@ -311,6 +314,10 @@ Result<BatchResult> AddBatch(Dataset& ds,
   }
   BatchResult result;
   result.trial_ids.reserve(trials.size());
+  result.replicas_added = static_cast<int64_t>(replicas.replicas.size());
+  result.replicas_skipped = replicas.replicas_skipped;
+  result.replica_stats_added = static_cast<int64_t>(replicas.stats.size());
+  result.replica_stats_skipped = replicas.stats_skipped;
   const std::string default_prov = DefaultProvenance();
   Status s = sql::Guarded(impl.DbPath(), [&]() -> Status {
     SQLite::Transaction tx(*impl.db, SQLite::TransactionBehavior::IMMEDIATE);
@@ -357,6 +364,7 @@ Result<BatchResult> AddBatch(Dataset& ds,
                              .status());
       ++result.analyses_added;
     }
+    InsertBatchReplicas(*impl.db, extras, replicas, result.trial_ids, file);
     tx.commit();
     return Status::OK();
   });

@@ -36,14 +36,22 @@ bool DirIsEmptyOrDataset(const fs::path& dir) {
 
 // Cheap checks before SQLite sees the file, for precise messages: the magic
 // header, and (when no writer is active, i.e. no -wal file) that the file is
-// as long as its header says.
-Status PrecheckDbFile(const std::string& path) {
+// as long as its header says. A zero-length file is a dataset being created
+// only when `may_be_new` (kCreate in a directory holding nothing else);
+// anywhere else it is a database that lost its contents, and treating it as
+// new would put a fresh schema beside weight files no row points at.
+Status PrecheckDbFile(const std::string& path, bool may_be_new) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::IOError(path + ": cannot read");
   unsigned char h[100] = {};
   in.read(reinterpret_cast<char*>(h), sizeof h);
   std::streamsize n = in.gcount();
-  if (n == 0) return Status::OK();  // empty file: a dataset being created
+  if (n == 0) {
+    if (may_be_new) return Status::OK();
+    return Status::Corruption(
+        path + ": empty (zero-length) database file: the dataset's rows are "
+               "lost; restore xwires.db from a copy (nothing was changed)");
+  }
   if (n < 100 || std::memcmp(h, "SQLite format 3", 16) != 0) {
     return Status::Corruption(path + ": not an SQLite database (bad header)");
   }
@@ -114,15 +122,30 @@ Result<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir_in,
     return Status::NotFound(impl->dir +
                             ": not an xwires dataset (no xwires.db)");
   }
-  if (db_exists) XW_RETURN_IF_ERROR(PrecheckDbFile(db_path));
+  const bool may_be_new = mode == OpenMode::kCreate &&
+                          (!db_exists || DirIsEmptyOrDataset(impl->dir));
+  if (db_exists) XW_RETURN_IF_ERROR(PrecheckDbFile(db_path, may_be_new));
   XW_ASSIGN_OR_RETURN(impl->db, sql::OpenDatabase(db_path, impl->read_only,
                                                   mode == OpenMode::kCreate));
   XW_ASSIGN_OR_RETURN(impl->version, schema::ReadVersion(*impl->db, db_path));
+  if (impl->version == 0 && !may_be_new) {
+    return Status::Corruption(
+        db_path + ": holds no xwires schema" +
+        (mode == OpenMode::kReadOnly
+             ? std::string()
+             : " but the directory holds other files; refusing to create a "
+               "fresh schema beside them (restore xwires.db from a copy)"));
+  }
+  // A writer never builds on a damaged file: SQLite's quick_check (b-tree
+  // structure, page and record formats) before the first write.
+  if (!impl->read_only && impl->version > 0)
+    XW_RETURN_IF_ERROR(schema::QuickCheck(*impl->db, db_path));
   if (!impl->read_only && impl->version < kDatasetSchemaVersion) {
     XW_RETURN_IF_ERROR(schema::Migrate(*impl->db, db_path));
     XW_ASSIGN_OR_RETURN(impl->version, schema::ReadVersion(*impl->db, db_path));
   }
   XW_RETURN_IF_ERROR(schema::CheckReadable(impl->version, db_path));
+  XW_RETURN_IF_ERROR(schema::CheckTables(*impl->db, db_path));
   if (mode == OpenMode::kCreate) {
     XW_ASSIGN_OR_RETURN(DirLock lock,
                         DirLock::Acquire(impl->dir, DirLock::Kind::kShared));

@@ -18,6 +18,7 @@
 #include "xwires/core/status.h"
 #include "xwires/dataset/store/analysis.h"
 #include "xwires/dataset/store/dataset.h"
+#include "xwires/dataset/store/replicas.h"
 #include "xwires/dataset/store/run_record.h"
 
 namespace xw::internal {
@@ -47,6 +48,21 @@ struct BatchAnalysis {
   std::vector<int64_t> stored_trials;  // described trials already stored
   std::vector<size_t> batch_trials;    // described trials of this batch
 };
+// A trial a replica (or its statistics) of a batch belongs to: a stored
+// trial's id when `stored`, else the index of a trial of the batch.
+struct BatchTrialRef {
+  bool stored = false;
+  int64_t value = 0;
+};
+struct BatchReplica {
+  BatchTrialRef trial;
+  ReplicaRecord record;  // its trial_id is ignored; curves, predictions and
+                         // (when it has them) weights filled
+};
+struct BatchReplicaStats {
+  BatchTrialRef trial;
+  ReplicaStatsRecord record;  // its trial_id is ignored
+};
 struct BatchExtras {
   // Searches the batch's trials belong to. Each is looked up (same config,
   // space and objective as a stored one: that one) or added inside the
@@ -58,11 +74,22 @@ struct BatchExtras {
   // Analyses of the batch's (and stored) trials. One equal to a stored
   // result (all its trials already stored) is skipped, not added again.
   std::vector<BatchAnalysis> analyses;
+  // Replicas and statistics of the batch's (and stored) trials, checked as
+  // StoreReplica does (CheckReplica, the trial has the profile). A replica
+  // whose (trial, profile, family, replica) is already stored is skipped,
+  // and so is a statistics row whose (trial, pair, family) is already
+  // stored or that counts a skipped replica (the stored ones may differ).
+  // Every statistics row must count replicas of the batch only (its
+  // numbers are the caller's to have checked: CheckReplicaStats).
+  std::vector<BatchReplica> replicas;
+  std::vector<BatchReplicaStats> replica_stats;
 };
 struct BatchResult {
   std::vector<int64_t> trial_ids;  // in input order
   int64_t searches_added = 0;
   int64_t analyses_added = 0, analyses_skipped = 0;
+  int64_t replicas_added = 0, replicas_skipped = 0;
+  int64_t replica_stats_added = 0, replica_stats_skipped = 0;
 };
 
 // Dataset::AddTrials plus `extras`, all or nothing: validation of every

@@ -8,6 +8,8 @@
 #include "dataset_impl.h"
 #include "dataset_internal.h"
 #include "dir_lock.h"
+#include "fsck_search_points.h"
+#include "fsck_replicas.h"
 #include "model_file.h"
 #include "near_schema.h"
 #include "sqlite_adapter.h"
@@ -35,13 +37,25 @@ struct ModelRef {
   std::string sha;
 };
 
-void CheckSql(SQLite::Database& db, FsckReport& r) {
-  SQLite::Statement ic(db, "PRAGMA integrity_check(20)");
-  while (ic.executeStep()) {
-    std::string msg = ic.getColumn(0).getString();
-    if (msg != "ok")
+// SQLite's integrity_check; true if it passes.
+bool CheckIntegrity(SQLite::Database& db, FsckReport& r) {
+  bool ok = true;
+  try {
+    SQLite::Statement ic(db, "PRAGMA integrity_check(20)");
+    while (ic.executeStep()) {
+      std::string msg = ic.getColumn(0).getString();
+      if (msg == "ok") continue;
+      ok = false;
       r.issues.push_back({"sqlite-integrity", "xwires.db", 0, msg});
+    }
+  } catch (const SQLite::Exception& e) {  // a page it cannot even walk
+    r.issues.push_back({"sqlite-integrity", "xwires.db", 0, e.what()});
+    ok = false;
   }
+  return ok;
+}
+
+void CheckSql(SQLite::Database& db, FsckReport& r) {
   SQLite::Statement fk(db, "PRAGMA foreign_key_check");
   while (fk.executeStep()) {
     r.issues.push_back({"foreign-key", "xwires.db", 0,
@@ -179,89 +193,34 @@ Status CheckValues(const Dataset& ds, const FsckOptions& opt, FsckReport& r) {
   return Status::OK();
 }
 
-// Replica files count as referenced; one that is missing or unreadable is
-// reported ("replica-file", never repaired: the row stays for the user).
-void CheckReplicaFiles(const Dataset::Impl& impl, FsckReport& r,
-                       std::set<std::string>& referenced) {
-  SQLite::Statement st(*impl.db,
-                       "SELECT trial_id, id, h5_file, h5_group FROM replicas ORDER BY id");
-  while (st.executeStep()) {
-    const std::string rel = st.getColumn(2).getString();
-    referenced.insert(rel);
-    auto p = ReadBundlePredictions(impl.Abs(rel), st.getColumn(3).getString());
-    if (p.ok()) continue;
-    r.issues.push_back({"replica-file", rel, st.getColumn(0).getInt64(),
-                        "replica " + std::to_string(st.getColumn(1).getInt64()) + ": " +
-                            p.status().message()});
-  }
-}
-
-// Every stored replica under the store's rules (CheckReplica), and every
-// stored verdict against the one its replicas give now ("invalid-verdict").
-Status CheckReplicaValues(const Dataset& ds, FsckReport& r) {
-  XW_ASSIGN_OR_RETURN(std::vector<ReplicaStatsRecord> all, LoadReplicaStats(ds));
-  std::set<int64_t> trials;
-  for (const ReplicaStatsRecord& s : all) trials.insert(s.trial_id);
-  XW_RETURN_IF_ERROR(sql::Guarded(ds.impl().DbPath(), [&]() -> Status {
-    SQLite::Statement st(*ds.impl().db, "SELECT DISTINCT trial_id FROM replicas");
-    while (st.executeStep()) trials.insert(st.getColumn(0).getInt64());
-    return Status::OK();
-  }));
-  for (int64_t trial : trials) {
-    auto reps = LoadReplicas(ds, trial, "", /*with_data=*/true);
-    if (!reps.ok()) continue;  // unreadable files are CheckReplicaFiles' finding
-    for (const ReplicaRecord& x : *reps) {
-      Status s = CheckReplica(x, "trial " + std::to_string(trial) + " replica " +
-                                     std::to_string(x.replica) + " of '" + x.profile + "' (" +
-                                     x.family + ")");
-      if (!s.ok()) r.issues.push_back({"invalid-replica", "xwires.db", trial, s.message()});
-    }
-    for (const ReplicaStatsRecord& s : all) {
-      if (s.trial_id != trial) continue;
-      std::vector<ReplicaRecord> a, b;
-      for (const ReplicaRecord& x : *reps) {
-        if (x.family != s.family) continue;
-        if (x.profile == s.profile_a && x.replica < s.k_a) a.push_back(x);
-        if (x.profile == s.profile_b && x.replica < s.k_b) b.push_back(x);
-      }
-      const std::string what = "trial " + std::to_string(trial) + " " + s.profile_a + " vs " +
-                               s.profile_b + " (" + s.family + ")";
-      if (static_cast<int64_t>(a.size()) != s.k_a || static_cast<int64_t>(b.size()) != s.k_b) {
-        r.issues.push_back({"invalid-verdict", "xwires.db", trial,
-                            what + ": the statistics count " + std::to_string(s.k_a) + " + " +
-                                std::to_string(s.k_b) + " replicas; " +
-                                std::to_string(a.size()) + " + " + std::to_string(b.size()) +
-                                " are stored"});
-        continue;
-      }
-      auto again = ReplicaPairStatistics(a, b, s.test_labels, s.num_classes);
-      if (!again.ok()) {
-        r.issues.push_back({"invalid-verdict", "xwires.db", trial,
-                            what + ": " + again.status().message()});
-      } else if (again->verdict != s.stats.verdict) {
-        r.issues.push_back({"invalid-verdict", "xwires.db", trial,
-                            what + ": the stored verdict is " +
-                                stats::VerdictName(s.stats.verdict) + ", its replicas give " +
-                                stats::VerdictName(again->verdict)});
-      }
-    }
-  }
-  return Status::OK();
-}
-
-Status Quarantine(const Dataset::Impl& impl, const std::string& rel) {
-  fs::path dest = fs::path(impl.dir) / "lost+found" / fs::path(rel).filename();
+// Moves `rel` to lost+found/ under its name (".1", ".2", ... appended when
+// that name is taken: nothing there is ever replaced); returns where.
+Result<std::string> Quarantine(const Dataset::Impl& impl,
+                               const std::string& rel) {
+  const std::string name = fs::path(rel).filename().string();
+  fs::path dest = fs::path(impl.dir) / "lost+found" / name;
   std::error_code ec;
   fs::create_directories(dest.parent_path(), ec);
+  for (int n = 1; fs::exists(dest, ec); ++n)
+    dest = dest.parent_path() / (name + "." + std::to_string(n));
   fs::rename(impl.Abs(rel), dest, ec);
   if (ec)
     return Status::IOError(impl.Abs(rel) +
                            ": cannot move to lost+found: " + ec.message());
-  return Status::OK();
+  return fs::relative(dest, impl.dir).string();
 }
 
-Status Repair(Dataset::Impl& impl, const std::set<int64_t>& bad_trials,
+Status Repair(Dataset::Impl& impl, const FsckOptions& opt,
+              const std::set<int64_t>& bad_trials,
               const std::set<std::string>& damaged, FsckReport& r) {
+  for (const FsckIssue& i : r.issues) {
+    // The rows of a corrupt database cannot say which files are orphans or
+    // which trials are whole: change nothing.
+    if (i.kind == "sqlite-integrity") return Status::OK();
+  }
+  int orphans = 0;
+  for (const FsckIssue& i : r.issues) orphans += i.kind == "orphan-file";
+  const bool move_orphans = opt.force || orphans <= kMaxAccountedOrphans;
   XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
     SQLite::Transaction tx(*impl.db, SQLite::TransactionBehavior::IMMEDIATE);
     SQLite::Statement del(*impl.db, "DELETE FROM trials WHERE id = ?");
@@ -284,18 +243,80 @@ Status Repair(Dataset::Impl& impl, const std::set<int64_t>& bad_trials,
       std::error_code ec;
       fs::remove(impl.Abs(i.path), ec);
       i.repaired = !ec;
+    } else if (i.kind == "orphan-file" && !move_orphans) {
+      i.detail += " (not moved: " + std::to_string(orphans) +
+                  " orphan files are more than crashed writers leave; "
+                  "`fsck --repair --force` moves them to lost+found/)";
     } else if (i.kind == "orphan-file") {
-      i.repaired = Quarantine(impl, i.path).ok();
+      auto moved = Quarantine(impl, i.path);
+      i.repaired = moved.ok();
+      i.detail += moved.ok() ? "; moved to " + *moved
+                             : "; " + moved.status().message();
     } else if (i.kind == "missing-file" || i.kind == "missing-group" ||
                i.kind == "weights-mismatch") {
       i.repaired = true;
     }
   }
   for (const std::string& rel : damaged) {
-    Status s = Quarantine(impl, rel);
+    auto moved = Quarantine(impl, rel);
     for (FsckIssue& i : r.issues) {
-      if (i.kind == "damaged-file" && i.path == rel) i.repaired = s.ok();
+      if (i.kind != "damaged-file" || i.path != rel) continue;
+      i.repaired = moved.ok();
+      i.detail += moved.ok() ? "; moved to " + *moved
+                             : "; " + moved.status().message();
     }
+  }
+  return Status::OK();
+}
+
+// One pass of every check over an open dataset.
+Status CheckAll(Dataset& ds, const FsckOptions& opt, FsckReport& r,
+                std::set<int64_t>& bad_trials, std::set<std::string>& damaged,
+                std::set<int64_t>& bad_replicas) {
+  Dataset::Impl& impl = ds.impl();
+  std::set<std::string> referenced;
+  // Rows that fail integrity_check cannot be trusted to name files, values
+  // or points: nothing else is checked then.
+  if (!CheckIntegrity(*impl.db, r)) return Status::OK();
+  XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
+    r.trials = impl.db->execAndGet("SELECT count(*) FROM trials").getInt64();
+    r.models = impl.db->execAndGet("SELECT count(*) FROM models").getInt64();
+    CheckSql(*impl.db, r);
+    CheckNearIndex(*impl.db, r);
+    CheckSearchPoints(*impl.db, r);
+    CheckFiles(impl, opt, r, bad_trials, damaged, referenced);
+    internal::CheckReplicaFiles(impl, r, referenced, bad_replicas);
+    return Status::OK();
+  }));
+  FindOrphans(impl, referenced, r);
+  XW_RETURN_IF_ERROR(CheckValues(ds, opt, r));
+  return internal::CheckReplicaValues(ds, r);
+}
+
+// A repair is trusted only as far as a second check agrees: an issue it
+// still finds is unrepaired, and one it finds anew is added.
+Status Recheck(Dataset& ds, const FsckOptions& opt, FsckReport& r) {
+  FsckReport again;
+  std::set<int64_t> bad_trials;
+  std::set<std::string> damaged;
+  std::set<int64_t> bad_replicas;
+  XW_RETURN_IF_ERROR(CheckAll(ds, opt, again, bad_trials, damaged, bad_replicas));
+  auto same = [](const FsckIssue& a, const FsckIssue& b) {
+    return a.kind == b.kind && a.path == b.path && a.trial_id == b.trial_id;
+  };
+  for (FsckIssue& i : r.issues) {
+    if (!i.repaired) continue;
+    for (const FsckIssue& j : again.issues) {
+      if (!same(i, j)) continue;
+      i.repaired = false;
+      i.detail += " (still found after the repair)";
+      break;
+    }
+  }
+  for (const FsckIssue& j : again.issues) {
+    bool known = false;
+    for (const FsckIssue& i : r.issues) known = known || same(i, j);
+    if (!known) r.issues.push_back(j);
   }
   return Status::OK();
 }
@@ -315,20 +336,13 @@ Result<FsckReport> Fsck(const std::string& dir, const FsckOptions& opt) {
   }
   FsckReport r;
   std::set<int64_t> bad_trials;
-  std::set<std::string> damaged, referenced;
-  XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
-    r.trials = impl.db->execAndGet("SELECT count(*) FROM trials").getInt64();
-    r.models = impl.db->execAndGet("SELECT count(*) FROM models").getInt64();
-    CheckSql(*impl.db, r);
-    CheckNearIndex(*impl.db, r);
-    CheckFiles(impl, opt, r, bad_trials, damaged, referenced);
-    CheckReplicaFiles(impl, r, referenced);
-    return Status::OK();
-  }));
-  FindOrphans(impl, referenced, r);
-  XW_RETURN_IF_ERROR(CheckValues(*ds, opt, r));
-  XW_RETURN_IF_ERROR(CheckReplicaValues(*ds, r));
-  if (opt.repair) XW_RETURN_IF_ERROR(Repair(impl, bad_trials, damaged, r));
+  std::set<std::string> damaged;
+  std::set<int64_t> bad_replicas;
+  XW_RETURN_IF_ERROR(CheckAll(*ds, opt, r, bad_trials, damaged, bad_replicas));
+  if (!opt.repair) return r;
+  XW_RETURN_IF_ERROR(Repair(impl, opt, bad_trials, damaged, r));
+  XW_RETURN_IF_ERROR(internal::RepairReplicas(*ds, bad_replicas, r));
+  XW_RETURN_IF_ERROR(Recheck(*ds, opt, r));
   return r;
 }
 

@@ -11,6 +11,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <vector>
+
+#include "h5_image.h"
 
 namespace xw::h5 {
 
@@ -138,6 +141,41 @@ void RemoveDeadWritersTemps(const std::string& path) {
   }
 }
 
+namespace {
+
+// Writes `bytes` to a new file `tmp` and fsyncs it; errors name `path` (the
+// file being created) and the system's cause (a full disk, EIO, a
+// read-only file system).
+Status WriteNewFile(const std::string& tmp, const std::string& path,
+                    const std::vector<char>& bytes) {
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return Status::IOError(path + ": cannot create (" + std::strerror(errno) +
+                           ")");
+  }
+  size_t done = 0;
+  int err = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : EIO;
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err != 0) {
+    return Status::IOError(path + ": cannot write " +
+                           std::to_string(bytes.size()) + " bytes (" +
+                           std::strerror(err) + "); nothing was stored");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status AtomicCreate(const std::string& path,
                     const std::function<Status(hid_t file)>& fill) {
   static std::atomic<uint64_t> counter{0};
@@ -147,25 +185,35 @@ Status AtomicCreate(const std::string& path,
     std::remove(tmp.c_str());
     return s;
   };
+  // HDF5 builds the file in memory (the core driver, no backing store) and
+  // we write its image: HDF5 itself never meets a full disk or an I/O error,
+  // whose raw error stacks and half-closed files (crashing HDF5's own
+  // shutdown at exit) are what its file drivers leave behind; ours is one
+  // message naming the file and the cause.
+  std::vector<char> image;
   {
     // Format 1.8 lets large attribute lists ("tensor_order" of big models)
     // use dense storage; every HDF5 >= 1.8 (and h5py) reads it.
     Handle fapl = Plist(H5Pcreate(H5P_FILE_ACCESS));
     H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18);
-    // Closing the file closes every object still open in it, so the close
-    // (and the flush before fsync) really happens.
+    // Closing the file closes every object still open in it.
     H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG);
+    H5Pset_fapl_core(fapl.get(), size_t{1} << 20, /*backing_store=*/0);
     Handle file =
-        File(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()));
-    if (!file.valid()) return cleanup(Fail(tmp + ": cannot create HDF5 file"));
-    Status s = fill(file.get());
-    if (!s.ok()) return cleanup(s);
+        File(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
+    if (!file.valid()) return Fail(path + ": cannot create HDF5 file in memory");
+    XW_RETURN_IF_ERROR(fill(file.get()));
     if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0)
-      return cleanup(Fail(tmp + ": flush failed"));
-    if (H5Fclose(file.Release()) < 0)
-      return cleanup(Fail(tmp + ": close failed"));
+      return Fail(path + ": flush failed");
+    const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
+    if (size <= 0) return Fail(path + ": cannot get the file image");
+    image.resize(static_cast<size_t>(size));
+    if (H5Fget_file_image(file.get(), image.data(), image.size()) != size ||
+        !SealImageSuperblock(image))
+      return Fail(path + ": cannot get the file image");
+    if (H5Fclose(file.Release()) < 0) return Fail(path + ": close failed");
   }
-  Status s = FsyncPath(tmp, false);
+  Status s = WriteNewFile(tmp, path, image);
   if (!s.ok()) return cleanup(s);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     return cleanup(Status::IOError(

@@ -77,10 +77,12 @@ Result<std::vector<std::string>> ReadStringList(hid_t attr,
 // content's identity, which a resumed writer creates again.
 void RemoveDeadWritersTemps(const std::string& path);
 
-// Creates `path` atomically: `fill` writes into a new file at a unique temp
-// name beside `path`; the file is flushed, closed, fsync'ed and renamed, and
-// the directory fsync'ed. On any failure the temp file is removed and `path`
-// is untouched. Call with H5Guard held.
+// Creates `path` atomically: `fill` writes into a new HDF5 file built in
+// memory (about twice the file's size at the peak); its image is written to
+// a unique temp name beside `path`, fsync'ed and renamed, and the directory
+// fsync'ed. On any failure the temp file is removed and `path` is untouched;
+// a failed write (ENOSPC, EIO, EROFS) is one IOError naming `path` and the
+// cause, and leaves no HDF5 file open. Call with H5Guard held.
 Status AtomicCreate(const std::string& path,
                     const std::function<Status(hid_t file)>& fill);
 

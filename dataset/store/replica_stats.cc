@@ -1,9 +1,11 @@
 // Stored replica statistics (replicas.h): the JSON form of the library's
 // PairStatistics, the statistics of stored replicas, and their rows.
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "dataset_impl.h"
+#include "replica_rows.h"
 #include "sqlite_adapter.h"
 #include "xwires/core/clock.h"
 #include "xwires/dataset/store/replicas.h"
@@ -171,6 +173,117 @@ Result<stats::PairStatistics> ReplicaPairStatistics(const std::vector<ReplicaRec
   return stats::ComparePair({sa.acc, sa.finite, sa.pred}, {sb.acc, sb.finite, sb.pred}, test);
 }
 
+namespace {
+
+// The replicas r < k of `profile` in `family`, in replica order; false when
+// one of them is missing.
+bool Pick(const std::vector<ReplicaRecord>& all, const std::string& profile,
+          const std::string& family, int64_t k, std::vector<ReplicaRecord>* out) {
+  std::vector<const ReplicaRecord*> slot(static_cast<size_t>(std::max<int64_t>(k, 0)), nullptr);
+  for (const ReplicaRecord& r : all) {
+    if (r.profile == profile && r.family == family && r.replica >= 0 && r.replica < k) {
+      slot[static_cast<size_t>(r.replica)] = &r;
+    }
+  }
+  for (const ReplicaRecord* r : slot) {
+    if (r == nullptr) return false;
+    out->push_back(*r);
+  }
+  return true;
+}
+
+// True when two stored numbers agree: both unknown, or within 1e-9 relative
+// (the statistics are recomputed by the same formulas, but the t quantiles
+// may differ in the last bits between builds).
+bool Close(const Json& a, const Json& b) {
+  if (a.is_number() && b.is_number()) {
+    const double x = a.get<double>(), y = b.get<double>();
+    return std::fabs(x - y) <= 1e-9 * std::max({1.0, std::fabs(x), std::fabs(y)});
+  }
+  return a == b;
+}
+
+// The first key path at which `stored` and `again` differ ("" if none).
+std::string FirstDifference(const Json& stored, const Json& again, const std::string& path) {
+  if (stored.is_object() && again.is_object()) {
+    for (const auto& [key, v] : again.items()) {
+      const std::string here = path.empty() ? key : path + "." + key;
+      if (!stored.contains(key)) return here;
+      std::string d = FirstDifference(stored[key], v, here);
+      if (!d.empty()) return d;
+    }
+    return "";
+  }
+  return Close(stored, again) ? "" : path;
+}
+
+}  // namespace
+
+Result<stats::PairStatistics> RecomputeReplicaStats(const ReplicaStatsRecord& s,
+                                                    const std::vector<ReplicaRecord>& replicas) {
+  std::vector<ReplicaRecord> a, b;
+  if (!Pick(replicas, s.profile_a, s.family, s.k_a, &a) ||
+      !Pick(replicas, s.profile_b, s.family, s.k_b, &b)) {
+    return Status::NotFound("the statistics count " + std::to_string(s.k_a) + " + " +
+                            std::to_string(s.k_b) + " " + s.family + " replicas of '" +
+                            s.profile_a + "' and '" + s.profile_b +
+                            "'; not all of them are stored");
+  }
+  return ReplicaPairStatistics(a, b, s.test_labels, s.num_classes);
+}
+
+Status CheckReplicaStats(const ReplicaStatsRecord& s, const std::vector<ReplicaRecord>& replicas,
+                         const std::string& what) {
+  const std::string name = what + ": " + s.profile_a + " vs " + s.profile_b + " (" + s.family + ")";
+  auto again = RecomputeReplicaStats(s, replicas);
+  if (!again.ok()) return Status::InvalidArgument(name + ": " + again.status().message());
+  const Json stored = Json::parse(PairStatisticsJson(s.stats));
+  const Json fresh = Json::parse(PairStatisticsJson(*again));
+  const std::string diff = FirstDifference(stored, fresh, "");
+  if (diff.empty()) return Status::OK();
+  Json x = stored, y = fresh;
+  for (size_t at = 0, next; at <= diff.size(); at = next + 1) {
+    next = diff.find('.', at);
+    if (next == std::string::npos) next = diff.size();
+    const std::string key = diff.substr(at, next - at);
+    x = x.contains(key) ? Json(x[key]) : Json(nullptr);
+    y = y[key];
+  }
+  return Status::InvalidArgument(name + ": the stored " + diff + " is " + x.dump() +
+                                 ", its replicas give " + y.dump());
+}
+
+namespace internal {
+
+void InsertReplicaStatsRow(SQLite::Database& db, const ReplicaStatsRecord& s, int64_t trial_id,
+                           bool replace) {
+  SQLite::Statement st(
+      db, std::string(replace ? "INSERT OR REPLACE" : "INSERT") +
+              " INTO replica_stats (trial_id, profile_a, profile_b, family, k_a, "
+              "k_b, num_classes, verdict, p_value, mean_diff, diff_lcb, noise_sd, noise_floor, "
+              "stats_json, test_labels, created_at) VALUES "
+              "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  st.bind(1, trial_id);
+  st.bind(2, s.profile_a);
+  st.bind(3, s.profile_b);
+  st.bind(4, s.family);
+  st.bind(5, s.k_a);
+  st.bind(6, s.k_b);
+  st.bind(7, s.num_classes);
+  st.bind(8, std::string(stats::VerdictName(s.stats.verdict)));
+  sql::BindReal(st, 9, s.stats.permutation_p);
+  sql::BindReal(st, 10, s.stats.mean_diff);
+  sql::BindReal(st, 11, s.stats.lcb);
+  sql::BindReal(st, 12, s.NoiseSd());
+  sql::BindReal(st, 13, s.stats.floor);
+  st.bind(14, PairStatisticsJson(s.stats));
+  st.bind(15, s.test_labels.data(), static_cast<int>(s.test_labels.size()));
+  st.bind(16, UtcNow());
+  st.exec();
+}
+
+}  // namespace internal
+
 Status StoreReplicaStats(Dataset& ds, const ReplicaStatsRecord& s) {
   Dataset::Impl& impl = ds.impl();
   if (impl.read_only) return Status::FailedPrecondition(impl.dir + ": opened read-only");
@@ -181,29 +294,7 @@ Status StoreReplicaStats(Dataset& ds, const ReplicaStatsRecord& s) {
     if (!t.executeStep()) {
       return Status::NotFound("trial " + std::to_string(s.trial_id) + " is not in " + impl.dir);
     }
-    SQLite::Statement st(
-        *impl.db,
-        "INSERT OR REPLACE INTO replica_stats (trial_id, profile_a, profile_b, family, k_a, "
-        "k_b, num_classes, verdict, p_value, mean_diff, diff_lcb, noise_sd, noise_floor, "
-        "stats_json, test_labels, created_at) VALUES "
-        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    st.bind(1, s.trial_id);
-    st.bind(2, s.profile_a);
-    st.bind(3, s.profile_b);
-    st.bind(4, s.family);
-    st.bind(5, s.k_a);
-    st.bind(6, s.k_b);
-    st.bind(7, s.num_classes);
-    st.bind(8, std::string(stats::VerdictName(s.stats.verdict)));
-    sql::BindReal(st, 9, s.stats.permutation_p);
-    sql::BindReal(st, 10, s.stats.mean_diff);
-    sql::BindReal(st, 11, s.stats.lcb);
-    sql::BindReal(st, 12, s.NoiseSd());
-    sql::BindReal(st, 13, s.stats.floor);
-    st.bind(14, PairStatisticsJson(s.stats));
-    st.bind(15, s.test_labels.data(), static_cast<int>(s.test_labels.size()));
-    st.bind(16, UtcNow());
-    st.exec();
+    internal::InsertReplicaStatsRow(*impl.db, s, s.trial_id, /*replace=*/true);
     tx.commit();
     return Status::OK();
   });

@@ -9,6 +9,7 @@
 #include "dir_lock.h"
 #include "h5_adapter.h"
 #include "model_file.h"
+#include "replica_rows.h"
 #include "sha256.h"
 #include "sqlite_adapter.h"
 #include "trial_rules.h"
@@ -71,6 +72,45 @@ ReplicaRecord ReadReplicaRow(const SQLite::Statement& st, int64_t* n_epochs) {
 
 }  // namespace
 
+namespace internal {
+
+int64_t InsertReplicaRow(SQLite::Database& db, const ReplicaRecord& r, int64_t trial_id,
+                         const std::string& file, const std::string& group,
+                         const std::string& sha) {
+  SQLite::Statement st(db,
+                       "INSERT INTO replicas (trial_id, profile, family, replica, "
+                       "params_json, status, test_acc, test_loss, first_nonfinite_step, "
+                       "n_epochs, n_examples, has_weights, weights_sha256, h5_file, "
+                       "h5_group, wall_time_s, fingerprint_json, created_at) VALUES "
+                       "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  st.bind(1, trial_id);
+  st.bind(2, r.profile);
+  st.bind(3, r.family);
+  st.bind(4, r.replica);
+  st.bind(5, r.params_json);
+  st.bind(6, r.status);
+  sql::BindReal(st, 7, r.test_acc);
+  // +-inf losses of a diverged replica are stored as NULL (unknown), as
+  // models' are not: the replica's status already says it diverged.
+  sql::BindReal(st, 8, std::isfinite(r.test_loss) ? r.test_loss : kUnknown);
+  sql::BindOptInt(st, 9, r.first_nonfinite_step > 0
+                             ? std::optional<int64_t>(r.first_nonfinite_step)
+                             : std::nullopt);
+  st.bind(10, static_cast<int64_t>(r.curves.size()));
+  st.bind(11, static_cast<int64_t>(r.predictions.size()));
+  st.bind(12, r.weights.empty() ? 0 : 1);
+  st.bind(13, sha);
+  st.bind(14, file);
+  st.bind(15, group);
+  sql::BindReal(st, 16, r.wall_time_s);
+  st.bind(17, r.fingerprint_json.empty() ? std::string("{}") : r.fingerprint_json);
+  st.bind(18, UtcNow());
+  st.exec();
+  return db.getLastInsertRowid();
+}
+
+}  // namespace internal
+
 Result<int64_t> StoreReplica(Dataset& ds, const ReplicaRecord& in) {
   Dataset::Impl& impl = ds.impl();
   if (impl.read_only) return Status::FailedPrecondition(impl.dir + ": opened read-only");
@@ -126,36 +166,7 @@ Result<int64_t> StoreReplica(Dataset& ds, const ReplicaRecord& in) {
   int64_t id = 0;
   Status s = sql::Guarded(impl.DbPath(), [&]() -> Status {
     SQLite::Transaction tx(*impl.db, SQLite::TransactionBehavior::IMMEDIATE);
-    SQLite::Statement st(*impl.db,
-                         "INSERT INTO replicas (trial_id, profile, family, replica, "
-                         "params_json, status, test_acc, test_loss, first_nonfinite_step, "
-                         "n_epochs, n_examples, has_weights, weights_sha256, h5_file, "
-                         "h5_group, wall_time_s, fingerprint_json, created_at) VALUES "
-                         "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    st.bind(1, in.trial_id);
-    st.bind(2, in.profile);
-    st.bind(3, in.family);
-    st.bind(4, in.replica);
-    st.bind(5, in.params_json);
-    st.bind(6, in.status);
-    sql::BindReal(st, 7, in.test_acc);
-    // +-inf losses of a diverged replica are stored as NULL (unknown), as
-    // models' are not: the replica's status already says it diverged.
-    sql::BindReal(st, 8, std::isfinite(in.test_loss) ? in.test_loss : kUnknown);
-    sql::BindOptInt(st, 9, in.first_nonfinite_step > 0
-                               ? std::optional<int64_t>(in.first_nonfinite_step)
-                               : std::nullopt);
-    st.bind(10, static_cast<int64_t>(in.curves.size()));
-    st.bind(11, static_cast<int64_t>(in.predictions.size()));
-    st.bind(12, in.weights.empty() ? 0 : 1);
-    st.bind(13, sha);
-    st.bind(14, file);
-    st.bind(15, std::string(kGroup));
-    sql::BindReal(st, 16, in.wall_time_s);
-    st.bind(17, in.fingerprint_json.empty() ? std::string("{}") : in.fingerprint_json);
-    st.bind(18, UtcNow());
-    st.exec();
-    id = impl.db->getLastInsertRowid();
+    id = internal::InsertReplicaRow(*impl.db, in, in.trial_id, file, kGroup, sha);
     tx.commit();
     return Status::OK();
   });
@@ -207,6 +218,16 @@ Result<std::vector<ReplicaRecord>> LoadReplicas(const Dataset& ds, int64_t trial
     }
   }
   return out;
+}
+
+Result<NamedTensors> LoadReplicaWeights(const Dataset& ds, const ReplicaRecord& r) {
+  if (!r.has_weights) return Status::NotFound(What(r) + ": no weights are stored");
+  auto w = ReadBundleWeights(ds.impl().Abs(r.h5_file), r.h5_group);
+  if (!w.ok()) return w.status().WithContext(What(r));
+  if (WeightsSha256(*w) != r.weights_sha256) {
+    return Status::Corruption(What(r) + ": the stored weights do not match weights_sha256");
+  }
+  return w;
 }
 
 }  // namespace xw

@@ -2,6 +2,8 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <algorithm>
+#include <map>
 #include <vector>
 
 #include "near_schema.h"
@@ -261,6 +263,103 @@ Status Migrate(SQLite::Database& db, const std::string& what) {
       ins.exec();
     }
     tx.commit();
+    return Status::OK();
+  });
+}
+
+Status QuickCheck(SQLite::Database& db, const std::string& what) {
+  std::string found;
+  try {
+    SQLite::Statement st(db, "PRAGMA quick_check(5)");
+    while (st.executeStep()) {
+      std::string msg = st.getColumn(0).getString();
+      if (msg == "ok") continue;
+      found += (found.empty() ? "" : "; ") + msg;
+    }
+  } catch (const std::exception& e) {
+    found = e.what();  // a page SQLite cannot even walk
+  }
+  if (found.empty()) return Status::OK();
+  return Status::Corruption(what + ": database is corrupt (quick_check: " +
+                            found +
+                            "); nothing was written; run `xwires fsck` and "
+                            "restore xwires.db from a copy");
+}
+
+namespace {
+
+// name -> (type, columns) of every table and index of `db` and the name of
+// every trigger (user objects only), as the reference and the stored schema
+// are compared.
+using Shape = std::map<std::string, std::pair<std::string, std::vector<std::string>>>;
+
+Shape SchemaShape(SQLite::Database& db) {
+  Shape out;
+  SQLite::Statement st(db,
+                       "SELECT type, name FROM sqlite_master WHERE name NOT "
+                       "LIKE 'sqlite_%' ORDER BY name");
+  while (st.executeStep()) {
+    const std::string type = st.getColumn(0).getString();
+    const std::string name = st.getColumn(1).getString();
+    std::vector<std::string> cols;
+    if (type == "table" || type == "index") {
+      SQLite::Statement c(db, std::string("SELECT name FROM pragma_") +
+                                  (type == "table" ? "table_info" : "index_info") +
+                                  "(?)");
+      c.bind(1, name);
+      while (c.executeStep()) cols.push_back(sql::GetText(c.getColumn(0)));
+    }
+    out[name] = {type, std::move(cols)};
+  }
+  return out;
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+}  // namespace
+
+Status CheckTables(SQLite::Database& db, const std::string& what) {
+  static const Shape* reference = [] {
+    SQLite::Database mem(":memory:", SQLite::OPEN_READWRITE);
+    auto* m = new Shape();
+    if (Migrate(mem, ":memory:").ok()) *m = SchemaShape(mem);
+    return m;
+  }();
+  return sql::Guarded(what, [&]() -> Status {
+    const Shape stored = SchemaShape(db);
+    const std::string bad = what + ": the stored schema is corrupt: ";
+    for (const auto& [name, want] : *reference) {
+      auto it = stored.find(name);
+      if (it == stored.end())
+        return Status::Corruption(bad + want.first + " " + name + " is missing");
+      const auto& have = it->second;
+      if (have.first != want.first) {
+        return Status::Corruption(bad + name + " is a " + have.first +
+                                  ", not a " + want.first);
+      }
+      if (have.second == want.second) continue;
+      std::vector<std::string> missing, unexpected;
+      for (const std::string& c : want.second) {
+        if (std::find(have.second.begin(), have.second.end(), c) == have.second.end())
+          missing.push_back(c);
+      }
+      for (const std::string& c : have.second) {
+        if (std::find(want.second.begin(), want.second.end(), c) == want.second.end())
+          unexpected.push_back(c);
+      }
+      std::string detail = want.first + " " + name;
+      if (!missing.empty()) detail += " lacks column(s) " + Join(missing);
+      if (!unexpected.empty())
+        detail += (missing.empty() ? " has" : " and has") +
+                  std::string(" unknown column(s) ") + Join(unexpected);
+      if (missing.empty() && unexpected.empty()) detail += " has its columns out of order";
+      return Status::Corruption(bad + detail + " (schema version " +
+                                std::to_string(kDatasetSchemaVersion) + ")");
+    }
     return Status::OK();
   });
 }

@@ -31,6 +31,17 @@ Status Migrate(SQLite::Database& db, const std::string& what);
 // read-write open to migrate).
 Status CheckReadable(int version, const std::string& what);
 
+// SQLite's `PRAGMA quick_check`: Corruption naming its first finding.
+Status QuickCheck(SQLite::Database& db, const std::string& what);
+
+// The tables (with their columns), indexes and triggers of the current
+// schema, compared with a reference built in memory by Migrate: a schema
+// text corrupted into another valid one (a renamed column, a missing
+// index) is Corruption naming what differs, not a later "no such column".
+// Call only on a database at kDatasetSchemaVersion; extra objects are
+// allowed.
+Status CheckTables(SQLite::Database& db, const std::string& what);
+
 }  // namespace xw::schema
 
 #endif  // XWIRES_DATASET_STORE_SCHEMA_H_

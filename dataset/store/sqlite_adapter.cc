@@ -3,28 +3,79 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <limits>
 
 #include "degenerate_sql.h"
 
 namespace xw::sql {
 
+namespace {
+
+bool Writable(const std::string& path) { return ::access(path.c_str(), W_OK) == 0; }
+
+std::string DirOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// "file:" URI of `path` that opens it read-only and immutable: SQLite takes
+// no locks and creates no -wal/-shm (safe when no writer can exist: the file
+// or its directory is not writable and no -wal is left over).
+std::string ImmutableUri(const std::string& path) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", static_cast<unsigned char>(c));
+      uri += hex;
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?mode=ro&immutable=1";
+}
+
+}  // namespace
+
 Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path,
                                                        bool read_only,
                                                        bool create) {
   std::unique_ptr<SQLite::Database> db;
+  const bool writable = Writable(path) && Writable(DirOf(path));
+  if (!read_only && !writable && ::access(path.c_str(), F_OK) == 0) {
+    const int err = errno;
+    return Status::IOError(path + ": cannot write (" + std::strerror(err) +
+                           "); commands that only read open it read-only");
+  }
   Status s = Guarded(path, [&]() -> Status {
     // NOMUTEX: a Dataset (one connection) is used by one thread at a time,
     // so SQLite's per-call connection mutex is pure overhead.
     int flags = SQLite::OPEN_READWRITE | SQLite::OPEN_NOMUTEX;
-    if (read_only && ::access(path.c_str(), W_OK) != 0)
+    std::string name = path;
+    if (read_only && !writable) {
       flags = SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX;
+      // Read-only storage (a read-only mount, chattr +i, chmod a-w): a
+      // WAL database would need a -shm file beside it, so it is opened
+      // immutable unless a -wal left by a writer holds committed pages
+      // (then SQLite reads it through an existing -shm).
+      if (::access((path + "-wal").c_str(), F_OK) != 0) {
+        name = ImmutableUri(path);
+        flags |= SQLite::OPEN_URI;
+      }
+    }
     if (!read_only && create) flags |= SQLite::OPEN_CREATE;
-    db = std::make_unique<SQLite::Database>(path, flags, kBusyTimeoutMs);
+    db = std::make_unique<SQLite::Database>(name, flags, kBusyTimeoutMs);
     RegisterDegenerateSql(*db);
     if (read_only) {
       db->exec("PRAGMA query_only = ON");
+      // The first read opens the WAL index: its failure (a full disk, an
+      // I/O error) is reported here with the system's cause.
+      db->execAndGet("SELECT count(*) FROM sqlite_master");
       return Status::OK();
     }
     // journal_mode is persistent in the file; switching needs a write, so
@@ -38,7 +89,14 @@ Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path,
     db->exec("PRAGMA cache_size = -524288");
     return Status::OK();
   });
-  if (!s.ok()) return s;
+  if (!s.ok()) {
+    // SQLite says "disk I/O error" for a -shm it cannot grow: add errno's
+    // cause (ENOSPC, EIO, EROFS).
+    const int sys = db ? sqlite3_system_errno(db->getHandle()) : 0;
+    if (sys > 0 && s.message().find(std::strerror(sys)) == std::string::npos)
+      return Status(s.code(), s.message() + " (" + std::strerror(sys) + ")");
+    return s;
+  }
   return db;
 }
 
@@ -58,6 +116,12 @@ Status FromException(const std::exception& e, const std::string& what) {
     case SQLITE_MISMATCH:
     case SQLITE_RANGE:
       return Status::InvalidArgument(msg);
+    case SQLITE_FULL:
+      return Status::IOError(what + ": cannot write: the disk is full (" +
+                             e.what() + ")");
+    case SQLITE_READONLY:
+      return Status::IOError(what + ": cannot write: read-only (" + e.what() +
+                             ")");
     case SQLITE_CANTOPEN:
       return Status::IOError(what + ": cannot open (" + e.what() + ")");
     default:

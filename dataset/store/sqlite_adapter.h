@@ -26,10 +26,13 @@ using Param = std::variant<std::monostate, int64_t, double, std::string>;
 inline constexpr int kBusyTimeoutMs = 60000;
 
 // Opens `path`. Read-only connections never create or change files: they are
-// opened read-write when the file is writable (so SQLite's last-connection
-// cleanup removes the -wal/-shm files it creates) but with query_only=ON; a
-// read-only file is opened SQLITE_OPEN_READONLY. Writers get WAL,
-// synchronous=FULL, foreign keys and a busy timeout. Errors name `path`.
+// opened read-write when the file and its directory are writable (so
+// SQLite's last-connection cleanup removes the -wal/-shm files it creates)
+// but with query_only=ON; on read-only storage (read-only mount, chattr +i,
+// chmod a-w) they are opened SQLITE_OPEN_READONLY, with the immutable URI
+// flag unless a -wal file is present. A writer on read-only storage gets
+// IOError naming the cause. Writers get WAL, synchronous=FULL, foreign keys
+// and a busy timeout. Errors name `path`.
 Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path,
                                                        bool read_only,
                                                        bool create);

@@ -97,7 +97,9 @@ py::dict DatasetHandle::Query(const Filter& f, const std::vector<std::string>& s
   q.offset = offset;
   return TableColumns(Locked([&](Dataset& ds) -> Result<Table> {
     XW_ASSIGN_OR_RETURN(auto rows, ds.Query(q));
-    return TrialsTable(rows);
+    Table t = TrialsTable(rows);
+    XW_RETURN_IF_ERROR(AddSignificanceColumns(ds, &t));
+    return t;
   }));
 }
 
@@ -112,7 +114,9 @@ py::dict DatasetHandle::Near(const std::string& target, const Filter& f, int64_t
   return TableColumns(Locked([&](Dataset& ds) -> Result<Table> {
     XW_ASSIGN_OR_RETURN(NearTarget t, ParseNearTarget(target));
     XW_ASSIGN_OR_RETURN(auto near, ds.Near(t, q));
-    return NearTable(near);
+    Table table = NearTable(near);
+    XW_RETURN_IF_ERROR(AddSignificanceColumns(ds, &table));
+    return table;
   }));
 }
 
@@ -134,7 +138,9 @@ py::dict DatasetHandle::Top(int k, bool bottom, const Filter& f) {
   opt.filter = QueryOf(f);
   return TableColumns(Locked([&](Dataset& ds) -> Result<Table> {
     XW_ASSIGN_OR_RETURN(auto top, TopTrials(ds, opt));
-    return TopTable(top);
+    Table t = TopTable(top);
+    XW_RETURN_IF_ERROR(AddSignificanceColumns(ds, &t));
+    return t;
   }));
 }
 

@@ -252,7 +252,9 @@ void RegisterRuns(py::module_& m) {
         py::arg("quiet"), "Runs or resumes a divergence search (xw::hpo::RunSearch).");
   m.def("profile_json", &ProfileJson, py::arg("spec"),
         "Canonical JSON of a shipped profile, a .json file or profile JSON text.");
-  m.def("shipped_profiles", &ShippedProfileNames, "Names of the shipped profiles.");
+  m.def("shipped_profiles", &ShippedProfileNames, "Names of the shipped fp32 profiles.");
+  m.def("accelerator_profiles", &AcceleratorProfileNames,
+        "Names of the shipped accelerator (GPU/TPU numerics) profiles.");
 }
 
 }  // namespace xw::python

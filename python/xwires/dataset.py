@@ -116,7 +116,11 @@ class Dataset:
 
         Returns:
             DataFrame with columns id, arch, name, status, the hyperparameters,
-            acc_<profile> per profile and diff.
+            acc_<profile> per profile, diff, and the significance columns
+            verdict, p_value, diff_lcb and noise_sd of the trial's latest
+            replica statistics once the dataset holds any (None / NaN for
+            trials without replicas; docs/significance.md), as ``xwires
+            query`` prints them.
         """
         sort = _checks.as_str_list("sort", sort)
         limit = _checks.as_int("limit", limit, minimum=0, allow_none=True, none_as=-1)
@@ -140,8 +144,8 @@ class Dataset:
         The filter arguments are those of :meth:`query`.
 
         Returns:
-            DataFrame: a distance column, then :meth:`query`'s columns,
-            nearest first.
+            DataFrame: a distance column, then :meth:`query`'s columns
+            (significance columns included), nearest first.
         """
         k = _checks.as_int("k", k, minimum=0, maximum=_checks.INT32_MAX)
         text = _near_text(target, values)
@@ -170,7 +174,9 @@ class Dataset:
 
         Returns:
             DataFrame with columns arch, rank, id, name, lr, adam_eps,
-            batch_size, epochs, acc_<p> per profile and diff.
+            batch_size, epochs, acc_<p> per profile, diff, and once the
+            dataset holds replica statistics verdict, p_value, diff_lcb and
+            noise_sd (as in :meth:`query`).
         """
         k = _checks.as_int("k", k, minimum=0, maximum=_checks.INT32_MAX)
         bottom = _checks.as_bool("bottom", bottom)

@@ -235,6 +235,16 @@ def profile(spec):
     return json.loads(_xwires.profile_json(_checks.as_str("spec", spec)))
 
 
-def shipped_profiles():
-    """The names of the shipped profiles: ["torch", "tf", "reference"]."""
-    return list(_xwires.shipped_profiles())
+def shipped_profiles(accelerator=True):
+    """The names of the shipped profiles.
+
+    The fp32 profiles ["torch", "tf", "reference"] and, unless
+    ``accelerator=False``, the accelerator profiles that emulate GPU and TPU
+    numerics on the CPU ("torch-a100", "tf-a100", "torch-h100",
+    "torch-amp-fp16", "torch-bf16", "tf-mixed-fp16", "tpu-bf16"; see
+    docs/profiles.md). Each name works wherever a profile name does.
+    """
+    names = list(_xwires.shipped_profiles())
+    if _checks.as_bool("accelerator", accelerator):
+        names += list(_xwires.accelerator_profiles())
+    return names

@@ -1,4 +1,4 @@
-// Convolutions under the accelerator emulation (accel_kernels.h).
+// Convolutions under the accelerator emulation (accel_ops.h).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -7,6 +7,8 @@
 #include "xwires/core/accel_ops.h"
 #include "xwires/core/accel_numerics.h"
 #include "xwires/core/parallel.h"
+#include "src/accel/accel_gemm.h"
+#include "src/kernels/conv_internal.h"
 
 namespace xw {
 namespace {
@@ -30,152 +32,136 @@ ConvGeometry Geometry(const Tensor& x, const Tensor& w, const Conv2dSpec& spec) 
   return *g;
 }
 
+// The image of a [N, ch, h, w] tensor rounded per s.conv_operands.
+void RoundedImage(const float* t, int64_t n, int64_t plane_floats, const AccelSpec& s,
+                  float* dst) {
+  RoundOperands(t + n * plane_floats, dst, plane_floats, s.conv_operands, s.flush_bf16_subnormals);
+}
+
+// forward y[n, o, p] over t = (c, kh, kw), zero where the tap reads padding:
+// per image, the rounded weights [O, K] times the patch matrix [K, pixels]
+// that the kernels' im2col gathers from the rounded image.
 void ExplicitForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
                      const KernelNumerics& num, const AccelSpec& s, float* y) {
   const TensorCoreSpec tc = s.TensorCoreFor(s.conv_operands);
-  const int64_t k = g.c * g.kh * g.kw, pixels = g.oh * g.ow;
+  const int64_t k = g.c * g.kh * g.kw, pixels = g.oh * g.ow, image = g.c * g.h * g.w;
   std::vector<float> wr(static_cast<size_t>(g.o * k));
   RoundOperands(w, wr.data(), g.o * k, s.conv_operands, s.flush_bf16_subnormals);
   ParallelFor(g.n, 1, [&](int64_t n0, int64_t n1) {
-    std::vector<float> cols(static_cast<size_t>(pixels * k));
+    std::vector<float> xr(static_cast<size_t>(image)), cols(static_cast<size_t>(k * pixels));
     for (int64_t n = n0; n < n1; ++n) {
-      const float* xn = x + n * g.c * g.h * g.w;
-      for (int64_t p = 0; p < pixels; ++p) {
-        const int64_t oh = p / g.ow, ow = p % g.ow;
-        float* row = cols.data() + p * k;
-        for (int64_t c = 0, t = 0; c < g.c; ++c) {
-          for (int a = 0; a < g.kh; ++a) {
-            const int64_t ih = oh * g.stride - g.pad_top + a;
-            for (int b = 0; b < g.kw; ++b, ++t) {
-              const int64_t iw = ow * g.stride - g.pad_left + b;
-              const bool in = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
-              row[t] = in ? RoundOperand(xn[(c * g.h + ih) * g.w + iw], s.conv_operands,
-                                         s.flush_bf16_subnormals)
-                          : 0.0f;
-            }
-          }
-        }
-      }
+      RoundedImage(x, n, image, s, xr.data());
+      kernels::Im2colImage(kernels::ForwardSource(g, xr.data()), 0, cols.data(), pixels);
+      float* yn = y + n * g.o * pixels;
+      accel::AccelGemm(wr.data(), k, cols.data(), pixels, yn, pixels, g.o, pixels, k, s, tc,
+                       num.reduce, false);
+      if (bias == nullptr) continue;
       for (int64_t o = 0; o < g.o; ++o) {
-        float* yo = y + (n * g.o + o) * pixels;
-        for (int64_t p = 0; p < pixels; ++p) {
-          const float d = AccelDot(wr.data() + o * k, cols.data() + p * k, k, s, tc, num.reduce);
-          yo[p] = bias ? d + bias[o] : d;
-        }
+        for (int64_t p = 0; p < pixels; ++p) yn[o * pixels + p] = yn[o * pixels + p] + bias[o];
       }
     }
   });
 }
 
+// dgrad dx[n, c, h, w] over t = (o, kh', kw'): the forward product of the
+// flipped kernel (kernels::FlipKernel) with dy seen as a stride-1 source
+// (kernels::FlippedSource). For stride > 1 that source is dy with stride-1
+// zero rows and columns between its pixels, so every one of the O*KH*KW
+// taps keeps its slot, zero where it does not reach (h, w).
 void ExplicitBackwardData(const ConvGeometry& g, const float* w, const float* dy,
                           const KernelNumerics& num, const AccelSpec& s, float* dx) {
   const TensorCoreSpec tc = s.TensorCoreFor(s.conv_operands);
-  const int64_t taps = g.kh * g.kw, t_all = g.o * taps, pixels = g.h * g.w;
-  // wt[c][(o, kh', kw')] = w[o, c, KH-1-kh', KW-1-kw'], rounded.
+  const int64_t t_all = g.o * g.kh * g.kw, pixels = g.h * g.w, out = g.oh * g.ow;
   std::vector<float> wt(static_cast<size_t>(g.c * t_all));
-  for (int64_t c = 0; c < g.c; ++c) {
-    for (int64_t o = 0; o < g.o; ++o) {
-      for (int a = 0; a < g.kh; ++a) {
-        for (int b = 0; b < g.kw; ++b) {
-          const float v = w[((o * g.c + c) * g.kh + (g.kh - 1 - a)) * g.kw + (g.kw - 1 - b)];
-          wt[c * t_all + (o * g.kh + a) * g.kw + b] =
-              RoundOperand(v, s.conv_operands, s.flush_bf16_subnormals);
-        }
-      }
-    }
-  }
+  kernels::FlipKernel(g, w, wt.data());
+  RoundOperands(wt.data(), wt.data(), g.c * t_all, s.conv_operands, s.flush_bf16_subnormals);
+  const int64_t dh = (g.oh - 1) * g.stride + 1, dw = (g.ow - 1) * g.stride + 1;
   ParallelFor(g.n, 1, [&](int64_t n0, int64_t n1) {
-    std::vector<float> gat(static_cast<size_t>(pixels * t_all));
+    std::vector<float> src(static_cast<size_t>(g.o * dh * dw), 0.0f);
+    std::vector<float> cols(static_cast<size_t>(t_all * pixels));
     for (int64_t n = n0; n < n1; ++n) {
-      const float* dyn = dy + n * g.o * g.oh * g.ow;
-      for (int64_t p = 0; p < pixels; ++p) {
-        const int64_t h = p / g.w, wc = p % g.w;
-        float* row = gat.data() + p * t_all;
-        for (int64_t o = 0, t = 0; o < g.o; ++o) {
-          for (int a = 0; a < g.kh; ++a) {
-            const int64_t num_h = h + g.pad_top - (g.kh - 1 - a);
-            const bool hok = num_h >= 0 && num_h % g.stride == 0 && num_h / g.stride < g.oh;
-            for (int b = 0; b < g.kw; ++b, ++t) {
-              const int64_t num_w = wc + g.pad_left - (g.kw - 1 - b);
-              const bool ok =
-                  hok && num_w >= 0 && num_w % g.stride == 0 && num_w / g.stride < g.ow;
-              row[t] = ok ? RoundOperand(
-                                dyn[(o * g.oh + num_h / g.stride) * g.ow + num_w / g.stride],
-                                s.conv_operands, s.flush_bf16_subnormals)
-                          : 0.0f;
+      if (g.stride == 1) {
+        RoundedImage(dy, n, g.o * out, s, src.data());
+      } else {
+        const float* dyn = dy + n * g.o * out;
+        for (int64_t o = 0; o < g.o; ++o) {
+          for (int64_t p = 0; p < g.oh; ++p) {
+            for (int64_t q = 0; q < g.ow; ++q) {
+              src[(o * dh + p * g.stride) * dw + q * g.stride] = RoundOperand(
+                  dyn[(o * g.oh + p) * g.ow + q], s.conv_operands, s.flush_bf16_subnormals);
             }
           }
         }
       }
-      for (int64_t c = 0; c < g.c; ++c) {
-        float* dxc = dx + (n * g.c + c) * pixels;
-        for (int64_t p = 0; p < pixels; ++p) {
-          dxc[p] = AccelDot(wt.data() + c * t_all, gat.data() + p * t_all, t_all, s, tc,
-                            num.reduce);
-        }
-      }
+      kernels::TapSource ts = kernels::FlippedSource(g, src.data());
+      ts.h = dh;
+      ts.w = dw;
+      kernels::Im2colImage(ts, 0, cols.data(), pixels);
+      accel::AccelGemm(wt.data(), t_all, cols.data(), pixels, dx + n * g.c * pixels, pixels, g.c,
+                       pixels, t_all, s, tc, num.reduce, false);
     }
   });
 }
 
+// wgrad dw[o, c, kh, kw] over t = (n, oh, ow): the patch matrices of all
+// images side by side [taps, N*pixels] times dy transposed [N*pixels, O],
+// both rounded, giving dw transposed. With random scatter order, each
+// image's partial is the product over its own pixels (split_k is not
+// applied: the images are the partitions) and the N partials are added into
+// +0 in the order of ScatterPermutation(seed, step, tensor, o*taps + tap, N).
 void ExplicitBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
                             const KernelNumerics& num, const AccelSpec& s, float* dw) {
   const TensorCoreSpec tc = s.TensorCoreFor(s.conv_operands);
-  const int64_t pixels = g.oh * g.ow, terms = g.n * pixels;
+  const int64_t pixels = g.oh * g.ow, terms = g.n * pixels, image = g.c * g.h * g.w;
   const int64_t taps = g.c * g.kh * g.kw;
-  // dyt[o][(n, oh, ow)], rounded.
-  std::vector<float> dyt(static_cast<size_t>(g.o * terms));
-  ParallelFor(g.o, 1, [&](int64_t o0, int64_t o1) {
-    for (int64_t o = o0; o < o1; ++o) {
-      for (int64_t n = 0; n < g.n; ++n) {
-        const float* src = dy + (n * g.o + o) * pixels;
-        float* dst = dyt.data() + o * terms + n * pixels;
-        for (int64_t p = 0; p < pixels; ++p) {
-          dst[p] = RoundOperand(src[p], s.conv_operands, s.flush_bf16_subnormals);
+  std::vector<float> xcols(static_cast<size_t>(taps * terms));
+  std::vector<float> dyt(static_cast<size_t>(terms * g.o));
+  ParallelFor(g.n, 1, [&](int64_t n0, int64_t n1) {
+    std::vector<float> xr(static_cast<size_t>(image));
+    for (int64_t n = n0; n < n1; ++n) {
+      RoundedImage(x, n, image, s, xr.data());
+      kernels::Im2colImage(kernels::ForwardSource(g, xr.data()), 0, xcols.data() + n * pixels,
+                           terms);
+      const float* dyn = dy + n * g.o * pixels;
+      for (int64_t p = 0; p < pixels; ++p) {
+        for (int64_t o = 0; o < g.o; ++o) {
+          dyt[(n * pixels + p) * g.o + o] =
+              RoundOperand(dyn[o * pixels + p], s.conv_operands, s.flush_bf16_subnormals);
         }
       }
     }
   });
-  // Per image partials for the random scatter order; the images are the
-  // partitions there, so split_k does not apply.
-  AccelSpec part = s;
-  if (s.scatter_random) part.split_k = 1;
-  ParallelFor(taps, 1, [&](int64_t t0, int64_t t1) {
-    std::vector<float> xrow(static_cast<size_t>(terms));
-    std::vector<float> partials(static_cast<size_t>(g.n));
-    std::vector<int64_t> perm;
-    for (int64_t tap = t0; tap < t1; ++tap) {
-      const int64_t c = tap / (g.kh * g.kw), a = (tap / g.kw) % g.kh, b = tap % g.kw;
-      for (int64_t n = 0; n < g.n; ++n) {
-        for (int64_t p = 0; p < pixels; ++p) {
-          const int64_t ih = (p / g.ow) * g.stride - g.pad_top + a;
-          const int64_t iw = (p % g.ow) * g.stride - g.pad_left + b;
-          const bool in = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
-          xrow[n * pixels + p] =
-              in ? RoundOperand(x[((n * g.c + c) * g.h + ih) * g.w + iw], s.conv_operands,
-                                s.flush_bf16_subnormals)
-                 : 0.0f;
-        }
+  std::vector<float> dwt(static_cast<size_t>(taps * g.o));
+  if (!s.scatter_random) {
+    accel::AccelGemm(xcols.data(), terms, dyt.data(), g.o, dwt.data(), g.o, taps, g.o, terms, s,
+                     tc, num.reduce, true);
+  } else {
+    AccelSpec part = s;
+    part.split_k = 1;
+    std::vector<float> partials(static_cast<size_t>(g.n * taps * g.o));
+    ParallelFor(g.n, 1, [&](int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n) {
+        accel::AccelGemm(xcols.data() + n * pixels, terms, dyt.data() + n * pixels * g.o, g.o,
+                         partials.data() + n * taps * g.o, g.o, taps, g.o, pixels, part, tc,
+                         num.reduce, false);
       }
-      for (int64_t o = 0; o < g.o; ++o) {
-        const float* d = dyt.data() + o * terms;
-        float r;
-        if (!s.scatter_random) {
-          r = AccelDot(d, xrow.data(), terms, s, tc, num.reduce);
-        } else {
-          for (int64_t n = 0; n < g.n; ++n) {
-            partials[n] = AccelDot(d + n * pixels, xrow.data() + n * pixels, pixels, part, tc,
-                                   num.reduce);
-          }
+    });
+    ParallelFor(taps, 1, [&](int64_t t0, int64_t t1) {
+      std::vector<int64_t> perm;
+      for (int64_t tap = t0; tap < t1; ++tap) {
+        for (int64_t o = 0; o < g.o; ++o) {
           ScatterPermutation(s.scatter_seed, s.scatter_step, s.scatter_tensor, o * taps + tap,
                              g.n, &perm);
-          r = 0.0f;
-          for (int64_t i = 0; i < g.n; ++i) r = r + partials[perm[i]];
+          float r = 0.0f;
+          for (int64_t i = 0; i < g.n; ++i) r = r + partials[(perm[i] * taps + tap) * g.o + o];
+          dwt[tap * g.o + o] = r;
         }
-        dw[o * taps + tap] = r;
       }
-    }
-  });
+    });
+  }
+  for (int64_t o = 0; o < g.o; ++o) {
+    for (int64_t tap = 0; tap < taps; ++tap) dw[o * taps + tap] = dwt[tap * g.o + o];
+  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Matrix products under the accelerator emulation (accel_kernels.h).
+// Matrix products under the accelerator emulation (accel_ops.h).
 #include <algorithm>
 #include <vector>
 
@@ -7,6 +7,7 @@
 #include "xwires/core/accel_numerics.h"
 #include "xwires/core/matmul.h"
 #include "xwires/core/parallel.h"
+#include "src/accel/accel_gemm.h"
 
 namespace xw {
 
@@ -26,31 +27,37 @@ void AccelMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
     return;
   }
   if (m <= 0 || n <= 0) return;
-  // Rows of op(A) and columns of op(B), each contiguous over k, rounded.
-  std::vector<float> rows(static_cast<size_t>(m * k)), cols(static_cast<size_t>(n * k));
-  ParallelFor(m, GrainFor(m, 16, 16), [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      for (int64_t t = 0; t < k; ++t) {
-        rows[i * k + t] = RoundOperand(trans_a ? a[t * m + i] : a[i * k + t], r, flush);
+  // Rows of op(A) [m, k] and op(B) as [k, n] (the panels' layout), rounded
+  // while they are packed.
+  std::vector<float> rows(static_cast<size_t>(m * k)), cols(static_cast<size_t>(k * n));
+  if (trans_a) {
+    ParallelFor(m, GrainFor(m, 16, 16), [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        for (int64_t t = 0; t < k; ++t) rows[i * k + t] = a[t * m + i];
       }
-    }
-  });
-  ParallelFor(n, GrainFor(n, 16, 16), [&](int64_t j0, int64_t j1) {
-    for (int64_t j = j0; j < j1; ++j) {
-      for (int64_t t = 0; t < k; ++t) {
-        cols[j * k + t] = RoundOperand(trans_b ? b[j * k + t] : b[t * n + j], r, flush);
+    });
+    RoundOperands(rows.data(), rows.data(), m * k, r, flush);
+  } else {
+    RoundOperands(a, rows.data(), m * k, r, flush);
+  }
+  if (trans_b) {
+    ParallelFor(k, GrainFor(k, 16, 16), [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        for (int64_t j = 0; j < n; ++j) cols[t * n + j] = b[j * k + t];
       }
-    }
-  });
+    });
+    RoundOperands(cols.data(), cols.data(), k * n, r, flush);
+  } else {
+    RoundOperands(b, cols.data(), k * n, r, flush);
+  }
   const TensorCoreSpec tc = s.TensorCoreFor(r);
-  ParallelFor(m, GrainFor(m, 1, 64), [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        const float d = AccelDot(rows.data() + i * k, cols.data() + j * k, k, s, tc, num.reduce);
-        c[i * n + j] = accumulate ? c[i * n + j] + d : d;
-      }
-    }
-  });
+  if (!accumulate) {
+    return accel::AccelGemm(rows.data(), k, cols.data(), n, c, n, m, n, k, s, tc, num.reduce,
+                            true);
+  }
+  std::vector<float> d(static_cast<size_t>(m * n));
+  accel::AccelGemm(rows.data(), k, cols.data(), n, d.data(), n, m, n, k, s, tc, num.reduce, true);
+  for (int64_t i = 0; i < m * n; ++i) c[i] = c[i] + d[i];
 }
 
 void AccelDenseForward(const Tensor& x, const Tensor& w, const Tensor* b,

@@ -2,6 +2,7 @@
 // scatter permutation (accel_numerics.h). Integer and double arithmetic
 // only, so every CPU gives the same bits.
 #include "xwires/core/accel_numerics.h"
+#include "src/accel/round_lanes.h"
 
 #include <algorithm>
 #include <bit>
@@ -142,14 +143,16 @@ void RoundOperands(const float* src, float* dst, int64_t n, OperandRounding mode
     return;
   }
   ParallelFor(n, GrainFor(n, 1 << 14, 16), [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) dst[i] = RoundOperand(src[i], mode, flush_bf16_subnormals);
+    accel::RoundLanes(src + i0, dst + i0, i1 - i0, mode, flush_bf16_subnormals);
   });
 }
 
 void RoundToFormatInPlace(float* x, int64_t n, StorageFormat f, bool flush_bf16_subnormals) {
   if (f == StorageFormat::kFp32) return;
+  const OperandRounding mode =
+      f == StorageFormat::kBf16 ? OperandRounding::kBf16Rne : OperandRounding::kFp16Rne;
   ParallelFor(n, GrainFor(n, 1 << 14, 16), [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) x[i] = RoundToFormat(x[i], f, flush_bf16_subnormals);
+    accel::RoundLanes(x + i0, x + i0, i1 - i0, mode, flush_bf16_subnormals);
   });
 }
 

@@ -176,6 +176,120 @@ TEST(ReplicateTest, KilledRunResumesToTheSameReplicasAndVerdicts) {
   EXPECT_EQ(ReadBack(a).stats, x.stats);
 }
 
+// Trained replicas travel: a bundle replays them bit for bit (torch and tf
+// are exact-order profiles), and a merge carries them (fsck clean after).
+TEST(ReplicateTest, ReplicasReplayFromABundleAndMergeIntoAnotherDataset) {
+  const std::string ds = MakeDataset("travel");
+  const std::string root = fs::path(ds).parent_path().string();
+  ASSERT_EQ(Xwires("replicate " + ds + " 1 --replicas 4 --threads 1 --quiet").code, 0);
+  ASSERT_EQ(Xwires("bundle create " + ds + " --trials 1,2 -o " + root + "/b.tar.zst").code, 0);
+  const CliRun v = Xwires("bundle verify " + root +
+                          "/b.tar.zst --replay 2 --replay-replicas -1 --threads 1");
+  ASSERT_EQ(v.code, 0) << v.out;
+  // 2 + 2 models, and the 3 + 3 replicas r >= 1 of trial 1.
+  size_t passed = 0;
+  for (size_t at = v.out.find("bitwise check passed"); at != std::string::npos;
+       at = v.out.find("bitwise check passed", at + 1)) {
+    ++passed;
+  }
+  EXPECT_EQ(passed, 10u) << v.out;
+  EXPECT_NE(v.out.find("8 replicas, 1 replica statistics"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("replay: 10 models re-trained, 0 failed (6 of them replicas)"),
+            std::string::npos)
+      << v.out;
+  const std::string m = root + "/merged";
+  ASSERT_EQ(Xwires("train " + std::string(kTiny) + " --profiles torch --dataset " + m).code, 0);
+  const CliRun merged = Xwires("merge " + m + " " + ds);
+  ASSERT_EQ(merged.code, 0) << merged.out;
+  EXPECT_NE(merged.out.find("replicas: added 8, skipped 0 already present; statistics: added 1"),
+            std::string::npos)
+      << merged.out;
+  const CliRun fsck = Xwires("fsck " + m);
+  EXPECT_EQ(fsck.code, 0) << fsck.out;
+  auto st = LoadReplicaStats(**Dataset::Open(m, OpenMode::kReadOnly));
+  ASSERT_TRUE(st.ok());
+  ASSERT_EQ(st->size(), 1u);
+  EXPECT_EQ(st->front().trial_id, 2);  // trial 1 of ds is trial 2 here
+}
+
+// mpirun as root needs --allow-run-as-root (CI runs as root), as the
+// search's MPI test does.
+TEST(ReplicateTest, MpiRanksShareTheReplicasAndRankZeroStoresThem) {
+  const std::string a = MakeDataset("mpi");
+  const std::string b = fs::path(a).parent_path().string() + "/copy";
+  fs::copy(a, b, fs::copy_options::recursive);
+  const std::string args = " 1,2 --replicas 4 --threads 2";
+  const CliRun alone = Xwires("replicate " + a + args + " --jobs 2");
+  ASSERT_EQ(alone.code, 0) << alone.out;
+  const CliRun mpi = Sh("mpirun -n 2 --oversubscribe --allow-run-as-root " + Bin() +
+                        " replicate " + b + args + " --jobs 1");
+  ASSERT_EQ(mpi.code, 0) << mpi.out;
+  EXPECT_NE(mpi.out.find("16 replicas trained, 0 already stored"), std::string::npos) << mpi.out;
+  // Both ranks trained some of them (rank 0 stored every one).
+  EXPECT_NE(mpi.out.find("(rank 0)"), std::string::npos) << mpi.out;
+  EXPECT_NE(mpi.out.find("(rank 1)"), std::string::npos) << mpi.out;
+  const Stored x = ReadBack(a), y = ReadBack(b);
+  EXPECT_EQ(x.replicas.size(), 16u);
+  EXPECT_EQ(x.replicas, y.replicas);
+  EXPECT_EQ(x.stats, y.stats);
+  EXPECT_EQ(Xwires("fsck " + b).code, 0);
+  // Bad input under MPI: rank 0's error, exit code 2, nothing written.
+  const auto before = Snapshot(b);
+  const CliRun bad = Sh("mpirun -n 2 --oversubscribe --allow-run-as-root " + Bin() +
+                        " replicate " + b + " 99 --threads 2");
+  EXPECT_NE(bad.code, 0) << bad.out;
+  EXPECT_NE(bad.out.find("trial 99 is not in"), std::string::npos) << bad.out;
+  EXPECT_EQ(Snapshot(b), before);
+}
+
+// A/A: `torch` against a copy of itself under another name (its own Philox
+// stream, so its initial weights differ; every knob equal) is rarely called
+// significant with `seed` replicas. The lean version of
+// bench/replicate_calibration.sh (40 trials, K = 5; measured shares for seed
+// and ulp in docs/significance.md): 4 trials of the injected-effect test's
+// size (the models learn), K = 4. It fails when the
+// replicas do not measure the noise: replicas that repeat one another would
+// call nearly every pair significant (the copies differ, with no spread), as
+// `ulp` replicas of such short runs do (docs/significance.md). torch is an
+// exact-order profile: the same verdicts on every CPU.
+TEST(ReplicateTest, SeedReplicasRarelyCallACopyOfAProfileSignificant) {
+  const std::string dir = TempDir("aa_seed");
+  const std::string ds = dir + "/ds";
+  std::ifstream in(std::string(XWIRES_SOURCE_DIR) + "/trainers/profiles/torch.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  for (const std::string key : {"\"name\": ", "\"rng_stream\": "}) {
+    const size_t at = text.find(key + "\"torch\"");
+    ASSERT_NE(at, std::string::npos) << key;
+    text.replace(at, key.size() + 7, key + "\"torch_aa\"");
+  }
+  std::ofstream(dir + "/torch_aa.json") << text;
+  const int kTrials = 4;
+  for (int i = 1; i <= kTrials; ++i) {
+    ASSERT_EQ(Xwires("train --arch mlp --width 0.25 --epochs 3 --batch-size 32 --train-limit "
+                     "1000 --test-limit 1000 --threads 2 --quiet --lr 0.1 --adam-eps 0.5 --seed " +
+                     std::to_string(i) + " --profiles torch," + dir + "/torch_aa.json --dataset " +
+                     ds)
+                  .code,
+              0);
+  }
+  const CliRun r = Xwires("replicate " + ds +
+                          " --where 'id > 0' --replicas 4 --perturb seed --jobs 2 --threads 2 "
+                          "--quiet");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto st = LoadReplicaStats(**Dataset::Open(ds, OpenMode::kReadOnly));
+  ASSERT_TRUE(st.ok());
+  ASSERT_EQ(st->size(), static_cast<size_t>(kTrials));
+  int significant = 0, within_noise = 0;
+  for (const ReplicaStatsRecord& x : *st) {
+    significant += x.stats.verdict == stats::Verdict::kSignificant;
+    within_noise += x.stats.verdict == stats::Verdict::kWithinNoise;
+  }
+  EXPECT_LE(significant, 1) << r.out;   // (nominal share 0.05)
+  EXPECT_GE(within_noise, 2) << r.out;  // the models learned: not vacuous
+}
+
 TEST(ReplicateTest, EpsPlacementAtEpsHalfIsSignificant) {
   // torch against a copy whose only change is Adam's eps placement (Keras'
   // eps-hat): a systematic effect, not noise.

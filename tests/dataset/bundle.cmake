@@ -10,6 +10,7 @@ xwires_add_test(bundle_tests
     bundle_ops_test.cc
     bundle_attack_test.cc
     bundle_analyses_test.cc
+    bundle_replicas_test.cc
     bundle_cli_test.cc
     dataset_internal_test.cc
     unrecorded_test.cc

@@ -137,7 +137,7 @@ class BundleAnalysesTest : public ::testing::Test {
 TEST_F(BundleAnalysesTest, AnalysesArriveIdenticalThroughABundle) {
   auto v = VerifyBundle(bundle_, BundleCheckers{});
   ASSERT_TRUE(v.ok()) << v.status().ToString();
-  EXPECT_EQ(v->manifest.format_version, 2);
+  EXPECT_EQ(v->manifest.format_version, 3);
   EXPECT_EQ(v->analyses, 3);
   auto b = Open("B");
   auto r = ImportBundle(*b, bundle_, BundleCheckers{});

@@ -60,7 +60,8 @@ class BundleAttackTest : public ::testing::Test {
     const std::string honest = (root_ / "honest.tar.zst").string();
     ASSERT_TRUE(CreateBundle(**a, std::nullopt, {1, 2}, honest).ok());
     entries_ = testutil::ReadArchiveEntries(honest);
-    ASSERT_EQ(entries_.size(), 7u);  // manifest, trials, analyses, 4 weights
+    // manifest, trials, analyses, 4 weights, replicas.json
+    ASSERT_EQ(entries_.size(), 8u);
     ASSERT_TRUE((*OpenB(OpenMode::kCreate))->AddTrial(SmallTrial(5)).ok());
     // Hashed closed: SQLite then has checkpointed and removed -wal/-shm, which
     // readers touch.
@@ -297,7 +298,7 @@ TEST_F(BundleAttackTest, TamperedOrImpossibleAnalyses) {
     Relist("analyses.json");
     ExpectRejected(Status::Code::kInvalidArgument, part);
   }
-  // Format 2 without analyses.json; format 1 with one.
+  // Format 3 without analyses.json; format 1 with one.
   const std::string manifest = Entry("manifest.json");
   json m = json::parse(manifest);
   m["format_version"] = 1;
@@ -317,7 +318,7 @@ TEST_F(BundleAttackTest, TamperedOrImpossibleAnalyses) {
   entries_.erase(entries_.begin() + 2);
   ASSERT_EQ(all[2].first, "analyses.json");
   ExpectRejected(Status::Code::kInvalidArgument,
-                 "the bundle (format 2) has no analyses.json");
+                 "the bundle (format 3) has no analyses.json");
   // The good analysis next to them imports, on B's copy of the trial.
   entries_ = all;
   Entry("manifest.json") = manifest;

@@ -169,21 +169,21 @@ TEST(BundleManifest, SearchIsNullOrStrictObject) {
 }
 
 TEST(BundleManifest, RejectsNewerFormatVersion) {
-  // A hand-made version-3 manifest, with a field this build does not know:
+  // A hand-made version-4 manifest, with a field this build does not know:
   // the version is checked first, and every version above the newest this
   // build reads gets the same "upgrade xwires" answer.
-  ASSERT_EQ(kBundleFormatVersion, 2);
+  ASSERT_EQ(kBundleFormatVersion, 3);
   json j = GoodManifest();
-  j["format_version"] = 3;
+  j["format_version"] = 4;
   j["a_field_from_the_future"] = true;
   ExpectBad(j,
-            "manifest.json: bundle format version 3 is newer than this xwires "
-            "reads (2); upgrade xwires",
+            "manifest.json: bundle format version 4 is newer than this xwires "
+            "reads (3); upgrade xwires",
             Status::Code::kNotSupported);
   j["format_version"] = uint64_t{1} << 40;
-  ExpectBad(j, "version 1099511627776 is newer than this xwires reads (2)",
+  ExpectBad(j, "version 1099511627776 is newer than this xwires reads (3)",
             Status::Code::kNotSupported);
-  for (int version : {1, 2}) {
+  for (int version : {1, 2, 3}) {
     json ok = GoodManifest();
     ok["format_version"] = version;
     auto m = ParseManifest(ok.dump());

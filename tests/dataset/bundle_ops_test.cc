@@ -130,10 +130,12 @@ TEST_F(BundleOpsTest, VerifyReportsEveryStaticCheck) {
   EXPECT_EQ(r->manifest.data_specs, std::vector<std::string>{"synthetic"});
   EXPECT_EQ(r->manifest.profiles.size(), 2u);
   EXPECT_EQ(lines, r->checks);
-  ASSERT_GE(lines.size(), 8u);
+  ASSERT_GE(lines.size(), 10u);
   EXPECT_NE(lines[4].find("analyses: 0 results"), std::string::npos) << lines[4];
   EXPECT_NE(lines[5].find("weights: 6 files"), std::string::npos) << lines[5];
-  EXPECT_NE(lines[6].find("not checked"), std::string::npos) << lines[6];
+  EXPECT_NE(lines[6].find("replicas: 0 replicas"), std::string::npos) << lines[6];
+  EXPECT_NE(lines[7].find("replica statistics: 0 rows"), std::string::npos) << lines[7];
+  EXPECT_NE(lines[8].find("not checked"), std::string::npos) << lines[8];
   // Replay without a trainer is refused rather than silently skipped.
   o.replay = 1;
   EXPECT_EQ(VerifyBundle(bundle_, BundleCheckers{}, o).status().code(),

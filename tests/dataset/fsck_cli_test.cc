@@ -242,8 +242,13 @@ TEST(KilledWriter, NeverLeavesRowsPointingAtMissingFiles) {
     if (pid == 0) {
       auto ds = Dataset::Open(dir, OpenMode::kReadWrite);
       if (!ds.ok()) _exit(10);
-      for (int i = 0;; ++i)
-        (void)(*ds)->AddTrial(WeightedTrial(round * 1000 + i));
+      // Values the store accepts (accuracies in [0, 1]) in every round;
+      // unique names.
+      for (int i = 0;; ++i) {
+        TrialRecord t = WeightedTrial(i % 40);
+        t.external_id = "t" + std::to_string(round * 1000 + i);
+        (void)(*ds)->AddTrial(t);
+      }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(40 + 37 * round));
     kill(pid, SIGKILL);

@@ -10,6 +10,7 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 
 import xwires
+from conftest import cli_json
 
 PAIRS = [
     ([0.456, 0.471, 0.430, 0.490, 0.462], [0.219, 0.255, 0.180, 0.240, 0.201]),
@@ -92,3 +93,36 @@ def test_bad_input_raises_with_the_reason():
     with pytest.raises(xwires.InvalidArgumentError, match="predictions"):
         xwires.significance([0.4] * 4, [0.5] * 4, num_classes=3, num_examples=2,
                             predictions_a=[[0, 1]] * 4, labels=[0, 1])
+
+
+def test_trial_frames_carry_the_significance_columns(tmp_path):
+    """query, near and top list each trial's latest verdict, p_value,
+    diff_lcb and noise_sd, equal to replica_stats(); None/NaN without
+    replicas; the same columns as the CLI's tables, which have none of them
+    before any trial is replicated."""
+    ds_dir = str(tmp_path / "ds")
+    tiny = dict(arch="mlp", width=0.125, epochs=1, batch_size=32, train_limit=128,
+                test_limit=100, threads=1)
+    first = xwires.train(profiles=["torch", "tf"], lr=0.01, dataset=ds_dir, **tiny)
+    xwires.train(profiles=["torch", "tf"], lr=0.02, seed=3, dataset=ds_dir, **tiny)
+    trial = int(first.id)
+    with xwires.open(ds_dir) as ds:
+        assert "verdict" not in ds.query().columns
+    xwires.replicate(ds_dir, trials=[trial], replicas=4, threads=1, quiet=True)
+    for args in (("query", ds_dir), ("top", ds_dir, "--k", "5")):
+        want = cli_json(*args)
+        assert list(want[0].keys())[-4:] == ["verdict", "p_value", "diff_lcb", "noise_sd"]
+    with xwires.open(ds_dir) as ds:
+        want = ds.replica_stats(trial).iloc[-1]
+        for df in (ds.query(sort="id"), ds.near(lr=0.01, k=5).sort_values("id"),
+                   ds.top(k=5).sort_values("id")):
+            for col in ("verdict", "p_value", "diff_lcb", "noise_sd"):
+                assert col in df.columns
+            replicated = df[df["id"] == trial].iloc[0]
+            assert replicated["verdict"] == want["verdict"]
+            assert replicated["p_value"] == pytest.approx(want["p_value"])
+            assert replicated["diff_lcb"] == pytest.approx(want["diff_lcb"])
+            assert replicated["noise_sd"] == pytest.approx(want["noise_sd"])
+            other = df[df["id"] != trial].iloc[0]
+            assert other["verdict"] is None
+            assert np.isnan(other["p_value"])

@@ -79,7 +79,13 @@ def test_profiles_as_cli_text_and_files(tmp_path):
     path.write_text(json.dumps(dict(xwires.profile("reference"), name="ref2")))
     t = xwires.train(profiles=f"torch, {path}", quiet=True, **dict(TINY, epochs=1))
     assert t.profiles == ["torch", "ref2"]
-    assert sorted(xwires.shipped_profiles()) == ["reference", "tf", "torch"]
+    assert xwires.shipped_profiles(accelerator=False) == ["torch", "tf", "reference"]
+    assert xwires.shipped_profiles() == [
+        "torch", "tf", "reference", "torch-a100", "tf-a100", "torch-h100", "torch-amp-fp16",
+        "torch-bf16", "tf-mixed-fp16", "tpu-bf16"]
+    # Each loads by name; the accelerator ones carry the "accelerator" object.
+    assert xwires.profile("tf-a100")["accelerator"]["matmul_operands"] == "tf32_rna"
+    assert "accelerator" not in xwires.profile("tf")
 
 
 # Epochs of 250 steps (~0.4 s): the SIGINT, sent once the parent reads the

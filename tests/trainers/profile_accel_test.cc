@@ -9,6 +9,9 @@
 #include <sstream>
 #include <string>
 
+#include "xwires/core/accel_numerics.h"
+#include "xwires/core/rng.h"
+#include "xwires/trainers/layers.h"
 #include "xwires/trainers/profile.h"
 
 namespace xw {
@@ -166,6 +169,49 @@ TEST(ProfileAccel, BadFileIsRejectedNamingFileAndKey) {
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find(path), std::string::npos);
   EXPECT_NE(p.status().message().find("accelerator.split_k.partial"), std::string::npos);
+}
+
+// Average pooling under mixed precision: fp32 accumulation, output (and
+// input gradient) rounded to the 16-bit dtype, as autocast runs pooling in
+// its input's dtype; fp32 profiles leave the mean unrounded.
+TEST(ProfileAccel, AveragePoolingRoundsItsOutputUnderMixedPrecision) {
+  Tensor x({2, 3, 4, 4});
+  Philox(3, StreamId("avgpool-mixed")).FillUniform(x.data(), x.size(), -1.0f, 1.0f);
+  for (int64_t i = 0; i < x.size(); ++i) x[i] = RoundToFormat(x[i], StorageFormat::kBf16);
+  auto all_bf16 = [](const Tensor& t) {
+    for (int64_t i = 0; i < t.size(); ++i) {
+      if (RoundToFormat(t[i], StorageFormat::kBf16) != t[i]) return false;
+    }
+    return true;
+  };
+  for (bool global : {true, false}) {
+    SCOPED_TRACE(global ? "global" : "2x2");
+    RunContext fp32, bf16;
+    bf16.mixed = StorageFormat::kBf16;
+    GlobalAvgPool g1, g2;
+    AvgPool2d p1(2, 2), p2(2, 2);
+    Module& plain = global ? static_cast<Module&>(g1) : p1;
+    Module& mixed = global ? static_cast<Module&>(g2) : p2;
+    auto y32 = plain.Forward(x, fp32);
+    auto y16 = mixed.Forward(x, bf16);
+    ASSERT_TRUE(y32.ok() && y16.ok());
+    EXPECT_FALSE(all_bf16(**y32));  // the means need more than bf16's 8 bits
+    EXPECT_TRUE(all_bf16(**y16));
+    for (int64_t i = 0; i < (*y16)->size(); ++i) {
+      EXPECT_EQ((**y16)[i], RoundToFormat((**y32)[i], StorageFormat::kBf16));
+    }
+    Tensor dy((*y16)->shape());
+    Philox(4, StreamId("avgpool-mixed")).FillUniform(dy.data(), dy.size(), -1.0f, 1.0f);
+    for (int64_t i = 0; i < dy.size(); ++i) dy[i] = RoundToFormat(dy[i], StorageFormat::kBf16);
+    Tensor dy2 = dy;
+    auto dx16 = mixed.Backward(dy, bf16, true);
+    auto dx32 = plain.Backward(dy2, fp32, true);
+    ASSERT_TRUE(dx16.ok() && dx32.ok());
+    EXPECT_TRUE(all_bf16(**dx16));
+    for (int64_t i = 0; i < (*dx16)->size(); ++i) {
+      EXPECT_EQ((**dx16)[i], RoundToFormat((**dx32)[i], StorageFormat::kBf16));
+    }
+  }
 }
 
 }  // namespace

@@ -14,6 +14,15 @@ namespace xw {
 // TrialsTable's columns.
 Table NearTable(const std::vector<NearRow>& near);
 
+// Appends the significance columns verdict, p_value, diff_lcb and noise_sd
+// (docs/significance.md: the trial's latest replica statistics row, as the
+// query fields of the same names; empty for trials without replicas), once
+// the dataset holds any replica statistics (as `stats` adds its
+// significant share), to a table of trials whose "id" column holds trial ids (TrialsTable, NearTable,
+// TopTable). InvalidArgument when `t` has no "id" column; errors of
+// LoadReplicaStats.
+Status AddSignificanceColumns(const Dataset& ds, Table* t);
+
 }  // namespace xw
 
 #endif  // XWIRES_API_QUERY_TABLES_H_

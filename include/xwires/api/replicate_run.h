@@ -27,6 +27,10 @@
 
 namespace xw {
 
+namespace hpo {
+class Cluster;  // xwires/hpo/search_driver.h
+}
+
 struct ReplicateRequest {
   std::string dataset;          // an existing dataset directory
   // The trials: exactly one of ids, top (> 0) and where.
@@ -38,12 +42,20 @@ struct ReplicateRequest {
   int jobs = 1;                 // replicas trained at once (>= 1)
   int threads = 0;              // threads in all (0: every core)
   bool store_weights = false;   // keep each replica's weights
+  // MPI ranks (hpo::StartMpiCluster) sharing the work, as the search does:
+  // rank 0 checks, plans, trains on its `jobs` workers and stores every
+  // replica; every other rank loads the trials read-only (the dataset must
+  // be reachable at the same path) and trains one job at a time as rank 0
+  // hands them out. Threads are split among the ranks of a node. nullptr or
+  // one rank: no MPI. Not owned.
+  hpo::Cluster* cluster = nullptr;
   // After every stored replica, on the calling thread.
   struct Progress {
     int64_t done = 0, total = 0;  // replicas trained in this run / to train
     int64_t skipped = 0;          // already stored when the run started
     int64_t trial_id = 0, replica = 0;
     std::string profile;
+    int rank = 0;  // the MPI rank that trained it
     double elapsed_s = 0, eta_s = 0;
   };
   std::function<void(const Progress&)> on_progress;
@@ -65,6 +77,9 @@ inline constexpr int kMinReplicas = 4;
 
 // Checks, trains, stores. Errors name the option as the CLI spells it
 // ("--replicas: ...", "--perturb: ...", "trial 12: ...", "--where: ...").
+// Under MPI every rank calls it; rank 0's summary is the run's (the others'
+// hold the trial ids and what they trained), and rank 0's errors reach every
+// rank.
 Result<ReplicateSummary> RunReplicate(const ReplicateRequest& request);
 
 }  // namespace xw

@@ -9,7 +9,7 @@
 // Two routes:
 //  * Operand rounding only (ordered accumulation, no split-K, and for the
 //    filter gradient no random scatter order): both operands of the product
-//    are rounded into scratch (one pass over each operand), and the
+//    are rounded into scratch (one vectorised pass over each), and the
 //    profile's own kernels run on the rounded copies, so the order of every
 //    reduction is today's. For the data and filter gradients dy is rounded
 //    too (dgrad: dy and w; wgrad: x and dy).
@@ -27,9 +27,11 @@
 //               the N partials are added into +0 in the order of
 //               ScatterPermutation(seed, step, tensor, o*C*KH*KW + tap, N).
 //    Bias is added in fp32 after the dot; db is today's BiasGradient (not
-//    affected by operand rounding). Plain scalar code: the same bits on
-//    every CPU, SIMD target and thread count (each output is computed by
-//    one task, in a fixed order).
+//    affected by operand rounding). The products run as one emulated GEMM
+//    (src/accel/accel_gemm.h) over the kernels' own im2col of the rounded
+//    sources, vectorised with Highway in exact arithmetic: the same bits as
+//    the per-output AccelDot on every CPU, SIMD target and thread count
+//    (each output is computed by one task, in a fixed order).
 #ifndef XWIRES_CORE_ACCEL_OPS_H_
 #define XWIRES_CORE_ACCEL_OPS_H_
 

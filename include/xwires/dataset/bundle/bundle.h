@@ -11,9 +11,13 @@
 //                            metrics, curves, weights_sha256, content hash);
 //   analyses.json            (format 2) the stored compare / attribute / mi
 //                            results whose trials are all in the bundle;
-//   weights/<t>/<m>.h5       weights of model m of trial t (tensor_file.h).
-// Readers accept format versions 1 (no analyses.json) and 2 and reject newer
-// ones ("... is newer than this xwires reads ...; upgrade xwires").
+//   weights/<t>/<m>.h5       weights of model m of trial t (tensor_file.h);
+//   replicas.json            (format 3) the trials' replicas and the
+//                            statistics over them (replicas.h);
+//   replicas/<t>/<i>.h5      curve, test predictions and (when stored)
+//                            weights of replica i of trial t.
+// Readers accept format versions 1 (no analyses.json), 2 (no replicas.json)
+// and 3, and reject newer ones ("... is newer than this xwires reads ...; upgrade xwires").
 // A bundle is untrusted input: it is extracted with the safe reader
 // (dataset/bundle/archive_io.h) into a private temp directory and checked
 // against its manifest and schemas before anything reaches a dataset; every
@@ -37,16 +41,18 @@
 
 #include "xwires/core/status.h"
 #include "xwires/dataset/store/dataset.h"
+#include "xwires/dataset/store/replicas.h"
 #include "xwires/dataset/store/run_record.h"
 
 namespace xw {
 
 // The bundle format this build writes and the newest it reads.
-inline constexpr int kBundleFormatVersion = 2;
+inline constexpr int kBundleFormatVersion = 3;
 inline constexpr char kBundleFormatName[] = "xwires-bundle";
 inline constexpr char kBundleManifestName[] = "manifest.json";
 inline constexpr char kBundleTrialsName[] = "trials.json";
 inline constexpr char kBundleAnalysesName[] = "analyses.json";  // format >= 2
+inline constexpr char kBundleReplicasName[] = "replicas.json";  // format >= 3
 
 struct BundleFile {
   std::string path;  // entry name in the archive, e.g. "weights/0/1.h5"
@@ -88,6 +94,13 @@ struct BundleCheckers {
   // bitwise even when the producer's "isa" or "kernel_target" differ. Empty
   // or false: bitwise only on the producer's ISA and kernel target.
   std::function<bool(const std::string& profile_json)> same_bits_on_every_isa;
+  // Re-trains `replica` of `trial` (the same family and index, the trial's
+  // data and hyperparameters, the profile's definition from its model) and
+  // returns the fresh replica (test_acc, weights_sha256, ...). Empty: replicas
+  // are not replayed.
+  std::function<Result<ReplicaRecord>(const TrialRecord& trial,
+                                      const ReplicaRecord& replica)>
+      retrain_replica;
 };
 
 // Limits on what a bundle may decompress to (zip-bomb and resource guards).
@@ -121,6 +134,10 @@ Result<BundleCreateResult> CreateBundle(
 
 struct BundleVerifyOptions {
   int replay = 0;            // K trials to re-train (0: none)
+  // Replicas re-trained per replayed trial that has replicas (drawn with
+  // the trials' seed among its replicas r >= 1; replica 0 is the trial
+  // itself); -1: all of them.
+  int replica_replays = 1;
   uint64_t replay_seed = 0;  // seeds the draw of which trials
   // Used when bitwise comparison is not possible: |test_acc - replayed| must
   // not exceed this (accuracies are in [0, 1]).
@@ -133,6 +150,7 @@ struct BundleVerifyOptions {
 struct ReplayOutcome {
   int64_t trial_index = 0;  // 0-based position in trials.json
   std::string profile;
+  std::string replica;      // "" for the trial's model; "<family> <r>"
   // "bitwise" (weights_sha256 compared: same profile, ISA, toolkit and Eigen
   // as the producer) or "accuracy" (test accuracy within the tolerance).
   std::string method;
@@ -146,6 +164,8 @@ struct BundleReport {
   int64_t trials = 0;
   int64_t models_with_weights = 0;
   int64_t analyses = 0;             // results in analyses.json
+  int64_t replicas = 0;             // replicas in replicas.json
+  int64_t replica_stats = 0;        // statistics rows in replicas.json
   std::vector<std::string> checks;  // what was verified, in order
   std::vector<ReplayOutcome> replays;
   bool replay_passed() const;  // true when no replay failed
@@ -154,8 +174,12 @@ struct BundleReport {
 // Every check short of touching a dataset: archive safety, manifest schema
 // and version, file set and checksums, trials.json schema, content hashes,
 // weights against weights_sha256, profiles and data specs against the
-// manifest, the caller's profile and search-space checkers, and with
-// options.replay > 0 a replay of that many trials. Static failures return
+// manifest, the caller's profile and search-space checkers, replicas
+// (format 3: each file's checksum, its curve, predictions and weights
+// against its row and the store's rules) and their statistics (recomputed
+// from the replicas: the stored verdict and numbers must be what they give),
+// and with options.replay > 0 a replay of that many trials and of
+// options.replica_replays replicas of each. Static failures return
 // their Status; replay results are in the report (replay_passed()).
 Result<BundleReport> VerifyBundle(const std::string& bundle,
                                   const BundleCheckers& checkers,
@@ -167,6 +191,8 @@ struct BundleImportReport {
   int64_t analyses_added = 0;
   int64_t analyses_skipped = 0;    // already present (equal result)
   int64_t searches_added = 0;
+  int64_t replicas_added = 0, replicas_skipped = 0;  // skipped: already stored
+  int64_t replica_stats_added = 0, replica_stats_skipped = 0;
   std::vector<int64_t> trial_ids;  // ids of the added trials
   std::string provenance;          // description recorded for the added trials
 };
@@ -179,7 +205,10 @@ struct BundleImportReport {
 // Provenance of the added trials: "bundle sha256:<hash> imported <date>
 // contributor '<contributor>'" plus "; origin: <original provenance>" when
 // there was one. The bundle's search, if any, is added (or an identical
-// stored search is reused) and set as the trials' search_id.
+// stored search is reused) and set as the trials' search_id. Replicas and
+// statistics are stored with their trials (ids remapped); those already
+// stored for a skipped trial are skipped (BatchExtras in
+// dataset/store/dataset_internal.h).
 struct BundleImportOptions {
   std::string temp_dir;  // extraction parent; "" = system temp dir
   BundleLimits limits;
@@ -190,7 +219,9 @@ Result<BundleImportReport> ImportBundle(
     const BundleImportOptions& options = {});
 
 // Adds every trial of `other` not already in `ds` (by content hash), with
-// weights, curves, searches and analyses, in one all-or-nothing transaction.
+// weights, curves, searches, analyses, replicas and their statistics, in one
+// all-or-nothing transaction. Statistics are recomputed from `other`'s
+// replicas first: a stored verdict they do not give refuses the merge.
 // Provenance: "merged from <other dir> <date>" plus the origin as above.
 Result<BundleImportReport> MergeDatasets(Dataset& ds, const Dataset& other);
 

@@ -106,6 +106,26 @@ Result<stats::PairStatistics> ReplicaPairStatistics(const std::vector<ReplicaRec
                                                     const std::vector<uint8_t>& labels,
                                                     int num_classes);
 
+// The statistics `s` would hold if computed now from `replicas` (stored
+// replicas of its trial, any order and family): the replicas r < k_a of
+// profile_a and r < k_b of profile_b in s.family, on s.test_labels.
+// NotFound when one of them is missing; InvalidArgument as ComparePair.
+Result<stats::PairStatistics> RecomputeReplicaStats(const ReplicaStatsRecord& s,
+                                                    const std::vector<ReplicaRecord>& replicas);
+
+// OK when recomputing `s` from `replicas` gives its verdict and every one of
+// its numbers (within 1e-9 relative: builds may differ in the t quantile's
+// last bits). InvalidArgument otherwise, naming `what`, the pair and the
+// first field that differs with both values ("... the stored
+// permutation_p is 0.0079, its replicas give 0.0317"), or the missing
+// replicas.
+Status CheckReplicaStats(const ReplicaStatsRecord& s, const std::vector<ReplicaRecord>& replicas,
+                         const std::string& what);
+
+// The weights stored with replica `r` (as read back by LoadReplicas; NotFound
+// when it has none; Corruption when they do not match its weights_sha256).
+Result<NamedTensors> LoadReplicaWeights(const Dataset& ds, const ReplicaRecord& r);
+
 // Stores (or replaces) the statistics of (trial, profile_a, profile_b,
 // family). NotFound for an unknown trial.
 Status StoreReplicaStats(Dataset& ds, const ReplicaStatsRecord& s);

@@ -1,0 +1,153 @@
+// AccelGemm (accel_gemm.h): panels of 16 outputs, split-K partitions and
+// the scalar recomputation of the rare lanes the vector steps leave out.
+#include "src/accel/accel_gemm.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+#include "xwires/core/parallel.h"
+
+namespace xw {
+namespace accel {
+namespace {
+
+constexpr int64_t kRowsPerTask = 8;
+
+// Column j of B, contiguous.
+void Column(const float* b, int64_t ldb, int64_t k, int64_t j, float* col) {
+  for (int64_t t = 0; t < k; ++t) col[t] = b[t * ldb + j];
+}
+
+// The tensor-core dot of one row and one column from +0 (AccelDot's
+// partial), in the scalar definition.
+float ScalarTensorCoreDot(const float* a, const float* col, int64_t k, const TensorCoreSpec& tc) {
+  float acc = 0.0f;
+  for (int64_t t = 0; t < k; t += tc.block) {
+    const int n = static_cast<int>(std::min<int64_t>(tc.block, k - t));
+    acc = TensorCoreBlockFma(acc, a + t, col + t, n, tc);
+  }
+  return acc;
+}
+
+}  // namespace
+
+bool F32PanelSpec(const TensorCoreSpec& tc) {
+  return tc.block >= 1 && tc.block <= 64 && tc.align_bits >= 0 && tc.align_bits <= 8 &&
+         int64_t{tc.block + 1} << (24 + tc.align_bits) <= (int64_t{1} << 31) - 128;
+}
+
+namespace {
+
+// Runs body(task) for task < tasks, on ParallelFor or on this thread.
+template <typename F>
+void ForTasks(int64_t tasks, bool parallel, const F& body) {
+  if (!parallel) {
+    for (int64_t t = 0; t < tasks; ++t) body(t);
+    return;
+  }
+  ParallelFor(tasks, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) body(t);
+  });
+}
+
+// C = the tensor-core products of all k terms, from +0.
+void TensorCoreGemm(const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                    int64_t ldc, int64_t m, int64_t n, int64_t k, const TensorCoreSpec& tc,
+                    bool parallel) {
+  const int64_t panels = (n + kPanel - 1) / kPanel, full = n / kPanel;
+  // The last, narrower panel padded with zero columns (their lanes are
+  // computed and dropped).
+  std::vector<float> tail;
+  if (full < panels) {
+    tail.assign(static_cast<size_t>(k * kPanel), 0.0f);
+    for (int64_t t = 0; t < k; ++t) {
+      std::copy(b + t * ldb + full * kPanel, b + t * ldb + n, tail.data() + t * kPanel);
+    }
+  }
+  // Terms in chunks of whole blocks, so a chunk of B stays in cache while
+  // every row of the task goes through it.
+  const int64_t chunk = tc.block * std::max(1, 256 / tc.block);
+  const int64_t row_tasks = (m + kRowsPerTask - 1) / kRowsPerTask;
+  const bool f32 = F32PanelSpec(tc) && F32PanelOperands(a, m, k, lda) &&
+                   F32PanelOperands(b, k, n, ldb);
+  ForTasks(panels * row_tasks, parallel, [&](int64_t task) {
+    const int64_t p = task / row_tasks, i0 = (task % row_tasks) * kRowsPerTask;
+    const int64_t rows = std::min(kRowsPerTask, m - i0), j0 = p * kPanel;
+    const int64_t width = std::min(kPanel, n - j0);
+    const float* bp = p < full ? b + j0 : tail.data();
+    const int64_t ldbp = p < full ? ldb : kPanel;
+    double acc[kRowsPerTask * kPanel] = {};
+    float acc32[kRowsPerTask * kPanel] = {};
+    bool bad[kRowsPerTask] = {};
+    for (int64_t t0 = 0; t0 < k; t0 += chunk) {
+      const int64_t kk = std::min(chunk, k - t0);
+      if (f32) {
+        TensorCorePanelF32(a + i0 * lda + t0, lda, bp + t0 * ldbp, ldbp, rows, kk, tc, acc32, bad);
+      } else {
+        TensorCorePanel(a + i0 * lda + t0, lda, bp + t0 * ldbp, ldbp, rows, kk, tc, acc, bad);
+      }
+    }
+    std::vector<float> col;
+    for (int64_t r = 0; r < rows; ++r) {
+      float* cr = c + (i0 + r) * ldc + j0;
+      if (!bad[r]) {
+        for (int64_t j = 0; j < width; ++j) {
+          cr[j] = f32 ? acc32[r * kPanel + j] : static_cast<float>(acc[r * kPanel + j]);
+        }
+        continue;
+      }
+      col.resize(static_cast<size_t>(k));
+      for (int64_t j = 0; j < width; ++j) {
+        Column(b, ldb, k, j0 + j, col.data());
+        cr[j] = ScalarTensorCoreDot(a + (i0 + r) * lda, col.data(), k, tc);
+      }
+    }
+  });
+}
+
+// Ordered accumulation: AccelDot per output on B's gathered columns.
+void OrderedGemm(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+                 int64_t m, int64_t n, int64_t k, const AccelSpec& spec,
+                 const TensorCoreSpec& tc, const ReduceSpec& reduce, bool parallel) {
+  ForTasks(n, parallel, [&](int64_t j) {
+    std::vector<float> col(static_cast<size_t>(k));
+    Column(b, ldb, k, j, col.data());
+    for (int64_t i = 0; i < m; ++i) {
+      c[i * ldc + j] = AccelDot(a + i * lda, col.data(), k, spec, tc, reduce);
+    }
+  });
+}
+
+}  // namespace
+
+void AccelGemm(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+               int64_t m, int64_t n, int64_t k, const AccelSpec& spec, const TensorCoreSpec& tc,
+               const ReduceSpec& reduce, bool parallel) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0 || spec.accumulation != Accumulation::kTensorCore) {
+    return OrderedGemm(a, lda, b, ldb, c, ldc, m, n, k, spec, tc, reduce, parallel);
+  }
+  const int64_t parts = std::clamp<int64_t>(spec.split_k, 1, k);
+  if (parts == 1) return TensorCoreGemm(a, lda, b, ldb, c, ldc, m, n, k, tc, parallel);
+  // Split-K (AccelDot): partitions of floor(k / parts) terms, the last takes
+  // the rest; each from +0, rounded to the partial format, then added in
+  // partition order in fp32.
+  const int64_t len = k / parts;
+  std::vector<float> part(static_cast<size_t>(m * n));
+  for (int64_t j = 0; j < parts; ++j) {
+    const int64_t start = j * len, count = j + 1 == parts ? k - start : len;
+    TensorCoreGemm(a + start, lda, b + start * ldb, ldb, part.data(), n, m, n, count, tc, parallel);
+    for (int64_t i = 0; i < m; ++i) {
+      float* cr = c + i * ldc;
+      for (int64_t jj = 0; jj < n; ++jj) {
+        const float s = RoundToFormat(part[i * n + jj], spec.partial);
+        cr[jj] = j == 0 ? s : cr[jj] + s;
+      }
+    }
+  }
+}
+
+}  // namespace accel
+}  // namespace xw

@@ -1,0 +1,67 @@
+// Internal: the emulated accelerator product as a GEMM, shared by the
+// convolutions and matrix products of accel_ops.h.
+//
+// C[i, j] = AccelDot(row i of A, column j of B, k, spec, tc, reduce) for
+// every i < m, j < n (accel_numerics.h): the same bits as that scalar
+// definition, on every SIMD target and thread count. A is row-major
+// (a[i * lda + t]) and B is k-major (b[t * ldb + j]), the layout im2col
+// writes, so the columns of a patch matrix are B's columns as they are.
+// Operands are used as given: the callers round them while they pack
+// (RoundOperands on the packed rows, or on the image im2col reads).
+//
+// Tensor-core accumulation runs on panels (accel_tiles.cc, Highway,
+// dispatched per CPU): 16 outputs of one row of C per panel, one lane each;
+// per block FMA the exact products, the largest magnitude's exponent,
+// truncation onto the block's grid by an exact power of two, an exact
+// integer sum and rounding toward zero to fp32. Every step is exact, so the
+// lane width cannot change a bit. TensorCorePanelF32 runs on float lanes
+// with int32 sums when F32PanelApplies (reduced operands of moderate range,
+// the usual case); TensorCorePanel on double lanes otherwise. A lane that
+// meets a value outside what those exact steps cover (Inf/NaN, a result in
+// fp32's subnormal range) is recomputed by the scalar definition.
+// Ordered accumulation (used with split-K) runs xw::Dot per output.
+//
+// Thread-safety: pure functions of their arguments; `parallel` runs tiles
+// through xw::ParallelFor (each output is computed by one task in a fixed
+// order, so the thread count cannot change a bit).
+#ifndef XWIRES_SRC_ACCEL_ACCEL_GEMM_H_
+#define XWIRES_SRC_ACCEL_ACCEL_GEMM_H_
+
+#include <cstdint>
+
+#include "xwires/core/accel_numerics.h"
+#include "xwires/core/reduce.h"
+
+namespace xw {
+namespace accel {
+
+// Outputs per panel (fixed, so the panels, not the lanes, are the unit of
+// work on every target).
+inline constexpr int64_t kPanel = 16;
+
+void AccelGemm(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+               int64_t m, int64_t n, int64_t k, const AccelSpec& spec, const TensorCoreSpec& tc,
+               const ReduceSpec& reduce, bool parallel);
+
+// One panel of tensor-core block FMAs (accel_tiles.cc): for rows r < rows
+// and lanes j < kPanel, acc[r * kPanel + j] (an fp32 value held in a
+// double) goes through the kk terms a[r * lda + t] * b[t * ldb + j], blocks
+// of tc.block from t = 0. bad[r] is set when a lane of row r met a value
+// the exact vector steps do not cover; the row must then be recomputed.
+// b must have kPanel readable floats per term.
+void TensorCorePanel(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows,
+                     int64_t kk, const TensorCoreSpec& tc, double* acc, bool* bad);
+
+// The float panel's conditions: the block's integer sum stays below
+// 2^31 - 2^7, i.e. (block + 1) * 2^(24 + align_bits) does; and every
+// operand is zero or has at most 12 significant bits (TF32, bf16, fp16
+// values; products exact in fp32) and a magnitude in [2^-40, 2^40).
+bool F32PanelSpec(const TensorCoreSpec& tc);
+bool F32PanelOperands(const float* x, int64_t rows, int64_t cols, int64_t ld);
+void TensorCorePanelF32(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows,
+                        int64_t kk, const TensorCoreSpec& tc, float* acc, bool* bad);
+
+}  // namespace accel
+}  // namespace xw
+
+#endif  // XWIRES_SRC_ACCEL_ACCEL_GEMM_H_

@@ -1,0 +1,188 @@
+// The vectorized tensor-core GEMM (src/accel/accel_gemm.h) against its
+// scalar definition, AccelDot per output, bit for bit on every SIMD target:
+// random operands over a wide exponent range (cancellation, alignment
+// losses), every block size and alignment, split-K with each partial
+// format, widths that leave a narrow last panel, and the lanes the vector
+// steps hand back to the scalar code (Inf, NaN, fp32-subnormal and
+// overflowing results).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "conv_test_util.h"
+#include "src/accel/accel_gemm.h"
+#include "src/accel/round_lanes.h"
+#include "xwires/core/accel_numerics.h"
+#include "xwires/core/rng.h"
+
+namespace xw {
+namespace {
+
+// Values m * 2^e with m uniform in [-1, 1) and e in [-lo, hi], rounded.
+std::vector<float> Operands(int64_t size, uint64_t seed, int spread, OperandRounding r) {
+  std::vector<float> v(static_cast<size_t>(size));
+  Philox rng(seed, StreamId("accel-panel-test"));
+  for (int64_t i = 0; i < size; ++i) {
+    // With spread 20, a third are zeros (whole zero blocks leave c alone).
+    const uint32_t u = rng.U32(2 * i);
+    const float m =
+        spread == 20 && u % 3 == 0 ? 0.0f : static_cast<float>(u % 2001) / 1000.0f - 1.0f;
+    const int e = static_cast<int>(rng.U32(2 * i + 1) % (2 * spread + 1)) - spread;
+    v[i] = RoundOperand(std::ldexp(m, e), r);
+  }
+  return v;
+}
+
+std::vector<uint32_t> Bits(const std::vector<float>& v) {
+  std::vector<uint32_t> b;
+  for (float f : v) b.push_back(std::bit_cast<uint32_t>(f));
+  return b;
+}
+
+// C by the scalar definition: AccelDot of row i and column j.
+std::vector<float> Scalar(const std::vector<float>& a, const std::vector<float>& b, int64_t m,
+                          int64_t n, int64_t k, const AccelSpec& s, const TensorCoreSpec& tc) {
+  std::vector<float> c(static_cast<size_t>(m * n)), col(static_cast<size_t>(k));
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t t = 0; t < k; ++t) col[t] = b[t * n + j];
+    for (int64_t i = 0; i < m; ++i) {
+      c[i * n + j] = AccelDot(a.data() + i * k, col.data(), k, s, tc, ReduceSpec{});
+    }
+  }
+  return c;
+}
+
+std::vector<float> Fast(const std::vector<float>& a, const std::vector<float>& b, int64_t m,
+                        int64_t n, int64_t k, const AccelSpec& s, const TensorCoreSpec& tc) {
+  std::vector<float> c(static_cast<size_t>(m * n), -1.0f);
+  accel::AccelGemm(a.data(), k, b.data(), n, c.data(), n, m, n, k, s, tc, ReduceSpec{}, true);
+  return c;
+}
+
+struct Shape3 {
+  int64_t m, n, k;
+};
+
+TEST(AccelPanel, SameBitsAsScalarDefinitionOnEveryTarget) {
+  const Shape3 shapes[] = {{3, 16, 37}, {9, 21, 64}, {1, 5, 300}, {17, 40, 9}};
+  const TensorCoreSpec tcs[] = {{4, 1}, {8, 1}, {8, 2}, {16, 2}, {32, 0}, {4, 8}};
+  for (const Shape3& sh : shapes) {
+    for (const TensorCoreSpec& tc : tcs) {
+      for (int spread : {2, 20, 40}) {
+        SCOPED_TRACE(testing::Message() << sh.m << "x" << sh.n << "x" << sh.k << " block "
+                                        << tc.block << " align " << tc.align_bits << " spread "
+                                        << spread);
+        // bf16 and TF32 operands take the float panels where the block allows.
+        const OperandRounding r = spread == 2    ? OperandRounding::kBf16Rne
+                                  : spread == 20 ? OperandRounding::kTf32Rz
+                                                 : OperandRounding::kNone;
+        const auto a = Operands(sh.m * sh.k, 1 + sh.k, spread, r);
+        const auto b = Operands(sh.k * sh.n, 2 + sh.n, spread, r);
+        AccelSpec s;
+        s.accumulation = Accumulation::kTensorCore;
+        const auto want = Bits(Scalar(a, b, sh.m, sh.n, sh.k, s, tc));
+        convtest::ForEachTarget([&](const std::string&) {
+          EXPECT_EQ(Bits(Fast(a, b, sh.m, sh.n, sh.k, s, tc)), want);
+        });
+      }
+    }
+  }
+}
+
+TEST(AccelPanel, SplitKPartialFormats) {
+  const auto a = Operands(5 * 70, 3, 6, OperandRounding::kTf32Rna);
+  const auto b = Operands(70 * 19, 4, 6, OperandRounding::kTf32Rna);
+  for (StorageFormat f : {StorageFormat::kFp32, StorageFormat::kBf16, StorageFormat::kFp16}) {
+    for (int parts : {2, 3, 70, 200}) {
+      AccelSpec s;
+      s.accumulation = Accumulation::kTensorCore;
+      s.split_k = parts;
+      s.partial = f;
+      const TensorCoreSpec tc{8, 1};
+      EXPECT_EQ(Bits(Fast(a, b, 5, 19, 70, s, tc)), Bits(Scalar(a, b, 5, 19, 70, s, tc)))
+          << StorageFormatName(f) << " parts " << parts;
+      s.accumulation = Accumulation::kOrdered;
+      EXPECT_EQ(Bits(Fast(a, b, 5, 19, 70, s, tc)), Bits(Scalar(a, b, 5, 19, 70, s, tc)))
+          << "ordered " << StorageFormatName(f) << " parts " << parts;
+    }
+  }
+}
+
+TEST(AccelPanel, SpecialValuesFallBackToTheScalarDefinition) {
+  const int64_t m = 4, n = 18, k = 24;
+  auto a = Operands(m * k, 5, 3, OperandRounding::kNone);
+  auto b = Operands(k * n, 6, 3, OperandRounding::kNone);
+  const float inf = std::numeric_limits<float>::infinity();
+  a[0 * k + 3] = inf;                                   // row 0: Inf products
+  a[1 * k + 5] = std::numeric_limits<float>::quiet_NaN();  // row 1: NaN
+  for (int64_t t = 0; t < k; ++t) {                     // row 2: tiny, fp32-subnormal sums
+    a[2 * k + t] = std::ldexp(a[2 * k + t], -70);
+    b[t * n + 17] = std::ldexp(b[t * n + 17], -70);
+  }
+  for (int64_t t = 0; t < k; ++t) a[3 * k + t] = FLT_MAX;  // row 3: past FLT_MAX
+  b[0 * n + 1] = inf;
+  b[2 * n + 1] = -inf;  // Inf - Inf in column 1
+  AccelSpec s;
+  s.accumulation = Accumulation::kTensorCore;
+  const TensorCoreSpec tc{8, 1};
+  const auto want = Bits(Scalar(a, b, m, n, k, s, tc));
+  convtest::ForEachTarget(
+      [&](const std::string&) { EXPECT_EQ(Bits(Fast(a, b, m, n, k, s, tc)), want); });
+  // The checks above must reach the special cases: an Inf, a NaN, an fp32
+  // subnormal and FLT_MAX are among the outputs.
+  const auto c = Scalar(a, b, m, n, k, s, tc);
+  bool has_inf = false, has_nan = false, has_sub = false, has_max = false;
+  for (float v : c) {
+    has_inf |= std::isinf(v);
+    has_nan |= std::isnan(v);
+    has_sub |= v != 0 && std::fabs(v) < FLT_MIN;
+    has_max |= std::fabs(v) == FLT_MAX;
+  }
+  EXPECT_TRUE(has_inf && has_nan && has_sub && has_max)
+      << has_inf << has_nan << has_sub << has_max;
+}
+
+// RoundLanes against RoundOperand on bit patterns spread over all of fp32
+// (every 4099th pattern: each exponent, both signs, NaN payloads) plus the
+// ties, overflow and subnormal edges of each format, on every target, with
+// a length that leaves a partial vector.
+TEST(AccelRoundLanes, SameBitsAsRoundOperandOnEveryTarget) {
+  std::vector<float> x;
+  for (uint64_t u = 0; u <= 0xffffffffull; u += 4099) {
+    x.push_back(std::bit_cast<float>(static_cast<uint32_t>(u)));
+  }
+  for (uint32_t u : {0x44801000u, 0x3f801800u, 0x477fefffu, 0x477ff000u, 0x477fe000u, 0x33000000u,
+                     0x33000001u, 0x33c00000u, 0x387fc000u, 0x38800000u, 0x7f7fffffu, 0x7f800000u,
+                     0x7f800001u, 0x7f801000u, 0x7fc00000u, 0x00000001u, 0x00400000u, 0x007fffffu,
+                     0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x80000000u, 0xff7fffffu}) {
+    x.push_back(std::bit_cast<float>(u));
+    x.push_back(std::bit_cast<float>(u ^ 0x80000000u));
+  }
+  x.push_back(1.0f);  // an odd count
+  const OperandRounding modes[] = {OperandRounding::kTf32Rna, OperandRounding::kTf32Rne,
+                                   OperandRounding::kTf32Rz, OperandRounding::kBf16Rne,
+                                   OperandRounding::kFp16Rne};
+  for (OperandRounding mode : modes) {
+    for (bool flush : {false, true}) {
+      std::vector<float> want(x.size());
+      for (size_t i = 0; i < x.size(); ++i) want[i] = RoundOperand(x[i], mode, flush);
+      convtest::ForEachTarget([&](const std::string&) {
+        std::vector<float> got(x.size());
+        accel::RoundLanes(x.data(), got.data(), static_cast<int64_t>(x.size()), mode, flush);
+        const auto w = Bits(want), g = Bits(got);
+        size_t diff = 0;
+        while (diff < w.size() && w[diff] == g[diff]) ++diff;
+        EXPECT_EQ(diff, w.size()) << OperandRoundingName(mode) << " flush " << flush << " at 0x"
+                                  << std::hex << std::bit_cast<uint32_t>(x[diff]) << ": 0x"
+                                  << g[diff] << " vs 0x" << w[diff];
+      });
+    }
+  }
+}
+
+}  // namespace
+}  // namespace xw
