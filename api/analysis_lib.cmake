@@ -15,6 +15,7 @@ add_library(xwires_api
   ${CMAKE_CURRENT_LIST_DIR}/report_plots.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_runs.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_searches.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report_replicas.cc
 )
 target_include_directories(xwires_api PUBLIC ${PROJECT_SOURCE_DIR}/include)
 target_include_directories(xwires_api PRIVATE ${CMAKE_CURRENT_LIST_DIR})

@@ -13,6 +13,8 @@
 #include "attribute_internal.h"
 #include "xwires/api/trial_setup.h"
 #include "xwires/core/parallel.h"
+#include "xwires/core/significance.h"
+#include "xwires/dataset/store/replicas.h"
 #include "xwires/trainers/trainer.h"
 
 namespace xw {
@@ -183,7 +185,31 @@ Job MakeJob(Profile p, const std::string& knob, const std::string& direction,
   return j;
 }
 
+// The noise floor of the pair from the trial's latest replica statistics
+// of these two profiles (either order), if any.
+Status AddNoiseFloor(const Dataset& ds, AttributionReport* r) {
+  XW_ASSIGN_OR_RETURN(std::vector<ReplicaStatsRecord> st,
+                      LoadReplicaStats(ds, r->trial_id));
+  for (auto it = st.rbegin(); it != st.rend(); ++it) {
+    const bool same = (it->profile_a == r->profile_a && it->profile_b == r->profile_b) ||
+                      (it->profile_a == r->profile_b && it->profile_b == r->profile_a);
+    if (!same) continue;
+    r->noise_sd = it->NoiseSd();
+    r->noise_df = it->k_a + it->k_b - 2;
+    r->noise_family = it->family;
+    r->noise_threshold = NoiseThreshold(r->noise_sd, r->noise_df);
+    break;
+  }
+  return Status::OK();
+}
+
 }  // namespace
+
+double NoiseThreshold(double noise_sd, int64_t df) {
+  if (!(noise_sd >= 0) || df < 1) return NAN;
+  return stats::StudentQuantile(static_cast<double>(df), 0.975) * std::sqrt(2.0) *
+         noise_sd;
+}
 
 Result<AttributionReport> AttributeDivergence(const Dataset& ds,
                                               int64_t trial_id,
@@ -257,6 +283,7 @@ Result<AttributionReport> AttributeDivergence(const Dataset& ds,
     e.disagree_remain_b = all[3 + 2 * i].run.disagree_b;
     r.knobs.push_back(e);
   }
+  XW_RETURN_IF_ERROR(AddNoiseFloor(ds, &r));
   SummarizeAttribution(&r);
   return r;
 }

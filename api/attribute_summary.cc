@@ -40,6 +40,12 @@ void SummarizeAttribution(AttributionReport* r) {
     e.remain_b = std::fabs(e.acc_b_switched - r->acc_b);
     e.share = r->divergence > 0 ? (e.alone_a + e.remain_b) / (2 * r->divergence)
                                 : NAN;
+    e.beyond_noise = "-";
+    if (std::isfinite(r->noise_threshold)) {
+      const bool alone = e.alone_a > r->noise_threshold,
+                 remains = e.remain_b > r->noise_threshold;
+      e.beyond_noise = alone && remains ? "both" : alone ? "alone" : remains ? "remains" : "no";
+    }
   }
   std::stable_sort(r->knobs.begin(), r->knobs.end(),
                    [](const KnobEffect& x, const KnobEffect& y) {
@@ -68,6 +74,18 @@ void SummarizeAttribution(AttributionReport* r) {
                Num(r->acc_a) + " vs " + r->profile_b + " " + Num(r->acc_b) +
                "): main knob" + (r->main_knobs.size() > 1 ? "s " : " ") +
                names + " (" + Pct(r->knobs[0].share) + " for the largest)";
+  if (std::isfinite(r->noise_threshold)) {
+    int beyond = 0;
+    for (const KnobEffect& e : r->knobs) beyond += e.beyond_noise != "no";
+    r->summary += "; " + std::to_string(beyond) + " of " + std::to_string(r->knobs.size()) +
+                  " knob(s) beyond the noise floor (single-run effects above " +
+                  Num(r->noise_threshold) + " = t x sqrt(2) x replica noise sd " +
+                  Num(r->noise_sd) + ", " + r->noise_family + " replicas)";
+  } else {
+    r->summary +=
+        "; no replicas of this pair, so effects are not tested against the noise "
+        "floor (run `xwires replicate` on the trial first)";
+  }
   if (!r->reproduced_a || !r->reproduced_b) {
     r->summary +=
         "; note: the retrained baselines do not reproduce the stored weights";
@@ -97,9 +115,14 @@ std::string AttributionJson(const AttributionReport& r) {
                      {"remain_b", J(e.remain_b)},
                      {"share", J(e.share)},
                      {"disagree_alone_a", J(e.disagree_alone_a)},
-                     {"disagree_remain_b", J(e.disagree_remain_b)}});
+                     {"disagree_remain_b", J(e.disagree_remain_b)},
+                     {"beyond_noise", e.beyond_noise}});
   }
   j["knobs"] = knobs;
+  j["noise"] = {{"sd", J(r.noise_sd)},
+                {"threshold", J(r.noise_threshold)},
+                {"df", r.noise_df},
+                {"family", r.noise_family}};
   j["main_knobs"] = r.main_knobs;
   Json runs = Json::array();
   for (const AttributionRun& u : r.runs) {
@@ -147,13 +170,42 @@ Table AttributionKnobTable(const AttributionReport& r) {
                "remains (only k differs)",
                "share",
                "disagree A_k/A",
-               "disagree B_k/B"};
+               "disagree B_k/B",
+               "beyond noise"};
   for (const KnobEffect& e : r.knobs) {
     t.rows.push_back({e.knob.path, e.knob.a_value, e.knob.b_value,
                       e.acc_a_switched, e.acc_b_switched, e.alone_a, e.remain_b,
-                      Pct(e.share), e.disagree_alone_a, e.disagree_remain_b});
+                      Pct(e.share), e.disagree_alone_a, e.disagree_remain_b,
+                      e.beyond_noise});
   }
   return t;
+}
+
+Table AttributionRunTable(const AttributionReport& r) {
+  Table t;
+  t.columns = {"knob",       "direction",  "profile",    "value",
+               "status",     "test_acc",   "test_loss",  "disagree_a",
+               "disagree_b", "weights_sha256", "wall_s"};
+  for (const AttributionRun& u : r.runs) {
+    t.rows.push_back({u.knob, u.direction, u.profile,
+                      u.value_json.empty() ? Cell{} : Cell{u.value_json}, u.status,
+                      u.test_acc, u.test_loss, u.disagree_a, u.disagree_b,
+                      u.weights_sha256, u.wall_time_s});
+  }
+  return t;
+}
+
+AnalysisRecord AttributionAnalysisRecord(const AttributionReport& r) {
+  AnalysisRecord row;
+  row.trial_ids = {r.trial_id};
+  row.kind = "attribute";
+  row.summary = r.summary;
+  row.result_json = AttributionJson(r);
+  for (const AttributionRun& u : r.runs) {
+    row.runs.push_back({u.knob, u.direction, u.profile, u.value_json, u.status,
+                        u.test_acc, u.test_loss, u.weights_sha256});
+  }
+  return row;
 }
 
 Result<Table> AttributionKnobTableFromJson(const std::string& json) {
@@ -179,6 +231,8 @@ Result<Table> AttributionKnobTableFromJson(const std::string& json) {
     e.share = num(k, "share");
     e.disagree_alone_a = num(k, "disagree_alone_a");
     e.disagree_remain_b = num(k, "disagree_remain_b");
+    if (k.contains("beyond_noise") && k["beyond_noise"].is_string())
+      e.beyond_noise = k["beyond_noise"].get<std::string>();
     r.knobs.push_back(std::move(e));
   }
   return AttributionKnobTable(r);

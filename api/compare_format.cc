@@ -102,11 +102,9 @@ std::string CompareJson(const CompareReport& r) {
   return j.dump(2);
 }
 
-std::string CompareText(const CompareReport& r) {
-  std::string out = "trial " + std::to_string(r.trial_id) + " (" + r.arch +
-                    "): " + r.profile_a + " (A) vs " + r.profile_b + " (B)\n\n";
-  out += "tier 1, tensors: " + r.tier1.verdict + " -- " + r.tier1.detail + "\n";
-  Table t1;
+CompareTables CompareTablesOf(const CompareReport& r) {
+  CompareTables out;
+  Table& t1 = out.tensors;
   t1.columns = {"tensor", "shape",  "max_abs", "max_rel",
                 "rel_l2", "cosine", "close"};
   for (const TensorDiff& t : r.tensors) {
@@ -117,10 +115,7 @@ std::string CompareText(const CompareReport& r) {
                                    : t.stats.close() ? "yes"
                                                      : "no")});
   }
-  out += FormatTable(t1, TableFormat::kTable) + "\n";
-  out += "tier 2, activations on " + std::to_string(r.probe) +
-         " probe images: " + r.tier2.verdict + " -- " + r.tier2.detail + "\n";
-  Table t2;
+  Table& t2 = out.layers;
   t2.columns = {"module", "type",   "shape", "max_abs",
                 "rel_l2", "cosine", "close"};
   for (const LayerDiff& l : r.layers) {
@@ -132,16 +127,39 @@ std::string CompareText(const CompareReport& r) {
                                                      : "no") +
                            mark});
   }
-  out += FormatTable(t2, TableFormat::kTable) + "\n";
   const TaskDiff& t = r.task;
-  out += "tier 3, task: " + r.tier3.verdict + " -- " + r.tier3.detail + "\n";
-  Table t3;
+  Table& t3 = out.classes;
   t3.columns = {"class", "acc_" + r.profile_a, "acc_" + r.profile_b};
   for (int c = 0; c < t.classes; ++c) {
     t3.rows.push_back(
         {static_cast<int64_t>(c), t.class_acc_a[c], t.class_acc_b[c]});
   }
-  out += FormatTable(t3, TableFormat::kTable);
+  return out;
+}
+
+AnalysisRecord CompareAnalysisRecord(const CompareReport& r) {
+  AnalysisRecord row;
+  row.trial_ids = {r.trial_id};
+  row.kind = "compare";
+  row.summary = "tensors " + r.tier1.verdict + ", activations " + r.tier2.verdict +
+                (r.parted_at.empty() ? "" : " (parted at " + r.parted_at + ")") +
+                ", task " + r.tier3.verdict;
+  row.result_json = CompareJson(r);
+  return row;
+}
+
+std::string CompareText(const CompareReport& r) {
+  const CompareTables tables = CompareTablesOf(r);
+  std::string out = "trial " + std::to_string(r.trial_id) + " (" + r.arch +
+                    "): " + r.profile_a + " (A) vs " + r.profile_b + " (B)\n\n";
+  out += "tier 1, tensors: " + r.tier1.verdict + " -- " + r.tier1.detail + "\n";
+  out += FormatTable(tables.tensors, TableFormat::kTable) + "\n";
+  out += "tier 2, activations on " + std::to_string(r.probe) +
+         " probe images: " + r.tier2.verdict + " -- " + r.tier2.detail + "\n";
+  out += FormatTable(tables.layers, TableFormat::kTable) + "\n";
+  const TaskDiff& t = r.task;
+  out += "tier 3, task: " + r.tier3.verdict + " -- " + r.tier3.detail + "\n";
+  out += FormatTable(tables.classes, TableFormat::kTable);
   for (int side = 0; side < 2; ++side) {
     const auto& m = side == 0 ? t.confusion_a : t.confusion_b;
     out += "\nconfusion " + (side == 0 ? r.profile_a : r.profile_b) +

@@ -9,8 +9,10 @@
 #include "xwires/api/svg_plot.h"
 #include "xwires/core/build_info.h"
 #include "xwires/core/clock.h"
+#include "xwires/core/significance.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/query/stats.h"
+#include "xwires/dataset/store/degenerate.h"
 
 namespace xw {
 namespace report {
@@ -70,6 +72,40 @@ std::string HtmlTable(const Table& t) {
   return s + "</tbody></table>\n";
 }
 
+// Per architecture: trials with a collapsed model, with a model at chance,
+// and with either (degenerate.h).
+void DegenerateTable(Context& c) {
+  Table t;
+  t.columns = {"arch", "trials", "collapsed", "at_chance", "degenerate"};
+  int64_t total[4] = {0, 0, 0, 0};
+  auto add = [&](const std::string& name, const int64_t n[4]) {
+    t.rows.push_back({name, n[0], n[1], n[2], n[3]});
+  };
+  for (const auto& [arch, trials] : c.by_arch) {
+    int64_t n[4] = {static_cast<int64_t>(trials.size()), 0, 0, 0};
+    for (const TrialRow* r : trials) {
+      const ModelFlags f = TrialFlags(DegenerateFlags(*r));
+      n[1] += f.collapsed == 1;
+      n[2] += f.at_chance == 1;
+      n[3] += f.collapsed == 1 || f.at_chance == 1;
+    }
+    add(arch, n);
+    for (int i = 0; i < 4; ++i) total[i] += n[i];
+  }
+  if (c.by_arch.size() > 1) add("all", total);
+  c.Para(
+      "Degenerate models: a model is collapsed when a recorded loss was "
+      "non-finite or above " + std::string(Fmt(stats::kExplodingLossMultiple, "%g")) +
+      " ln(k), and at chance when its test accuracy is "
+      "within 3 binomial standard errors of 1/k (docs/analysis.md). " +
+      std::string(c.opt.exclude_degenerate
+                      ? "Trials with either are left out of the tables below."
+                      : "The tables below include them (report "
+                        "--exclude-degenerate leaves them out)."));
+  c.html += "<div class=\"scroll\" data-table=\"degenerate\">" +
+            HtmlTable(t) + "</div>";
+}
+
 Status StatsSection(Context& c) {
   c.Heading("stats", "Divergence statistics");
   c.Para(
@@ -79,10 +115,12 @@ Status StatsSection(Context& c) {
       std::string(Fmt(c.opt.threshold, "%g")) +
       ", and each profile's test-accuracy range (the CrossedWires study's "
       "Tables 2 and 3).");
+  DegenerateTable(c);
   StatsOptions so;
   so.threshold = c.opt.threshold;
   so.filter.where = c.opt.where;
   so.filter.archs = c.opt.archs;
+  so.filter.exclude_degenerate = c.opt.exclude_degenerate;
   XW_ASSIGN_OR_RETURN(auto stats, ComputeStats(c.ds, so));
   c.html += "<div class=\"scroll\" data-table=\"stats\">" +
             HtmlTable(StatsTable(stats, so)) + "</div>";
@@ -156,7 +194,7 @@ Result<Report> BuildReport(const Dataset& ds, const ReportOptions& opt) {
   c.html +=
       "<nav><a href=\"#stats\">Statistics</a><a "
       "href=\"#dist\">Distributions</a>"
-      "<a href=\"#searches\">Searches</a>"
+      "<a href=\"#searches\">Searches</a><a href=\"#replicas\">Replicas</a>"
       "<a href=\"#space\">Hyperparameter space</a><a href=\"#mi\">Mutual "
       "information</a>"
       "<a href=\"#curves\">Training curves</a><a href=\"#analyses\">Compare / "
@@ -164,6 +202,7 @@ Result<Report> BuildReport(const Dataset& ds, const ReportOptions& opt) {
   XW_RETURN_IF_ERROR(report::StatsSection(c));
   report::DistributionSection(c);
   XW_RETURN_IF_ERROR(report::SearchesSection(c));
+  XW_RETURN_IF_ERROR(report::ReplicasSection(c));
   report::ScatterSection(c);
   XW_RETURN_IF_ERROR(report::MiSection(c));
   XW_RETURN_IF_ERROR(report::CurvesSection(c));

@@ -38,6 +38,7 @@ std::string Fmt(double v, const char* format = "%.4g");
 Status StatsSection(Context& c);
 void DistributionSection(Context& c);
 Status SearchesSection(Context& c);
+Status ReplicasSection(Context& c);
 void ScatterSection(Context& c);
 Status MiSection(Context& c);
 Status CurvesSection(Context& c);

@@ -10,6 +10,7 @@
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
 #include "xwires/dataset/store/replicas.h"
+#include "xwires/dataset/store/degenerate.h"
 
 namespace xw {
 namespace {
@@ -146,6 +147,7 @@ Result<hpo::DriverOptions> SearchOptionsOf(const SearchRequest& r) {
   o.max_seconds = r.max_seconds;
   o.jobs = r.jobs;
   o.threads = r.threads;
+  o.best_excludes_degenerate = r.exclude_degenerate;
   if (r.trials_per_subspace < 0) {
     return Status::InvalidArgument("--trials-per-subspace must be >= 1");
   }
@@ -224,13 +226,15 @@ Result<SearchVerdicts> SearchVerdictSummary(const std::string& dir, int64_t sear
   return v;
 }
 
-Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top) {
+Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top,
+                             bool exclude_degenerate) {
   XW_ASSIGN_OR_RETURN(auto ds, Dataset::Open(dir, OpenMode::kReadOnly));
   XW_ASSIGN_OR_RETURN(hpo::DriverConfig config, ConfigOfSearch(*ds, search_id));
   XW_ASSIGN_OR_RETURN(std::vector<TrialRow> rows, FinishedRows(*ds, search_id));
   const bool two_stage = hpo::IsTwoStage(config.schedule, config.search.objective);
   std::map<int64_t, Replicated> rep;
   if (two_stage) {
+    // Over every replicated pair of the search (BH's family), whatever is shown.
     XW_ASSIGN_OR_RETURN(rep, ReplicatedTrials(*ds, config, rows));
     // Replicated pairs first, by their LCB; then the screened ones by diff.
     std::stable_sort(rows.begin(), rows.end(), [&rep](const TrialRow& a, const TrialRow& b) {
@@ -239,6 +243,9 @@ Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top)
       if (ia == rep.end()) return false;
       return ia->second.stats.stats.lcb > ib->second.stats.stats.lcb;
     });
+  }
+  if (exclude_degenerate) {
+    std::erase_if(rows, [](const TrialRow& r) { return IsDegenerate(DegenerateFlags(r)); });
   }
   if (static_cast<int>(rows.size()) > top) rows.resize(top);
   Table t;
@@ -252,6 +259,7 @@ Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top)
       t.columns.push_back(c);
     }
   }
+  t.columns.insert(t.columns.end(), {"collapsed", "at_chance"});
   for (const TrialRow& r : rows) {
     std::vector<Cell> row = {r.id};
     auto h = nlohmann::json::parse(r.hparams_json, nullptr, false);
@@ -287,6 +295,9 @@ Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top)
         row.push_back(std::string(stats::VerdictName(x.stats.stats.verdict)));
       }
     }
+    const ModelFlags f = TrialFlags(DegenerateFlags(r));
+    for (int v : {f.collapsed, f.at_chance})
+      row.push_back(v < 0 ? Cell(std::monostate{}) : Cell(int64_t{v}));
     t.rows.push_back(std::move(row));
   }
   return t;

@@ -311,10 +311,19 @@ std::string LinePlotSvg(const std::string& id, const std::string& title,
   const double h = std::max(kH + drop, kTop + 8 + 16.0 * series.size() + 8);
   const double w = FitTitle(plot_right + 28 + legend + 10, title);
   std::vector<const std::vector<double>*> xs, ys;
+  std::vector<std::vector<double>> ends;  // y -+ err, for the y range
+  ends.reserve(series.size());
   for (const auto& s : series) {
     xs.push_back(&s.x);
     ys.push_back(&s.y);
+    ends.emplace_back();
+    for (size_t k = 0; k < std::min(s.y.size(), s.err.size()); ++k) {
+      if (!std::isfinite(s.err[k])) continue;
+      ends.back().push_back(s.y[k] - s.err[k]);
+      ends.back().push_back(s.y[k] + s.err[k]);
+    }
   }
+  for (const auto& e : ends) ys.push_back(&e);
   Scale sx = Fit(xs, x.log, left, plot_right - kRight);
   const Scale sy = Fit(ys, y.log, h - kBottom - drop, kTop);
   sx.integer = !x.log;
@@ -339,6 +348,15 @@ std::string LinePlotSvg(const std::string& id, const std::string& title,
       if (!sx.Valid(s.x[k]) || !sy.Valid(s.y[k])) {
         flush();
         continue;
+      }
+      if (k < s.err.size() && std::isfinite(s.err[k]) &&
+          sy.Valid(s.y[k] - s.err[k]) && sy.Valid(s.y[k] + s.err[k])) {
+        const double px = sx(s.x[k]), lo = sy(s.y[k] - s.err[k]),
+                     hi = sy(s.y[k] + s.err[k]);
+        out += "<path d=\"M" + F(px) + " " + F(lo) + "V" + F(hi) + "M" +
+               F(px - 4) + " " + F(lo) + "H" + F(px + 4) + "M" + F(px - 4) +
+               " " + F(hi) + "H" + F(px + 4) + "\" stroke=\"" + color +
+               "\" stroke-width=\"1.5\" fill=\"none\"/>";
       }
       if (s.points) {
         out += "<circle cx=\"" + F(sx(s.x[k])) + "\" cy=\"" + F(sy(s.y[k])) +

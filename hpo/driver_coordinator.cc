@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "driver_run.h"
+#include "xwires/dataset/store/degenerate.h"
 
 namespace xw::hpo::internal {
 namespace {
@@ -46,7 +47,7 @@ Coordinator::Coordinator(SearchStore& store, Cluster& cluster,
     ++started_;
     if (e.status == "done") {
       ++finished_;
-      if (e.objective > best_) {
+      if (e.objective > best_ && !(options.best_excludes_degenerate && e.degenerate)) {
         best_ = e.objective;
         best_trial_ = e.id;
       }
@@ -90,6 +91,7 @@ Result<int64_t> Coordinator::Begin(int subspace, const std::vector<double>& x,
 
 Status Coordinator::Finish(const Job& job, TrialRecord r, double seconds) {
   const double objective = r.divergence;
+  const bool degenerate = IsDegenerate(DegenerateFlags(r));
   std::string text = PointText(store_.config().search.space, job.x);
   char buf[160];
   std::snprintf(buf, sizeof buf, " -> %.4f", objective);
@@ -103,6 +105,7 @@ Status Coordinator::Finish(const Job& job, TrialRecord r, double seconds) {
   }
   std::snprintf(buf, sizeof buf, "; %.1f s)", seconds);
   text += buf;
+  if (degenerate) text += " degenerate";
   XW_ASSIGN_OR_RETURN(int64_t id, store_.AddDone(job.pending_id, job.subspace,
                                                  job.x, std::move(r)));
   if (plan_ != nullptr) plan_->OnFinish(job.pending_id, id, job.x, objective);
@@ -110,7 +113,7 @@ Status Coordinator::Finish(const Job& job, TrialRecord r, double seconds) {
   --running_;
   ++ended_this_run_;
   trial_seconds_ += seconds;
-  if (objective > best_) {
+  if (objective > best_ && !(options_.best_excludes_degenerate && degenerate)) {
     best_ = objective;
     best_trial_ = id;
   }

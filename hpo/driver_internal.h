@@ -100,6 +100,7 @@ struct HistoryEntry {
   // unrecorded; rows written before done rows kept their pending row's id,
   // whose id order was their finishing order). Not sent over MPI.
   int64_t finished = -1;
+  bool degenerate = false;  // done: a model collapsed or at chance
 };
 // extra_json "search" object of a trial row of the driver; a non-empty
 // `optimizer_state` (a JSON object) is stored as its "optimizer";

@@ -11,6 +11,7 @@
 
 #include "xwires/core/build_info.h"
 #include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/degenerate.h"
 #include "xwires/dataset/store/search_log.h"
 #include "xwires/trainers/metrics.h"
 
@@ -195,6 +196,7 @@ Result<std::unique_ptr<SearchStore>> SearchStore::Resume(const std::string& dir,
       return e.status().WithContext(dir + ": search " + std::to_string(id));
     if (e->status == "done" && e->pending_ref > 0)
       completed.insert(e->pending_ref);
+    e->degenerate = IsDegenerate(DegenerateFlags(r));
     all.push_back(std::move(e).value());
   }
   for (HistoryEntry& e : all) {

@@ -160,11 +160,12 @@ Result<TrialRecord> RunTrial(const TrialContext& ctx,
                            {{"abs_acc_diff", JsonNumber(obj.abs_acc_diff)},
                             {"disagreement", JsonNumber(obj.disagreement)},
                             {"max_class_gap", JsonNumber(obj.max_class_gap)}}}};
-  // TrainTrial's facts (loss scaling under fp16 profiles) are kept.
   const auto trained = nlohmann::json::parse(r.extra_json.empty() ? "{}" : r.extra_json, nullptr,
                                              /*allow_exceptions=*/false);
-  if (trained.is_object() && trained.contains("loss_scaling")) {
-    extra["loss_scaling"] = trained["loss_scaling"];
+  // TrainTrial's facts (loss scaling under fp16 profiles, the degenerate-model
+  // facts of degenerate.h) are kept.
+  for (const char* key : {"loss_scaling", "test_set", "loss_peak"}) {
+    if (trained.is_object() && trained.contains(key)) extra[key] = trained[key];
   }
   r.extra_json = extra.dump();
   if (!ctx.config.train.store_weights) {

@@ -15,6 +15,7 @@
 #include "xwires/core/loss.h"
 #include "xwires/core/parallel.h"
 #include "xwires/core/rng.h"
+#include "xwires/dataset/store/degenerate.h"
 #include "xwires/trainers/loss_scaler.h"
 #include "xwires/trainers/metrics.h"
 
@@ -346,6 +347,7 @@ Result<TrialRecord> TrainTrial(const std::vector<Profile>& profiles, const DataS
     extra["loss_scaling"] = scaling;
     trial.extra_json = extra.dump();
   }
+  RecordDegeneracyFacts(&trial, data.test.num_classes, data.test.size());
   double div = 0;
   for (size_t i = 0; i < trial.models.size(); ++i) {
     for (size_t j = i + 1; j < trial.models.size(); ++j) {

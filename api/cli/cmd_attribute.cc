@@ -38,15 +38,7 @@ void RunAttribute(AttributeArgs& a) {
   const std::string out = a.format == "json" ? json + "\n" : AttributionText(r);
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (a.no_store) return;
-  AnalysisRecord row;
-  row.trial_ids = {a.trial};
-  row.kind = "attribute";
-  row.summary = r.summary;
-  row.result_json = json;
-  for (const AttributionRun& u : r.runs) {
-    row.runs.push_back({u.knob, u.direction, u.profile, u.value_json, u.status,
-                        u.test_acc, u.test_loss, u.weights_sha256});
-  }
+  const AnalysisRecord row = AttributionAnalysisRecord(r);
   const int64_t id = Unwrap(StoreAnalysis(*ds, row));
   if (!a.quiet)
     std::fprintf(stderr, "stored attribution result %lld\n",

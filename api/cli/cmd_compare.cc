@@ -30,14 +30,7 @@ void RunCompare(const CompareArgs& a) {
   std::string out = a.format == "json" ? json + "\n" : CompareText(r);
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (a.store) {
-    AnalysisRecord row;
-    row.trial_ids = {a.trial};
-    row.kind = "compare";
-    row.summary =
-        "tensors " + r.tier1.verdict + ", activations " + r.tier2.verdict +
-        (r.parted_at.empty() ? "" : " (parted at " + r.parted_at + ")") +
-        ", task " + r.tier3.verdict;
-    row.result_json = json;
+    const AnalysisRecord row = CompareAnalysisRecord(r);
     const int64_t id = Unwrap(StoreAnalysis(*ds, row));
     std::fprintf(stderr, "stored compare result %lld\n",
                  static_cast<long long>(id));

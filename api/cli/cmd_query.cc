@@ -23,7 +23,7 @@ struct QueryArgs {
   std::string dataset, where, near, format = "table";
   std::vector<std::string> archs, profiles, statuses, sort;
   int64_t limit = -1, offset = 0;
-  bool count = false;
+  bool count = false, exclude_degenerate = false;
 };
 
 void RunQuery(const QueryArgs& a) {
@@ -36,6 +36,7 @@ void RunQuery(const QueryArgs& a) {
   q.order_by = a.sort;
   q.limit = a.limit;
   q.offset = a.offset;
+  q.exclude_degenerate = a.exclude_degenerate;
   auto ds = Unwrap(Dataset::Open(a.dataset, OpenMode::kReadOnly));
   if (a.count) {
     std::printf("%lld\n", static_cast<long long>(Unwrap(ds->Count(q))));
@@ -65,8 +66,8 @@ void RegisterQuery(CLI::App& app) {
       "diff id "
       "search_id arch data status name provenance acc_<profile> "
       "train_acc_<profile> "
-      "loss_<profile> train_loss_<profile>; stored settings width depth dropout "
-      "train_limit test_limit data_seed init_weights profiles isa_<profile> "
+      "loss_<profile> train_loss_<profile> collapsed at_chance; stored settings width "
+      "depth dropout train_limit test_limit data_seed init_weights profiles isa_<profile> "
       "simd_<profile> cpu_<profile> threads_<profile>; and/or/not, parentheses)");
   cmd->add_option("--arch", a->archs, "Only these architectures (repeatable)");
   cmd->add_option("--profile", a->profiles,
@@ -85,6 +86,8 @@ void RegisterQuery(CLI::App& app) {
       "Nearest trials to name=value,... in normalised hyperparameter space "
       "(log scale for lr and adam_eps)");
   cmd->add_option("--format", a->format, "table, csv or json");
+  cmd->add_flag("--exclude-degenerate", a->exclude_degenerate,
+                "Leave out trials with a collapsed or at-chance model (query fields collapsed, at_chance)");
   cmd->add_flag("--count", a->count,
                 "Print only the number of matching trials");
   cmd->callback([a] { RunQuery(*a); });

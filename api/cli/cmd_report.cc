@@ -53,6 +53,9 @@ void RegisterReport(CLI::App& app) {
   cmd->add_option("--mi-shuffles", a->opt.mi.shuffles,
                   "Permutations of the MI null baseline (0: none)")
       ->capture_default_str();
+  cmd->add_flag("--exclude-degenerate", a->opt.exclude_degenerate,
+                "Leave trials with a collapsed or at-chance model out of the "
+                "statistics and top tables");
   cmd->add_flag("--ksg", a->ksg, "KSG estimator for the MI bars");
   cmd->callback([a] { RunReport(*a); });
 }

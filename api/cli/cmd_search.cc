@@ -29,7 +29,7 @@ struct SearchArgs {
   int trials_per_subspace = 0, jobs = 0, threads = 0, top = 10;
   double max_seconds = 0;
   std::optional<int64_t> seed;
-  bool no_subspaces = false, quiet = false;
+  bool no_subspaces = false, quiet = false, exclude_degenerate = false;
   // What to train (over the config's keys).
   std::string arch, profiles, data, init_weights;
   std::optional<int64_t> train_limit, test_limit;
@@ -89,6 +89,7 @@ void RunSearchCommand(const SearchArgs& a) {
   r.max_seconds = a.max_seconds;
   r.seed = a.seed;
   r.no_subspaces = a.no_subspaces;
+  r.exclude_degenerate = a.exclude_degenerate;
   r.arch = a.arch;
   r.profiles = SplitCommas(a.profiles);
   r.data = a.data;
@@ -146,15 +147,17 @@ void RunSearchCommand(const SearchArgs& a) {
               static_cast<long long>(s.finished),
               static_cast<long long>(s.failed));
   if (s.best >= 0) {
-    std::printf("; best %.4f (trial %lld)", s.best,
-                static_cast<long long>(s.best_trial));
+    std::printf("; best %.4f (trial %lld%s)", s.best,
+                static_cast<long long>(s.best_trial),
+                a.exclude_degenerate ? ", degenerate trials excluded" : "");
   }
   if (s.replicas > 0) {
     std::printf("; %lld replicas trained", static_cast<long long>(s.replicas));
   }
   std::printf("\n");
   if (a.top > 0) {
-    const Table top = Unwrap(SearchTopTable(a.dataset, s.search_id, a.top));
+    const Table top =
+        Unwrap(SearchTopTable(a.dataset, s.search_id, a.top, a.exclude_degenerate));
     std::printf("most divergent pairs of search %lld:\n%s",
                 static_cast<long long>(s.search_id),
                 FormatTable(top, TableFormat::kTable).c_str());
@@ -248,6 +251,10 @@ void RegisterSearch(CLI::App& app) {
                "\"schedule.confirm_replicas\", default 4)");
   AddIntOption(cmd, "--top", &args->top, 0, kIntMax,
                "Rows of the final table of most divergent pairs");
+  cmd->add_flag("--exclude-degenerate", args->exclude_degenerate,
+                "The best pair and the final table skip trials with a "
+                "collapsed or at-chance model (query fields collapsed, "
+                "at_chance)");
   cmd->add_flag("--quiet", args->quiet, "No progress output");
   cmd->callback([args] { RunSearchCommand(*args); });
 }

@@ -9,6 +9,7 @@
 #include "xwires/api/replica_tables.h"
 #include "xwires/dataset/query/export.h"
 #include "xwires/dataset/query/table.h"
+#include "xwires/dataset/store/degenerate.h"
 
 namespace xw::cli {
 namespace {
@@ -56,11 +57,16 @@ void PrintTable(const TrialRow& t,
   kv("provenance", t.provenance);
   kv("hparams", t.hparams_json);
   kv("extra", t.extra_json);
+  // Degenerate models (degenerate.h): 1, 0 or "-" when unknown.
+  const std::vector<ModelFlags> flags = DegenerateFlags(t);
+  auto flag = [](int v) { return v < 0 ? Cell{} : Cell{int64_t{v}}; };
   Table m;
   m.columns = {"model",    "profile",    "status",    "train_acc",
                "test_acc", "train_loss", "test_loss", "epochs",
-               "weights",  "params",     "wall_s"};
-  for (const auto& r : t.models) {
+               "weights",  "params",     "wall_s",    "collapsed",
+               "at_chance"};
+  for (size_t i = 0; i < t.models.size(); ++i) {
+    const ModelRow& r = t.models[i];
     m.rows.push_back(
         {r.id, r.profile + (r.external ? " (external)" : ""), r.status,
          r.train_acc, r.test_acc, r.train_loss, r.test_loss, r.n_epochs,
@@ -68,7 +74,7 @@ void PrintTable(const TrialRow& t,
          // 0 parameters: not recorded (imported results), see dataset.md.
          r.param_count > 0 ? Cell{r.param_count}
                            : Cell{std::string("not recorded")},
-         r.wall_time_s});
+         r.wall_time_s, flag(flags[i].collapsed), flag(flags[i].at_chance)});
   }
   out += "\n" + FormatTable(m, TableFormat::kTable);
   for (size_t i = 0; full && i < t.models.size(); ++i) {

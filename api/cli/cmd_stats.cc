@@ -14,6 +14,7 @@ struct StatsArgs {
   std::string dataset, where, by = "arch", format = "table";
   std::vector<std::string> archs;
   double threshold = 0.05;
+  bool exclude_degenerate = false;
 };
 
 void RunStats(const StatsArgs& a) {
@@ -23,6 +24,7 @@ void RunStats(const StatsArgs& a) {
   opt.threshold = a.threshold;
   opt.filter.where = a.where;
   opt.filter.archs = a.archs;
+  opt.filter.exclude_degenerate = a.exclude_degenerate;
   auto ds = Unwrap(Dataset::Open(a.dataset, OpenMode::kReadOnly));
   auto stats = Unwrap(ComputeStats(*ds, opt));
   std::string out = FormatTable(StatsTable(stats, opt), format);
@@ -38,6 +40,8 @@ void RegisterStats(CLI::App& app) {
   cmd->add_option("--by", a->by, "Group by a field (arch, data, width, depth, train_limit, search_id, profiles, simd_<profile>, ...) or none");
   cmd->add_option("--threshold", a->threshold,
                   "Divergence threshold of the share column");
+  cmd->add_flag("--exclude-degenerate", a->exclude_degenerate,
+                "Leave out trials with a collapsed or at-chance model (query fields collapsed, at_chance)");
   AddFilterOptions(cmd, &a->where, &a->archs, &a->format);
   cmd->callback([a] { RunStats(*a); });
 }

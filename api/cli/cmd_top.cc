@@ -16,7 +16,7 @@ struct TopArgs {
   std::string dataset, where, format = "table";
   std::vector<std::string> archs;
   int k = 3;
-  bool bottom = false, by_lcb = false;
+  bool bottom = false, by_lcb = false, exclude_degenerate = false;
 };
 
 // The k trials with the largest lower confidence bound of their replicated
@@ -25,6 +25,7 @@ Table TopByLcb(const Dataset& ds, const TopArgs& a) {
   TrialQuery q;
   q.where = "diff_lcb is not null" + (a.where.empty() ? "" : " and (" + a.where + ")");
   q.archs = a.archs;
+  q.exclude_degenerate = a.exclude_degenerate;
   q.order_by = {a.bottom ? "diff_lcb" : "-diff_lcb", "id"};
   q.limit = a.k;
   Table t;
@@ -49,6 +50,7 @@ void RunTop(const TopArgs& a) {
   opt.bottom = a.bottom;
   opt.filter.where = a.where;
   opt.filter.archs = a.archs;
+  opt.filter.exclude_degenerate = a.exclude_degenerate;
   auto ds = Unwrap(Dataset::Open(a.dataset, OpenMode::kReadOnly));
   Table t;
   if (a.by_lcb) {
@@ -71,6 +73,8 @@ void RegisterTop(CLI::App& app) {
   cmd->add_flag("--by-lcb", a->by_lcb,
                 "Rank replicated trials by the lower confidence bound of their difference "
                 "(diff_lcb), k in all");
+  cmd->add_flag("--exclude-degenerate", a->exclude_degenerate,
+                "Leave out trials with a collapsed or at-chance model (query fields collapsed, at_chance)");
   AddFilterOptions(cmd, &a->where, &a->archs, &a->format);
   cmd->callback([a] { RunTop(*a); });
 }

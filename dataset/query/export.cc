@@ -6,6 +6,7 @@
 
 #include "filter_parser.h"
 #include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/degenerate.h"
 
 namespace xw {
 
@@ -45,9 +46,19 @@ Json ModelJson(const ModelRow& m) {
       {"h5_group", m.h5_group.empty() ? Json(nullptr) : Json(m.h5_group)}};
 }
 
+Json FlagJson(int v) { return v < 0 ? Json(nullptr) : Json(v); }
+
 Json TrialObject(const TrialRow& t) {
+  // Degenerate-model flags (degenerate.h), per model and for the trial.
+  const std::vector<ModelFlags> flags = DegenerateFlags(t);
+  const ModelFlags trial_flags = TrialFlags(flags);
   Json models = Json::array();
-  for (const auto& m : t.models) models.push_back(ModelJson(m));
+  for (size_t i = 0; i < t.models.size(); ++i) {
+    Json m = ModelJson(t.models[i]);
+    m["collapsed"] = FlagJson(flags[i].collapsed);
+    m["at_chance"] = FlagJson(flags[i].at_chance);
+    models.push_back(std::move(m));
+  }
   return Json{{"id", t.id},
               {"created_at", t.created_at},
               {"arch", t.arch},
@@ -63,6 +74,8 @@ Json TrialObject(const TrialRow& t) {
               {"epochs", Opt(t.epochs)},
               {"seed", Opt(t.seed)},
               {"diff", Num(t.divergence)},
+              {"collapsed", FlagJson(trial_flags.collapsed)},
+              {"at_chance", FlagJson(trial_flags.at_chance)},
               {"search_id", Opt(t.search_id)},
               {"provenance", t.provenance},
               {"hparams", Parsed(t.hparams_json)},

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "dataset/store/degenerate_sql.h"
 #include "filter_lexer.h"
 #include "setting_fields.h"
 
@@ -55,6 +56,9 @@ const std::map<std::string, Plain>& PlainFields() {
                     "ORDER BY s.id DESC LIMIT 1)", true, -1}},
       {"noise_sd", {"(SELECT s.noise_sd FROM replica_stats s WHERE s.trial_id = t.id "
                     "ORDER BY s.id DESC LIMIT 1)", true, -1}},
+      // Degenerate models (degenerate.h): 1, 0 or unknown.
+      {"collapsed", {TrialFlagSql(DegenerateFlag::kCollapsed).c_str(), true, -1}},
+      {"at_chance", {TrialFlagSql(DegenerateFlag::kAtChance).c_str(), true, -1}},
       {"provenance",
        {"(SELECT description FROM provenance WHERE id = t.provenance_id)",
         false, -1}},

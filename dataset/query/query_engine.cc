@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "dataset/store/dataset_impl.h"
+#include "dataset/store/degenerate_sql.h"
 #include "dataset/store/sqlite_adapter.h"
 #include "dataset/store/trial_rules.h"
 #include "filter_parser.h"
@@ -51,6 +52,11 @@ Result<CompiledQuery> CompileQuery(const TrialQuery& q) {
   if (!q.archs.empty()) {
     c.where += " AND t.arch IN " + InList(q.archs.size());
     for (const auto& a : q.archs) c.params.push_back(a);
+  }
+  if (q.exclude_degenerate) {
+    c.where += " AND coalesce(" + TrialFlagSql(DegenerateFlag::kCollapsed) +
+               ", 0) = 0 AND coalesce(" +
+               TrialFlagSql(DegenerateFlag::kAtChance) + ", 0) = 0";
   }
   for (const std::string& s : q.statuses) XW_RETURN_IF_ERROR(CheckTrialStatus(s));
   if (!q.statuses.empty()) {
@@ -153,6 +159,10 @@ QueryBuilder& QueryBuilder::Offset(int64_t n) {
   q_.offset = n;
   return *this;
 }
+QueryBuilder& QueryBuilder::ExcludeDegenerate(bool on) {
+  q_.exclude_degenerate = on;
+  return *this;
+}
 
 bool IsKnownField(const std::string& field) {
   std::string name = (!field.empty() && (field[0] == '-' || field[0] == '+'))
@@ -181,7 +191,8 @@ Result<NearTarget> ParseNearTarget(const std::string& text) {
                 value = trim(item.substr(eq + 1));
     XW_ASSIGN_OR_RETURN(filter::Field f, filter::ResolveField(name));
     if (!f.numeric || !f.params.empty() || f.index_dim == filter::kDivergence ||
-        f.name == "id" || f.name == "search_id") {
+        f.name == "id" || f.name == "search_id" || f.name == "collapsed" ||
+        f.name == "at_chance") {
       return Status::InvalidArgument("near: '" + name +
                                      "' is not a hyperparameter");
     }

@@ -12,6 +12,7 @@
 #include "filter_parser.h"
 #include "query_engine.h"
 #include "xwires/dataset/query/query.h"
+#include "xwires/dataset/store/degenerate.h"
 
 namespace xw {
 
@@ -242,6 +243,13 @@ std::vector<std::string> ProfilesOf(const std::vector<const TrialRow*>& rows) {
 }
 
 Cell Opt(const std::optional<int64_t>& v) { return v ? Cell{*v} : Cell{}; }
+
+// The trial's degenerate-model flags as the columns collapsed, at_chance.
+void AddFlags(const TrialRow& r, std::vector<Cell>& row) {
+  const ModelFlags f = TrialFlags(DegenerateFlags(r));
+  row.push_back(f.collapsed < 0 ? Cell{} : Cell{int64_t{f.collapsed}});
+  row.push_back(f.at_chance < 0 ? Cell{} : Cell{int64_t{f.at_chance}});
+}
 }  // namespace
 
 Table TopTable(
@@ -255,7 +263,7 @@ Table TopTable(
   t.columns = {"arch", "rank",     "id",         "name",
                "lr",   "adam_eps", "batch_size", "epochs"};
   for (const auto& p : profiles) t.columns.push_back("acc_" + p);
-  t.columns.push_back("diff");
+  t.columns.insert(t.columns.end(), {"diff", "collapsed", "at_chance"});
   for (const auto& [arch, rows] : top) {
     for (size_t i = 0; i < rows.size(); ++i) {
       const TrialRow& r = rows[i];
@@ -267,6 +275,7 @@ Table TopTable(
         row.push_back(m ? Cell{m->test_acc} : Cell{});
       }
       row.push_back(r.divergence);
+      AddFlags(r, row);
       t.rows.push_back(std::move(row));
     }
   }
@@ -282,7 +291,7 @@ Table TrialsTable(const std::vector<TrialRow>& rows) {
                "lr",           "adam_eps",   "beta1",  "beta2",
                "weight_decay", "batch_size", "epochs", "seed"};
   for (const auto& p : profiles) t.columns.push_back("acc_" + p);
-  t.columns.push_back("diff");
+  t.columns.insert(t.columns.end(), {"diff", "collapsed", "at_chance"});
   for (const TrialRow& r : rows) {
     std::vector<Cell> row = {r.id,           r.arch,
                              r.external_id,  r.status,
@@ -295,6 +304,7 @@ Table TrialsTable(const std::vector<TrialRow>& rows) {
       row.push_back(m ? Cell{m->test_acc} : Cell{});
     }
     row.push_back(r.divergence);
+    AddFlags(r, row);
     t.rows.push_back(std::move(row));
   }
   return t;

@@ -18,6 +18,7 @@
 #include <set>
 
 #include "dataset_impl.h"
+#include "xwires/dataset/store/degenerate.h"
 #include "sqlite_adapter.h"
 #include "xwires/core/build_info.h"
 
@@ -248,6 +249,14 @@ Result<TrialRecord> MakeTrial(const Cells& cells, const Where& w,
   if (!pt.curves.empty()) pt.train_loss = pt.curves.back().train_loss_mean;
   if (!tf.curves.empty()) tf.train_loss = tf.curves.back().train_loss_mean;
   t.models = {std::move(pt), std::move(tf)};
+  // Degenerate-model facts: CIFAR-10's test set, and each model's largest
+  // recorded loss (a NaN in a list is a recorded non-finite loss).
+  std::vector<double> pt_losses = pt_mean;
+  pt_losses.insert(pt_losses.end(), pt_last.begin(), pt_last.end());
+  const std::vector<std::optional<double>> peaks = {
+      LossPeak(pt_losses, /*nan_is_unknown=*/false),
+      LossPeak(tf_loss, /*nan_is_unknown=*/false)};
+  RecordDegeneracyFacts(&t, 10, 10000, &peaks);
   return t;
 }
 

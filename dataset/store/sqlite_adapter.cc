@@ -9,6 +9,8 @@
 #include <cstring>
 #include <limits>
 
+#include "degenerate_sql.h"
+
 namespace xw::sql {
 
 namespace {
@@ -68,6 +70,7 @@ Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path,
     }
     if (!read_only && create) flags |= SQLite::OPEN_CREATE;
     db = std::make_unique<SQLite::Database>(name, flags, kBusyTimeoutMs);
+    RegisterDegenerateSql(*db);
     if (read_only) {
       db->exec("PRAGMA query_only = ON");
       // The first read opens the WAL index: its failure (a full disk, an

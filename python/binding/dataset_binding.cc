@@ -38,7 +38,14 @@ void RegisterDataset(py::module_& m) {
       .def("weights", &DatasetHandle::Weights, py::arg("trial_id"), py::arg("profile"))
       .def("model_spec", &DatasetHandle::ModelSpec, py::arg("trial_id"))
       .def("import_crossedwires", &DatasetHandle::ImportCrossedWires, py::arg("csv"),
-           py::arg("arch"));
+           py::arg("arch"))
+      .def("compare", &DatasetHandle::Compare, py::arg("trial_id"), py::arg("profile_a"),
+           py::arg("profile_b"), py::arg("probe"), py::arg("rtol"), py::arg("atol"),
+           py::arg("acc_tol"), py::arg("store"))
+      .def("attribute", &DatasetHandle::Attribute, py::arg("trial_id"), py::arg("profile_a"),
+           py::arg("profile_b"), py::arg("knobs"), py::arg("jobs"), py::arg("threads"),
+           py::arg("store"))
+      .def("analyses", &DatasetHandle::Analyses, py::arg("trial_id"), py::arg("kind"));
 }
 
 }  // namespace xw::python

@@ -5,6 +5,8 @@
 
 #include "convert.h"
 #include "status_bridge.h"
+#include "xwires/api/attribute.h"
+#include "xwires/api/compare.h"
 #include "xwires/api/mi_analysis.h"
 #include "xwires/api/query_tables.h"
 #include "xwires/api/replica_tables.h"
@@ -14,6 +16,7 @@
 #include "xwires/dataset/query/export.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/query/stats.h"
+#include "xwires/dataset/store/analysis.h"
 #include "xwires/dataset/store/crossedwires.h"
 
 namespace xw::python {
@@ -248,6 +251,96 @@ py::dict DatasetHandle::ImportCrossedWires(const std::string& csv, const std::st
   for (const auto& [state, n] : r.by_state) states[py::str(state)] = n;
   d["by_state"] = states;
   return d;
+}
+
+namespace {
+
+// A result's JSON, its tables and the stored row's id (-1: not stored).
+struct AnalysisOut {
+  std::string json;
+  std::vector<std::pair<std::string, Table>> tables;
+  int64_t id = -1;
+};
+
+py::dict AnalysisDict(const AnalysisOut& r) {
+  py::dict d;
+  d["json"] = r.json;
+  for (const auto& [name, table] : r.tables) d[py::str(name)] = TableColumns(table);
+  d["analysis_id"] = r.id >= 0 ? py::object(py::int_(r.id)) : py::object(py::none());
+  return d;
+}
+
+}  // namespace
+
+py::dict DatasetHandle::Compare(int64_t trial_id, const std::string& profile_a,
+                                const std::string& profile_b, int64_t probe, double rtol,
+                                double atol, double acc_tol, bool store) {
+  CompareOptions opt;
+  opt.profile_a = profile_a;
+  opt.profile_b = profile_b;
+  opt.probe = probe;
+  opt.rtol = rtol;
+  opt.atol = atol;
+  opt.acc_tol = acc_tol;
+  const AnalysisOut r = Locked([&](Dataset& ds) -> Result<AnalysisOut> {
+    if (store && read_only_) {
+      return Status::FailedPrecondition(path_ +
+                                        ": opened read-only; open it with mode \"w\" to store");
+    }
+    XW_ASSIGN_OR_RETURN(CompareReport rep, ComparePair(ds, trial_id, opt));
+    CompareTables t = CompareTablesOf(rep);
+    AnalysisOut out{CompareJson(rep),
+                    {{"tensors", std::move(t.tensors)},
+                     {"layers", std::move(t.layers)},
+                     {"classes", std::move(t.classes)}},
+                    -1};
+    if (store) {
+      XW_ASSIGN_OR_RETURN(out.id, StoreAnalysis(ds, CompareAnalysisRecord(rep)));
+    }
+    return out;
+  });
+  return AnalysisDict(r);
+}
+
+py::dict DatasetHandle::Attribute(int64_t trial_id, const std::string& profile_a,
+                                  const std::string& profile_b,
+                                  const std::vector<std::string>& knobs, int jobs, int threads,
+                                  bool store) {
+  AttributeOptions opt;
+  opt.profile_a = profile_a;
+  opt.profile_b = profile_b;
+  opt.knobs = knobs;
+  opt.jobs = jobs;
+  opt.threads = threads;
+  const AnalysisOut r = Locked([&](Dataset& ds) -> Result<AnalysisOut> {
+    if (store && read_only_) {
+      return Status::FailedPrecondition(path_ +
+                                        ": opened read-only; open it with mode \"w\" to store");
+    }
+    XW_ASSIGN_OR_RETURN(AttributionReport rep, AttributeDivergence(ds, trial_id, opt));
+    AnalysisOut out{AttributionJson(rep),
+                    {{"knobs", AttributionKnobTable(rep)}, {"runs", AttributionRunTable(rep)}},
+                    -1};
+    if (store) {
+      XW_ASSIGN_OR_RETURN(out.id, StoreAnalysis(ds, AttributionAnalysisRecord(rep)));
+    }
+    return out;
+  });
+  return AnalysisDict(r);
+}
+
+py::dict DatasetHandle::Analyses(int64_t trial_id, const std::string& kind) {
+  return TableColumns(Locked([&](Dataset& ds) -> Result<Table> {
+    XW_ASSIGN_OR_RETURN(std::vector<AnalysisRecord> rows, LoadAnalyses(ds, trial_id, kind));
+    Table t;
+    t.columns = {"id", "kind", "created_at", "toolkit", "trials", "summary", "result_json"};
+    for (const AnalysisRecord& a : rows) {
+      std::string trials;
+      for (int64_t id : a.trial_ids) trials += (trials.empty() ? "" : ",") + std::to_string(id);
+      t.rows.push_back({a.id, a.kind, a.created_at, a.toolkit, trials, a.summary, a.result_json});
+    }
+    return t;
+  }));
 }
 
 }  // namespace xw::python

@@ -61,6 +61,17 @@ class DatasetHandle {
   // arch, width, depth, dropout, input_shape, num_classes of a stored trial.
   py::dict ModelSpec(int64_t trial_id);
   py::dict ImportCrossedWires(const std::string& csv, const std::string& arch);
+  // `xwires compare` / `attribute` (compare.h, attribute.h): {"json", the
+  // tables as TableColumns, "analysis_id": the stored row's id or None}.
+  // Storing needs a read-write handle (FailedPrecondition otherwise).
+  py::dict Compare(int64_t trial_id, const std::string& profile_a, const std::string& profile_b,
+                   int64_t probe, double rtol, double atol, double acc_tol, bool store);
+  py::dict Attribute(int64_t trial_id, const std::string& profile_a,
+                     const std::string& profile_b, const std::vector<std::string>& knobs,
+                     int jobs, int threads, bool store);
+  // Stored analyses (analysis.h LoadAnalyses; trial_id < 0: all, kind "":
+  // any): id, kind, created_at, toolkit, trials, summary, result_json.
+  py::dict Analyses(int64_t trial_id, const std::string& kind);
 
  private:
   // Runs `fn(dataset)` without the GIL under the mutex; raises ClosedError

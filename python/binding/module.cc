@@ -10,6 +10,7 @@ namespace xw::python {
 void RegisterDataset(pybind11::module_& m);
 void RegisterRuns(pybind11::module_& m);
 void RegisterStats(pybind11::module_& m);
+void RegisterReport(pybind11::module_& m);
 }  // namespace xw::python
 
 PYBIND11_MODULE(_xwires, m) {
@@ -20,5 +21,6 @@ PYBIND11_MODULE(_xwires, m) {
   xw::python::RegisterDataset(m);
   xw::python::RegisterRuns(m);
   xw::python::RegisterStats(m);
+  xw::python::RegisterReport(m);
   m.attr("__version__") = xw::GetBuildInfo().toolkit_version;
 }

@@ -11,6 +11,9 @@ command) plus pandas and PyTorch conversions::
         t = ds.trial(9)                                  # models, curves, ...
         sd = ds.weights(9, "torch")                      # OrderedDict of arrays
         net = ds.torch_model(9, "torch")                 # torch.nn.Module
+        ds.compare(9).layers                             # where the pair parts
+        ds.analyses()                                    # stored results
+    xwires.report("xwires-data", "report.html")
     rec = xwires.train(arch="simple_cnn", epochs=3, lr=0.05, adam_eps=0.5)
     xwires.search(dataset="xwires-data", config={"arch": "mlp"}, max_trials=20)
 
@@ -29,6 +32,7 @@ from .errors import (AlreadyExistsError, ClosedError, CorruptionError,  # noqa: 
                      Error, FailedPreconditionError, InputOutputError, InternalError,
                      InvalidArgumentError, NotFoundError, NotSupportedError)
 from . import _xwires  # noqa: E402
+from .analyses import Attribution, Comparison, report  # noqa: E402
 from .dataset import Dataset, open  # noqa: E402,A004
 from .runs import (SearchResult, profile, replicate, search, shipped_profiles,  # noqa: E402
                    train)
@@ -39,6 +43,7 @@ __version__ = _xwires.__version__
 
 __all__ = [
     "open", "Dataset", "Trial", "train", "replicate", "search", "SearchResult", "profile",
+    "report", "Comparison", "Attribution",
     "shipped_profiles", "significance", "benjamini_hochberg",
     "Error", "InvalidArgumentError", "NotFoundError",
     "InputOutputError", "CorruptionError", "NotSupportedError", "AlreadyExistsError",

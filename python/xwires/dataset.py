@@ -1,5 +1,5 @@
 """Reading (and importing into) an xwires dataset from Python."""
-from . import _checks, _xwires
+from . import _checks, _xwires, analyses
 from ._frames import frame
 from .errors import ClosedError, NotSupportedError
 from .trial import Trial, weights_dict
@@ -244,6 +244,72 @@ class Dataset:
         (docs/significance.md).
         """
         return frame(self._h().replica_stats(_checks.as_int("trial_id", trial_id)))
+
+    def compare(self, trial_id, *, profile_a=None, profile_b=None, probe=64, rtol=1e-5,
+                atol=1e-8, acc_tol=0.01, store=False):
+        """Where the two models of a trial differ (``xwires compare``).
+
+        Re-runs the stored models (trials trained by xwires, with weights):
+        tier 1 tensors, tier 2 activations on the first `probe` test images,
+        tier 3 the task, each with the CLI's verdict (identical, close,
+        differ) under numpy.isclose(rtol, atol) and `acc_tol`.
+
+        Args:
+            trial_id: the trial.
+            profile_a, profile_b: the models compared (None: the first two).
+            probe, rtol, atol, acc_tol: as the CLI's options.
+            store: keep the result in the dataset, as ``--store`` (needs a
+                dataset opened with mode "w").
+
+        Returns:
+            A :class:`xwires.analyses.Comparison` (DataFrames ``tensors``,
+            ``layers``, ``classes``; ``verdicts``; the CLI's JSON).
+        """
+        return analyses.compare(self._h(), trial_id, profile_a, profile_b, probe, rtol, atol,
+                                acc_tol, store)
+
+    def attribute(self, trial_id, *, profile_a=None, profile_b=None, knobs=None, jobs=0,
+                  threads=0, store=None):
+        """Which numerics knobs make a pair diverge (``xwires attribute``).
+
+        Trains the two baselines and, per knob on which the profiles differ,
+        A with that knob switched to B's value and B with it switched to
+        A's. Each knob's effects are tested against the noise floor of the
+        trial's replicas when it has any (column ``beyond noise``;
+        docs/analysis.md).
+
+        Args:
+            trial_id: the trial.
+            profile_a, profile_b: the models (None: the first two).
+            knobs: only these knob paths, e.g. "adam.variant" (None: all).
+            jobs, threads: parallel trainings and threads per training
+                (0: automatic), as the CLI's.
+            store: keep the result in the dataset as the CLI does (None:
+                when the dataset was opened with mode "w"; the CLI stores
+                unless --no-store).
+
+        Returns:
+            An :class:`xwires.analyses.Attribution` (``knobs`` and ``runs``
+            DataFrames, ``summary``, ``main_knobs``, ``noise``, the JSON).
+        """
+        return analyses.attribute(self._h(), trial_id, profile_a, profile_b, knobs, jobs,
+                                  threads, store)
+
+    def analyses(self, trial_id=None, kind=None):
+        """Stored compare, attribute and mi results, oldest first.
+
+        Args:
+            trial_id: only results describing this trial (None: all).
+            kind: only "compare", "attribute" or "mi" (None: all).
+
+        Returns:
+            A DataFrame with columns id, kind, created_at, toolkit, trials
+            (the ids it describes, comma-separated), summary, result_json
+            (the CLI's JSON output of that analysis).
+        """
+        trial = -1 if trial_id is None else _checks.as_int("trial_id", trial_id)
+        return frame(self._h().analyses(
+            trial, _checks.as_str("kind", kind, allow_none=True) or ""))
 
     def trial(self, trial_id, curves=True):
         """One trial with its models, metrics and curves (``xwires show --curves``).

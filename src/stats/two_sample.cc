@@ -58,13 +58,30 @@ Status NeedAtLeast(std::span<const double> a, std::span<const double> b,
 
 }  // namespace
 
-bool IsCollapsed(double accuracy, bool loss_finite, int num_classes,
-                 int64_t num_examples, double se_multiple) {
-  if (!loss_finite || !std::isfinite(accuracy)) return true;
+double ChanceThreshold(int num_classes, int64_t num_examples,
+                       double se_multiple) {
   const double chance = 1.0 / num_classes;
   const double se =
       std::sqrt(chance * (1 - chance) / static_cast<double>(num_examples));
-  return accuracy <= chance + se_multiple * se;
+  return chance + se_multiple * se;
+}
+
+bool AtChance(double accuracy, int num_classes, int64_t num_examples,
+              double se_multiple) {
+  if (num_classes < 2 || num_examples < 1) return false;
+  if (!std::isfinite(accuracy)) return true;
+  return accuracy <= ChanceThreshold(num_classes, num_examples, se_multiple);
+}
+
+bool LossExploded(double loss, int num_classes, double multiple) {
+  if (num_classes < 2) return false;
+  return !std::isfinite(loss) || loss > multiple * std::log(num_classes);
+}
+
+bool IsCollapsed(double accuracy, bool loss_finite, int num_classes,
+                 int64_t num_examples, double se_multiple) {
+  if (!loss_finite || !std::isfinite(accuracy)) return true;
+  return AtChance(accuracy, num_classes, num_examples, se_multiple);
 }
 
 Result<PermutationResult> PermutationTest(std::span<const double> a,

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis_test_util.h"
+#include "api/attribute_internal.h"
 #include "xwires/dataset/store/analysis.h"
 
 namespace xw {
@@ -139,6 +140,50 @@ TEST(AttributeTest, NamesTheKnobAndFlippingItAloneReproducesTheDivergence) {
   EXPECT_EQ((*stored)[0].runs[0].direction, "baseline");
   EXPECT_EQ(nlohmann::json::parse((*stored)[0].result_json)["main_knobs"][0],
             "adam.variant");
+}
+
+TEST(AttributeNoiseTest, KnobEffectsAgainstTheReplicaNoiseFloor) {
+  // sigma 0.02 over 4 + 4 replicas (df 6): T = t(0.975, 6) sqrt(2) 0.02 =
+  // 0.06920911844985238 (scipy.stats.t.ppf(0.975, 6) * sqrt(2) * 0.02;
+  // Boost.Math's quantile agrees with scipy's to about 1e-9 relative).
+  EXPECT_NEAR(NoiseThreshold(0.02, 6), 0.06920911844985238, 1e-10);
+  EXPECT_TRUE(std::isnan(NoiseThreshold(0.02, 0)));
+  EXPECT_TRUE(std::isnan(NoiseThreshold(NAN, 6)));
+  AttributionReport r;
+  r.profile_a = "torch";
+  r.profile_b = "tf";
+  r.runs.resize(2);
+  r.runs[0].test_acc = 0.50;  // baselines: divergence 0.2
+  r.runs[1].test_acc = 0.30;
+  auto knob = [](const char* path, double acc_a_k, double acc_b_k) {
+    KnobEffect e;
+    e.knob = {path, "1", "2"};
+    e.acc_a_switched = acc_a_k;
+    e.acc_b_switched = acc_b_k;
+    return e;
+  };
+  r.knobs = {knob("both", 0.35, 0.45),      // 0.15 and 0.15
+             knob("alone", 0.40, 0.33),     // 0.10 and 0.03
+             knob("remains", 0.48, 0.40),   // 0.02 and 0.10
+             knob("no", 0.47, 0.32)};       // 0.03 and 0.02
+  AttributionReport without = r;
+  SummarizeAttribution(&without);
+  for (const KnobEffect& e : without.knobs) EXPECT_EQ(e.beyond_noise, "-");
+  EXPECT_NE(without.summary.find("no replicas of this pair"), std::string::npos);
+  r.noise_sd = 0.02;
+  r.noise_df = 6;
+  r.noise_family = "ulp";
+  r.noise_threshold = NoiseThreshold(0.02, 6);
+  SummarizeAttribution(&r);
+  ASSERT_EQ(r.knobs.size(), 4u);
+  for (const KnobEffect& e : r.knobs) EXPECT_EQ(e.beyond_noise, e.knob.path) << e.knob.path;
+  EXPECT_NE(r.summary.find("3 of 4 knob(s) beyond the noise floor"), std::string::npos)
+      << r.summary;
+  // The stored JSON keeps the verdicts, and the report's table shows them.
+  const Table t = AttributionKnobTableFromJson(AttributionJson(r)).value();
+  EXPECT_EQ(t.columns.back(), "beyond noise");
+  ASSERT_EQ(t.rows.size(), 4u);
+  EXPECT_EQ(std::get<std::string>(t.rows[0].back()), r.knobs[0].beyond_noise);
 }
 
 TEST(AttributeTest, BadInputNamesTheProblem) {

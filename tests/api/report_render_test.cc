@@ -9,6 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <iterator>
+#include <sstream>
 
 #include "analysis_test_util.h"
 #include "chromium_util.h"
@@ -17,6 +19,9 @@
 #include "xwires/api/kde.h"
 #include "xwires/api/report.h"
 #include "xwires/api/svg_plot.h"
+#include "xwires/core/significance.h"
+#include "xwires/dataset/store/degenerate.h"
+#include "xwires/dataset/store/replicas.h"
 
 namespace xw {
 namespace {
@@ -85,6 +90,20 @@ TEST(SvgLayoutTest, ChartsGrowToHoldLongLegendsTitlesAndLabels) {
   EXPECT_GE(std::stod(m[1]), TextWidth(name, 11));  // bars start right of the label
 }
 
+TEST(SvgLayoutTest, ErrorBarsAreDrawnAndInsideTheYRange) {
+  // One point at y = 0.5 with err 0.3: the bar spans 0.2..0.8, and the axis
+  // (fitted with 4% padding) reaches past both ends, so the tick labels
+  // include 0.2 and 0.8.
+  LineSeries s{"m", {1}, {0.5}, false, "#123456", true};
+  s.err = {0.3};
+  const std::string svg = LinePlotSvg("e", "t", {"x"}, {"y"}, {s});
+  EXPECT_NE(svg.find("<path d=\"M"), std::string::npos);
+  EXPECT_NE(svg.find(">0.2<"), std::string::npos);
+  EXPECT_NE(svg.find(">0.8<"), std::string::npos);
+  s.err = {NAN};
+  EXPECT_EQ(LinePlotSvg("e", "t", {"x"}, {"y"}, {s}).find("<path d=\"M"), std::string::npos);
+}
+
 // The legend "tensorflow (n=400)" of the CrossedWires VGG16 file's accuracy
 // density ran 5 px past its figure before charts sized themselves to their
 // text.
@@ -139,10 +158,81 @@ class SearchReportTest : public ::testing::Test {
   int64_t trial_ = 0;
 };
 
+// The search's best pair leaves out degenerate trials on request: resuming
+// the finished search (nothing left to train) with --exclude-degenerate
+// prints the best non-degenerate trial and a final table without degenerate
+// rows.
+TEST_F(SearchReportTest, BestPairExcludesDegenerateTrialsOnRequest) {
+  auto ds = Dataset::Open(ds_, OpenMode::kReadOnly).value();
+  TrialQuery q;
+  q.where = "search_id = 1 and diff >= 0";
+  q.order_by = {"id"};
+  int64_t best = 0, best_any = 0;
+  double top = -1, top_any = -1;
+  const std::vector<TrialRow> trials = ds->Query(q).value();
+  ASSERT_EQ(trials.size(), 8u);
+  for (const TrialRow& r : trials) {
+    // The trainer recorded the facts the flags come from (degenerate.h).
+    const auto extra = nlohmann::json::parse(r.extra_json);
+    EXPECT_EQ(extra["test_set"], nlohmann::json({{"classes", 10}, {"examples", 100}}))
+        << r.extra_json;
+    EXPECT_TRUE(extra["loss_peak"].contains("torch") && extra["loss_peak"].contains("tf"))
+        << r.extra_json;
+    if (r.divergence > top_any) top_any = r.divergence, best_any = r.id;
+    if (!IsDegenerate(DegenerateFlags(r)) && r.divergence > top) top = r.divergence, best = r.id;
+  }
+  ds.reset();
+  std::string out;
+  ASSERT_EQ(testing::Run(Cli() + " search --resume 1 --dataset " + ds_ + " --quiet 2>&1", &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("(trial " + std::to_string(best_any) + ")"), std::string::npos) << out;
+  ASSERT_EQ(testing::Run(Cli() + " search --resume 1 --dataset " + ds_ +
+                             " --exclude-degenerate --quiet 2>&1",
+                         &out),
+            0)
+      << out;
+  if (best > 0) {
+    EXPECT_NE(out.find("(trial " + std::to_string(best) + ", degenerate trials excluded)"),
+              std::string::npos)
+        << out;
+  } else {
+    EXPECT_EQ(out.find("; best "), std::string::npos) << out;  // every trial degenerate
+  }
+  // The final table: no row flagged.
+  const size_t table = out.find("most divergent pairs of search 1:");
+  ASSERT_NE(table, std::string::npos) << out;
+  std::istringstream lines(out.substr(table));
+  std::string line;
+  int rows = 0;
+  std::getline(lines, line);  // title
+  std::getline(lines, line);  // header
+  EXPECT_NE(line.find("collapsed  at_chance"), std::string::npos) << line;
+  std::getline(lines, line);  // rule
+  while (std::getline(lines, line) && line.rfind("dataset:", 0) != 0) {
+    ++rows;
+    std::istringstream cells(line);
+    std::vector<std::string> v{std::istream_iterator<std::string>(cells),
+                               std::istream_iterator<std::string>()};
+    ASSERT_GE(v.size(), 2u) << line;
+    EXPECT_NE(v[v.size() - 2], "1") << line;  // collapsed
+    EXPECT_NE(v.back(), "1") << line;         // at_chance
+  }
+  EXPECT_EQ(rows > 0, best > 0) << out;
+}
+
 TEST_F(SearchReportTest, DrawsWhatItClaimsAndRendersUnclippedInChromium) {
   const std::string id = std::to_string(trial_), html_path = dir_.path() + "/report.html";
   std::string out, attribute_cli;
   ASSERT_EQ(testing::Run(Cli() + " compare " + ds_ + " " + id + " --probe 4 --store 2>&1", &out), 0) << out;
+  // Replicas of the most divergent pair (K = 4 a side: the trial and 3 ulp
+  // replicas of each profile), before attribute, which tests each knob's
+  // effect against their noise sd.
+  ASSERT_EQ(testing::Run(Cli() + " replicate " + ds_ + " " + id +
+                             " --replicas 4 --jobs 2 --quiet 2>&1",
+                         &out),
+            0)
+      << out;
   ASSERT_EQ(testing::Run(Cli() + " attribute " + ds_ + " " + id +
                     " --knob adam.variant --knob init --quiet 2>/dev/null",
                 &attribute_cli),
@@ -169,12 +259,40 @@ TEST_F(SearchReportTest, DrawsWhatItClaimsAndRendersUnclippedInChromium) {
   ASSERT_FALSE(layers.empty());
   for (const char* name : {">conv1<", ">bn1<", ">fc2<", ">ReLU (2)<"})
     EXPECT_NE(layers.find(name), std::string::npos) << name;
+  // Attribute tested each knob against the replicas' noise floor.
+  EXPECT_NE(attribute_cli.find("beyond the noise floor (single-run effects above"),
+            std::string::npos)
+      << attribute_cli;
+  EXPECT_EQ(attribute_cli.find("no replicas of this pair"), std::string::npos);
   // Attribute's table has the CLI's columns, every one of them.
   Table cli_table = AttributionKnobTable(AttributionReport{});
   for (const std::string& col : cli_table.columns) {
     EXPECT_NE(attribute_cli.find(col), std::string::npos) << col;
     EXPECT_NE(html.find("<th>" + col + "</th>"), std::string::npos) << col;
   }
+  // The replicated pair: 4 replica dots per profile, each profile's mean
+  // with an error bar (a path of one vertical stroke and two caps), the
+  // verdict in the title, the stored one in the table.
+  auto ds = Dataset::Open(ds_, OpenMode::kReadOnly).value();
+  const auto st = LoadReplicaStats(*ds, trial_).value();
+  ASSERT_EQ(st.size(), 1u);
+  const std::string reps = plot("replicas-" + id + "-torch-tf-ulp");
+  ASSERT_FALSE(reps.empty()) << "no replica plot";
+  const std::string verdict = stats::VerdictName(st[0].stats.verdict);
+  EXPECT_NE(reps.find("): " + verdict + ", p = "), std::string::npos) << verdict;
+  size_t replica_dots = 0, bars = 0;
+  for (size_t p = reps.find("<circle"); p != std::string::npos; p = reps.find("<circle", p + 1))
+    ++replica_dots;
+  for (size_t p = reps.find("<path d=\"M"); p != std::string::npos;
+       p = reps.find("<path d=\"M", p + 1))
+    ++bars;
+  EXPECT_EQ(replica_dots, 2u * 4u + 2u + 4u);  // replicas, means, 4 legend dots
+  EXPECT_EQ(bars, 2u);
+  EXPECT_NE(html.find("data-table=\"replicas\""), std::string::npos);
+  EXPECT_NE(html.find("<td>" + verdict + "</td>"), std::string::npos);
+  // Degenerate-model counts above the statistics.
+  EXPECT_NE(html.find("data-table=\"degenerate\""), std::string::npos);
+
   // Pairs have their own MI axis; bars carry the permutation null.
   EXPECT_FALSE(plot("mi-simple_cnn").empty());
   const std::string pairs = plot("mi-simple_cnn-pairs");

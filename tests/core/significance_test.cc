@@ -105,6 +105,31 @@ TEST(SignificanceTest, BenjaminiHochbergKnownValues) {
   EXPECT_TRUE(BenjaminiHochberg(Vec{})->adjusted.empty());
 }
 
+TEST(SignificanceTest, DegenerateModelRules) {
+  // At chance: 10 classes, 1000 examples: 0.1 + 3 sqrt(0.09 / 1000) =
+  // 0.12846049894151541 (Python: 0.1 + 3 * math.sqrt(0.09 / 1000)).
+  EXPECT_NEAR(ChanceThreshold(10, 1000), 0.12846049894151541, 1e-15);
+  EXPECT_TRUE(AtChance(0.128, 10, 1000));
+  EXPECT_FALSE(AtChance(0.129, 10, 1000));
+  EXPECT_TRUE(AtChance(0.0, 10, 1000));  // below chance counts too
+  // 100 classes, 10,000 examples: 0.01 + 3 sqrt(0.0099 / 10000) = 0.012985.
+  EXPECT_TRUE(AtChance(0.0129, 100, 10000));
+  EXPECT_FALSE(AtChance(0.0131, 100, 10000));
+  EXPECT_FALSE(AtChance(0.05, 1, 10000));  // k < 2: no rule
+  // The replicas' collapse rule is the same threshold.
+  EXPECT_EQ(IsCollapsed(0.128, true, 10, 1000), AtChance(0.128, 10, 1000));
+  EXPECT_EQ(IsCollapsed(0.129, true, 10, 1000), AtChance(0.129, 10, 1000));
+  // Exploding: above 10 ln(10) = 23.025850929940457, or non-finite.
+  EXPECT_FALSE(LossExploded(23.02, 10));
+  EXPECT_TRUE(LossExploded(23.03, 10));
+  EXPECT_TRUE(LossExploded(5.8540646686793925e19, 10));
+  EXPECT_TRUE(LossExploded(std::nan(""), 10));
+  EXPECT_TRUE(LossExploded(INFINITY, 10));
+  EXPECT_FALSE(LossExploded(2.302585, 10));  // the uniform prediction
+  EXPECT_TRUE(LossExploded(46.06, 100));     // 10 ln(100) = 46.0517
+  EXPECT_FALSE(LossExploded(46.05, 100));
+}
+
 TEST(SignificanceTest, CollapseRuleAndLowerConfidenceBound) {
   // 10 classes, 10,000 examples: chance 0.1 + 3 x 0.003 = 0.109.
   EXPECT_TRUE(IsCollapsed(0.108, true, 10, 10000));

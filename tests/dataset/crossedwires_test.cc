@@ -235,6 +235,88 @@ TEST_F(CrossedWiresImport, QueryFromTheIssue) {
   EXPECT_EQ(n.out, "40\n");
 }
 
+// Degenerate models (degenerate.h) in the study's data. Known values from
+// the CSVs with Python (csv, math): at chance = min(pt_test_acc,
+// tf_test_acc) <= 0.1 + 3 sqrt(0.1 * 0.9 / 10000) = 0.109; collapsed = any
+// value of pt_average_training_loss, pt_latest_training_loss or
+// tf_training_loss non-finite or > 10 ln(10) = 23.03. Over 1200 trials: 19
+// collapsed, 135 at chance, 145 either; of the 113 with diff > 0.3, 45 at
+// chance and 1 collapsed (dual_train_5e67eae2). The 2 rows without loss
+// curves have collapsed unknown, which --exclude-degenerate keeps.
+TEST_F(CrossedWiresImport, DegenerateFlagsFromTheStudy) {
+  auto count = [&](const std::string& args) {
+    auto r = Xwires("query " + ShellQuote(Dir()) + " " + args + " --count");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  EXPECT_EQ(count("--where 'collapsed = 1'"), "19\n");
+  EXPECT_EQ(count("--where 'at_chance = 1'"), "135\n");
+  EXPECT_EQ(count("--where 'collapsed = 1 or at_chance = 1'"), "145\n");
+  EXPECT_EQ(count("--where 'collapsed = 0 and at_chance = 0'"), "1053\n");
+  // The two rows without loss curves: no loss known, so collapsed is unknown.
+  EXPECT_EQ(count("--where 'collapsed is null'"), "2\n");
+  EXPECT_EQ(count("--where 'diff > 0.3 and at_chance = 1'"), "45\n");
+  EXPECT_EQ(count("--where 'diff > 0.3'"), "113\n");
+  EXPECT_EQ(count("--where 'diff > 0.3' --exclude-degenerate"), "68\n");
+  EXPECT_EQ(count("--where 'collapsed = 1' --arch vgg16"), "6\n");
+
+  // The top VGG16 divergence: PyTorch's loss exploded to 5.85e19 (stored
+  // with status ok) and its accuracy is 0.09998: both flags, in the table.
+  auto top = Xwires("top " + ShellQuote(Dir()) + " --k 1 --arch vgg16 --format csv");
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  auto rows = ParseCsv(top.out);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("name"), "dual_train_5e67eae2");
+  EXPECT_EQ(rows[0].at("collapsed"), "1");
+  EXPECT_EQ(rows[0].at("at_chance"), "1");
+  // Left out on request: the largest non-degenerate VGG16 difference.
+  auto clean = Xwires("top " + ShellQuote(Dir()) +
+                      " --k 1 --arch vgg16 --exclude-degenerate --format csv");
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  rows = ParseCsv(clean.out);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("name"), "dual_train_df0e2a34");
+  EXPECT_EQ(rows[0].at("collapsed"), "0");
+  EXPECT_EQ(rows[0].at("at_chance"), "0");
+
+  // stats: the share >= 0.05 over the 1055 non-degenerate trials is 543/1055.
+  auto st = Xwires("stats " + ShellQuote(Dir()) +
+                   " --by none --exclude-degenerate --format csv");
+  ASSERT_EQ(st.exit_code, 0) << st.err;
+  rows = ParseCsv(st.out);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("trials"), "1055");
+  EXPECT_NEAR(std::stod(rows[0].at("share_ge_0.05")), 543.0 / 1055, 1e-12);
+
+  // show: per model, and the facts the flags come from.
+  auto ds = Dataset::Open(Dir()).value();
+  TrialQuery q;
+  q.where = "name = dual_train_5e67eae2";
+  auto trial = ds->Query(q).value();
+  ASSERT_EQ(trial.size(), 1u);
+  EXPECT_NE(trial[0].extra_json.find("\"loss_peak\":{\"pytorch\":5.8540646686793925e+19"),
+            std::string::npos)
+      << trial[0].extra_json;
+  auto show = Xwires("show " + ShellQuote(Dir()) + " " + std::to_string(trial[0].id));
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("collapsed  at_chance"), std::string::npos) << show.out;
+
+  // A bundle carries the facts: imported elsewhere, the pair keeps its flags.
+  q.where = "name = dual_train_df0e2a34";
+  const int64_t clean_id = ds->Query(q).value().at(0).id;
+  const std::string bundle = tmp_->path() + "/two.tar.zst", other = tmp_->path() + "/other";
+  auto made = Xwires("bundle create " + ShellQuote(Dir()) + " --trials " +
+                     std::to_string(trial[0].id) + "," + std::to_string(clean_id) + " -o " +
+                     ShellQuote(bundle));
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  auto imported = Xwires("bundle import " + ShellQuote(other) + " " + ShellQuote(bundle));
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  for (const char* where : {"collapsed = 1 and at_chance = 1", "collapsed = 0 and at_chance = 0"}) {
+    auto n = Xwires("query " + ShellQuote(other) + " --where '" + where + "' --count");
+    EXPECT_EQ(n.out, "1\n") << where << n.err;
+  }
+}
+
 // Writes `text` as a CSV and runs the import into a fresh directory.
 struct BadImport {
   testutil::TempDir tmp;

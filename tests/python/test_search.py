@@ -42,7 +42,7 @@ def test_search_matches_the_cli(tmp_path, capsys):
     assert (r.search_id, r.status, r.finished, r.failed) == (1, "done", 8, 0)
     assert r.best == pytest.approx(search_rows(mine)["diff"].max())
     assert list(r.top.columns) == ["trial", "lr", "epochs", "acc_torch", "acc_tf",
-                                   "abs_acc_diff"]
+                                   "abs_acc_diff", "collapsed", "at_chance"]
     best = search_rows(mine).sort_values(["diff", "id"], ascending=[False, True]).head(3)
     assert list(r.top["trial"]) == list(best["id"])
     err = capsys.readouterr().err

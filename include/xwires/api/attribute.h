@@ -21,6 +21,16 @@
 // measure. The main knobs are those with share >= 0.5, else the single
 // largest.
 //
+// Noise floor: alone_a and remain_b each compare two single runs, which
+// differ by chance alone (training is chaotic). When the trial has replicas
+// of this profile pair (`xwires replicate`; the latest stored statistics),
+// sigma = their noise_sd (sqrt((s_A^2 + s_B^2)/2), one run's accuracy sd)
+// and the threshold T = F_t,df^-1(0.975) sqrt(2) sigma, df = K_A + K_B - 2,
+// is the 95% half-width of the difference of two independent runs. A knob's
+// beyond_noise is "both" when alone_a > T and remain_b > T, "alone" or
+// "remains" when only that one is, "no" when neither, and "-" without
+// replicas (docs/analysis.md).
+//
 // Runs (2 baselines + 2 per knob) train in parallel: `jobs` worker threads,
 // each under its own ThreadScope of `threads` threads. TrainProfile is a pure
 // function of its inputs, so the results do not depend on jobs or threads.
@@ -32,12 +42,14 @@
 #ifndef XWIRES_API_ATTRIBUTE_H_
 #define XWIRES_API_ATTRIBUTE_H_
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "xwires/core/status.h"
+#include "xwires/dataset/store/analysis.h"
 #include "xwires/dataset/store/dataset.h"
 #include "xwires/dataset/query/table.h"
 #include "xwires/trainers/profile.h"
@@ -87,6 +99,7 @@ struct KnobEffect {
   double alone_a = 0, remain_b = 0, share = 0;
   double disagree_alone_a = 0;   // A_k vs A
   double disagree_remain_b = 0;  // B_k vs B
+  std::string beyond_noise = "-";  // both | alone | remains | no | - (above)
 };
 
 struct AttributionReport {
@@ -96,6 +109,10 @@ struct AttributionReport {
   double acc_a = 0, acc_b = 0, divergence = 0;  // retrained baselines
   double disagree_ab = 0;                       // A vs B predictions
   bool reproduced_a = false, reproduced_b = false;
+  // The noise floor (above): NaN / 0 / "" without replicas of the pair.
+  double noise_sd = NAN, noise_threshold = NAN;
+  int64_t noise_df = 0;
+  std::string noise_family;
   std::vector<KnobEffect> knobs;  // by share, largest first
   std::vector<std::string> main_knobs;
   std::vector<AttributionRun>
@@ -117,11 +134,19 @@ std::string AttributionText(const AttributionReport& r);
 
 // The per-knob table of AttributionText (the CLI's columns: knob, A value,
 // B value, acc A_k, acc B_k, alone from A, remains (only k differs), share,
-// disagree A_k/A, disagree B_k/B), from a report or from its stored JSON
+// disagree A_k/A, disagree B_k/B, beyond noise), from a report or from its stored JSON
 // (AttributionJson; InvalidArgument if it is not such a document). The HTML
 // report shows the same table.
 Table AttributionKnobTable(const AttributionReport& r);
 Result<Table> AttributionKnobTableFromJson(const std::string& json);
+
+// One row per retraining: knob, direction, profile, value, status, test_acc,
+// test_loss, disagree_a, disagree_b, weights_sha256, wall_s.
+Table AttributionRunTable(const AttributionReport& r);
+
+// The row `attribute` stores (kind attribute, the trial, the summary,
+// AttributionJson(r), one run per retraining).
+AnalysisRecord AttributionAnalysisRecord(const AttributionReport& r);
 
 }  // namespace xw
 

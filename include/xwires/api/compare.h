@@ -26,6 +26,8 @@
 
 #include "xwires/core/status.h"
 #include "xwires/core/tensor.h"
+#include "xwires/dataset/query/table.h"
+#include "xwires/dataset/store/analysis.h"
 #include "xwires/dataset/store/dataset.h"
 
 namespace xw {
@@ -108,6 +110,19 @@ Result<CompareReport> ComparePair(const Dataset& ds, int64_t trial_id,
 // JSON object (2-space indent) and a human-readable text rendering.
 std::string CompareJson(const CompareReport& r);
 std::string CompareText(const CompareReport& r);
+
+// The text rendering's tables: tier 1 (tensor, shape, max_abs, max_rel,
+// rel_l2, cosine, close), tier 2 (module, type, shape, max_abs, rel_l2,
+// cosine, close; "<- parted" marks parted_at) and tier 3's per-class
+// accuracies (class, acc_<A>, acc_<B>).
+struct CompareTables {
+  Table tensors, layers, classes;
+};
+CompareTables CompareTablesOf(const CompareReport& r);
+
+// The row `compare --store` keeps (kind compare, the trial, a summary of the
+// tier verdicts, CompareJson(r)).
+AnalysisRecord CompareAnalysisRecord(const CompareReport& r);
 
 }  // namespace xw
 

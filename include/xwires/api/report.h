@@ -3,13 +3,17 @@
 //   1. divergence statistics per architecture (the CrossedWires study's
 //      Tables 2-3: min / max / median / mean divergence, share >= threshold,
 //      accuracy ranges per profile) and the most divergent trials (Tables
-//      4-6);
+//      4-6), with how many trials have a collapsed or at-chance model
+//      (degenerate.h; left out of both tables on request);
 //   2. distributions: a Gaussian KDE (kde.h) of each profile's test accuracy
 //      per architecture, and of the divergence of every architecture, both
 //      reflected at 0 and 1 (ReflectedKde); each profile has its fixed
 //      colour (ProfileColor) in every report;
 //   2b. searches: per search, each trial's objective in the order the trials
 //      finished and the best so far (plot "best-search-<id>");
+//   2c. replicas: per replicated profile pair (replicas.h), each replica's
+//      test accuracy, each profile's mean with its 95% CI, and the verdict
+//      (plot "replicas-<trial>-<a>-<b>-<family>"), with a table of all pairs;
 //   3. hyperparameter space: scatter plots of each pair of varying
 //      hyperparameters per architecture, coloured by divergence;
 //   4. mutual information bars (mi_analysis.h) per architecture and overall,
@@ -45,6 +49,9 @@ struct ReportOptions {
   double threshold = 0.05;  // stats share column
   MiOptions mi;  // binned, 20 repeats, jitter 0.01, 200 shuffles by default
   int kde_points = 160;     // grid points per density curve (>= 2)
+  // Statistics and most divergent trials leave out trials with a collapsed
+  // or at-chance model (degenerate.h); the counts are shown either way.
+  bool exclude_degenerate = false;
 };
 
 struct Report {

@@ -32,6 +32,9 @@ struct SearchRequest {
   double max_seconds = 0;
   std::optional<int64_t> seed;  // overrides the config's optimizer seed
   bool no_subspaces = false;
+  // The best pair and the final table skip trials with a collapsed or
+  // at-chance model (DriverOptions::best_excludes_degenerate).
+  bool exclude_degenerate = false;
   // What to train, over the config's keys of the same names ("" / empty /
   // nullopt: keep the config's): "arch", "profiles" (exactly two), "data"
   // ("data.spec"), "data.train_limit", "data.test_limit", "train.width"
@@ -71,8 +74,11 @@ Result<hpo::DriverOptions> SearchOptionsOf(const SearchRequest& r);
 // stage (confirmed | replicated | screened), k (replicas a side),
 // mean_diff, diff_lcb, p_value, p_bh (Benjamini-Hochberg adjusted over the
 // search's replicated pairs), bh (rejected at the schedule's fdr_q) and
-// verdict; screened pairs follow by diff.
-Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top);
+// verdict; screened pairs follow by diff. Then collapsed and at_chance
+// (degenerate.h); exclude_degenerate leaves out trials with a collapsed or
+// at-chance model.
+Result<Table> SearchTopTable(const std::string& dir, int64_t search_id, int top,
+                             bool exclude_degenerate = false);
 
 // What a two-stage search found: replicated and confirmed pairs, how many of
 // them are `significant`, and how many BH rejects at q.

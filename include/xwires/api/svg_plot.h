@@ -38,6 +38,9 @@ struct LineSeries {
   bool dashed = false;
   std::string color;    // "" = palette colour of the series' index
   bool points = false;  // dots at the points instead of a line
+  // Half-widths of vertical error bars at the points (empty: none; NaN: none
+  // at that point); the y axis covers y +- err.
+  std::vector<double> err = {};
 };
 
 // Colour i of the categorical palette (10 colours, cycling).

@@ -188,9 +188,30 @@ Result<PairStatistics> ComparePair(const ProfileReplicas& a,
 
 // ---- The individual statistics (each the single definition of its formula).
 
-// The collapse rule above for one replica.
+// The collapse rule above for one replica: !loss_finite || AtChance(...).
 bool IsCollapsed(double accuracy, bool loss_finite, int num_classes,
                  int64_t num_examples, double se_multiple = 3.0);
+
+// Degenerate models (one definition for replicas, trials, queries and the
+// search; docs/analysis.md "Degenerate models"):
+//   at chance   accuracy <= 1/k + m sqrt((1/k)(1 - 1/k)/n), m = se_multiple:
+//               within m binomial standard errors of a chance-level
+//               classifier on n test examples (or below chance). A
+//               non-finite accuracy counts as at chance.
+//   exploding   a loss that is non-finite or above
+//               kExplodingLossMultiple x ln(k): ln(k) is the cross-entropy of
+//               the uniform prediction, so such a loss puts on average less
+//               than k^-10 on the true class: numerically broken, not merely
+//               untrained.
+// AtChance needs k >= 2 and n >= 1 (else false); LossExploded needs k >= 2
+// (else false) and treats NaN and +-inf alike.
+inline constexpr double kExplodingLossMultiple = 10.0;
+double ChanceThreshold(int num_classes, int64_t num_examples,
+                       double se_multiple = 3.0);
+bool AtChance(double accuracy, int num_classes, int64_t num_examples,
+              double se_multiple = 3.0);
+bool LossExploded(double loss, int num_classes,
+                  double multiple = kExplodingLossMultiple);
 
 struct PermutationResult {
   double p = 1;         // two-sided (difference of means) or one-sided (churn)

@@ -169,6 +169,10 @@ struct DriverOptions {
   // resuming re-trains those points, exactly as after a crash (Ctrl-C from
   // Python uses it).
   std::function<bool()> should_stop;
+  // The best pair (SearchProgress / SearchSummary best, best_trial) skips
+  // trials with a collapsed or at-chance model (xwires/dataset/store/
+  // degenerate.h); the optimizer still sees every objective. Default: off.
+  bool best_excludes_degenerate = false;
 };
 
 struct SearchSummary {

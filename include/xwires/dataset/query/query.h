@@ -11,7 +11,9 @@
 // Numeric fields: lr (learning_rate), adam_eps (eps, adam_epsilon), beta1,
 // beta2, weight_decay (wd), batch_size (bs), epochs, seed, diff (divergence,
 // accuracy_diff), id, search_id, and per profile P: acc_P (test accuracy),
-// train_acc_P, loss_P (test loss), train_loss_P. Text fields: arch, data,
+// train_acc_P, loss_P (test loss), train_loss_P, and the degenerate-model
+// flags collapsed and at_chance (1 if any model is flagged, 0, or unknown;
+// xwires/dataset/store/degenerate.h). Text fields: arch, data,
 // status, external_id (name), provenance. The stored settings (width, depth,
 // dropout, train_limit, test_limit, data_seed, init_weights, profiles, and
 // per profile isa_P, simd_P, cpu_P, threads_P) are fields too
@@ -50,6 +52,9 @@ struct TrialQuery {
       order_by;        // fields, "-" prefix = descending; default id
   int64_t limit = -1;  // < 0: no limit
   int64_t offset = 0;
+  // Leave out trials with a collapsed or at-chance model (flags unknown
+  // count as not flagged). Default: keep them.
+  bool exclude_degenerate = false;
 };
 
 // Fluent construction of a TrialQuery:
@@ -67,6 +72,7 @@ class QueryBuilder {
   QueryBuilder& OrderBy(std::string field);
   QueryBuilder& Limit(int64_t n);
   QueryBuilder& Offset(int64_t n);
+  QueryBuilder& ExcludeDegenerate(bool on = true);
   TrialQuery Build() const { return q_; }
 
  private:

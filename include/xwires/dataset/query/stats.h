@@ -68,12 +68,14 @@ struct TopOptions {
 Result<std::vector<std::pair<std::string, std::vector<TrialRow>>>> TopTrials(
     const Dataset& ds, const TopOptions& opt);
 // Columns: arch, rank, id, name, lr, adam_eps, batch_size, epochs,
-// acc_<p> per profile, diff.
+// acc_<p> per profile, diff, collapsed, at_chance (1, 0 or empty when
+// unknown; degenerate.h).
 Table TopTable(
     const std::vector<std::pair<std::string, std::vector<TrialRow>>>& top);
 
 // One row per trial: id, arch, name, status, hyperparameters, acc_<p> per
-// profile (the profiles in `rows`, sorted), diff. Used by query and export.
+// profile (the profiles in `rows`, sorted), diff, collapsed, at_chance.
+// Used by query and export.
 Table TrialsTable(const std::vector<TrialRow>& rows);
 
 }  // namespace xw
