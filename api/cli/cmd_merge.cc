@@ -6,6 +6,7 @@
 
 #include "command.h"
 #include "xwires/dataset/bundle/bundle.h"
+#include "xwires/dataset/query/isa_pooling.h"
 #include "xwires/dataset/store/dataset.h"
 
 namespace xw::cli {
@@ -26,6 +27,9 @@ void RunMerge(const MergeArgs& a) {
       static_cast<long long>(r.skipped),
       static_cast<long long>(r.analyses_added),
       static_cast<long long>(r.analyses_skipped), r.provenance.c_str());
+  for (const IsaMixedProfile& p : Unwrap(FindIsaMixedProfiles(*ds))) {
+    std::fprintf(stderr, "%s\n", IsaMixedWarning(p).c_str());
+  }
 }
 
 void RegisterMerge(CLI::App& app) {
