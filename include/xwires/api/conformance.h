@@ -78,11 +78,12 @@ namespace xw {
 //    float64 to measure r, and which ReLU flips is an accident of the
 //    order, so g measures the same sensitivity on xwires' side: runs one
 //    ulp apart flip ReLUs just as two summation orders do (ResNet-20: g =
-//    3e-4 after one step; simple_cnn and vgg11, with no flip, stay near
-//    1e-7 and keep their bounds a few ulps).
+//    3e-4 after one step; simple_cnn and vgg11, with no flip, stay at 2e-7
+//    to 3e-7 and keep their bounds a few ulps per step).
 // The first term is 1000 times below the 3.5e-4 ISA-dependent drift it
 // guards against at step 4; a change of meaning (BN eps 1e-3 -> 1.1e-3,
-// Adam's eps placement) moves the weights 1e-2 at step 1, far above both.
+// TF 'same' padding made symmetric, Adam's eps placement) moves the weights
+// 6e-3 to 1e-2 at step 1, above both (docs/profiles.md, "Conformance").
 inline constexpr double kConformanceUlpsPerStep = 4.0;
 // Logits of a loaded model: one forward pass, each output a sum of terms
 // whose order differs between implementations. Relative to max |logit|,
