@@ -85,26 +85,13 @@ std::map<int64_t, NamedTensors> SplitSteps(NamedTensors all) {
   return out;
 }
 
-// The module of a state_dict name: "layer1.0.bn1" for "layer1.0.bn1.bias".
-std::string ModuleOf(const std::string& name) {
-  const size_t dot = name.rfind('.');
-  return dot == std::string::npos ? "" : name.substr(0, dot);
-}
-
-// The worst tensor of `ours` against `ref` (same names), each measured as
-// conformance::RelativeError against its module's scale (see
-// ConformanceRow::error); an int64 buffer (num_batches_tracked) must match
-// exactly. TF.js has no batch counter.
+// The worst tensor of `ours` against `ref` (StateError); every tensor of
+// `ref` must be in `ours` and vice versa, and an int64 buffer
+// (num_batches_tracked) must match exactly. TF.js has no batch counter.
 Status CompareState(const NamedTensors& ours, const NamedTensors& ref, ConformanceRow* row) {
   std::map<std::string, const NamedTensor*> by_name;
-  std::map<std::string, double> scale;  // module -> max |ref| over its float tensors
-  for (const NamedTensor& t : ref) {
-    by_name[t.name] = &t;
-    if (t.is_int64) continue;
-    double& m = scale[ModuleOf(t.name)];
-    for (int64_t i = 0; i < t.value.size(); ++i) m = std::max(m, std::fabs(double{t.value[i]}));
-  }
-  row->error = 0;
+  for (const NamedTensor& t : ref) by_name[t.name] = &t;
+  row->error = StateError(ours, ref, &row->worst);
   for (const NamedTensor& t : ours) {
     auto it = by_name.find(t.name);
     if (it == by_name.end()) {
@@ -112,10 +99,8 @@ Status CompareState(const NamedTensors& ours, const NamedTensors& ref, Conforman
       return Status::Corruption(row->framework + " runner wrote no tensor '" + t.name +
                                 "' for step " + std::to_string(row->step));
     }
-    double e = RelativeError(t.value, it->second->value, scale[ModuleOf(t.name)]);
-    if (t.is_int64) e = t.value.BitwiseEqual(it->second->value) ? 0 : INFINITY;
-    if (e > row->error || row->worst.empty()) {
-      row->error = std::max(row->error, e);
+    if (t.is_int64 && !t.value.BitwiseEqual(it->second->value)) {
+      row->error = INFINITY;
       row->worst = t.name;
     }
     by_name.erase(it);
@@ -137,6 +122,7 @@ struct ArchCase {
   NamedTensors ref_logits;  // "init", "final" (pytorch)
   std::string out_dir;      // the runner's output; xwires' steps go there too
   std::vector<double> reference_error;  // per step (pytorch: float32 vs float64)
+  std::vector<double> ulp_growth;       // per step, measured on the first target
 };
 
 ConformanceRow MakeRow(const ArchCase& c, const std::string& kind, int64_t step) {
@@ -198,12 +184,15 @@ Status RunReference(ArchCase* c, const ConformanceOptions& o, const std::string&
   return Status::OK();
 }
 
-// xwires' steps on the current target, one row per step.
-Status TrainAndCompare(const ArchCase& c, const ConformanceOptions& o,
+// xwires' steps on the current target, one row per step. The first target
+// also measures the one-ulp growth (c->ulp_growth): it describes the
+// problem's conditioning, and the profiles the harness checks give the same
+// bits on every target.
+Status TrainAndCompare(ArchCase* c, const ConformanceOptions& o,
                        std::vector<ConformanceRow>* rows) {
   TrainOptions t;
-  t.arch = c.arch;
-  t.arch_options = c.arch_options;
+  t.arch = c->arch;
+  t.arch_options = c->arch_options;
   t.epochs = 1;
   t.batch_size = kBatch;
   t.adam.lr = kLr;
@@ -211,23 +200,32 @@ Status TrainAndCompare(const ArchCase& c, const ConformanceOptions& o,
   t.adam.beta2 = kBeta2;
   t.adam.eps = kEps;
   t.threads = o.threads;
-  t.init_weights = &c.init;
+  t.init_weights = &c->init;
   t.init_weights_source = "conformance initial weights";
-  NamedTensors mine;  // every step's state, kept next to the runner's output
+  std::vector<NamedTensors> states;  // after each step
   t.on_step = [&](int64_t step, const Model& model) -> Status {
-    ConformanceRow row = MakeRow(c, "weights", step);
-    row.reference_error = c.reference_error.empty() ? 0 : c.reference_error[step - 1];
-    row.bound = ConformanceWeightBound(step) + 2 * row.reference_error;
-    NamedTensors state = model.ExportState();
-    XW_RETURN_IF_ERROR(CompareState(state, c.ref_steps.at(step), &row));
-    rows->push_back(row);
-    for (NamedTensor& s : state) {
-      mine.push_back({std::to_string(step) + "/" + s.name, std::move(s.value), s.is_int64});
-    }
+    states.push_back(model.ExportState());
     return Status::OK();
   };
-  XW_RETURN_IF_ERROR(TrainProfile(*c.profile, c.data, t).status());
-  return WriteExchange(c.out_dir + "/xwires-" + KernelTarget() + ".xwt", mine);
+  XW_RETURN_IF_ERROR(TrainProfile(*c->profile, c->data, t).status());
+  if (c->ulp_growth.empty()) {
+    XW_ASSIGN_OR_RETURN(c->ulp_growth, UlpPerturbationGrowth(*c->profile, t, c->data, states,
+                                                             kConformancePerturbedRuns));
+  }
+  NamedTensors mine;  // every step's state, kept next to the runner's output
+  for (size_t i = 0; i < states.size(); ++i) {
+    const int64_t step = static_cast<int64_t>(i) + 1;
+    ConformanceRow row = MakeRow(*c, "weights", step);
+    row.reference_error = c->reference_error.empty() ? 0 : c->reference_error[i];
+    row.ulp_growth = c->ulp_growth[i];
+    row.bound = ConformanceWeightBound(step) + 2 * std::max(row.reference_error, row.ulp_growth);
+    XW_RETURN_IF_ERROR(CompareState(states[i], c->ref_steps.at(step), &row));
+    rows->push_back(row);
+    for (NamedTensor& s : states[i]) {
+      mine.push_back({std::to_string(step) + "/" + s.name, std::move(s.value), s.is_int64});
+    }
+  }
+  return WriteExchange(c->out_dir + "/xwires-" + KernelTarget() + ".xwt", mine);
 }
 
 // Logits of the model loaded from the initial weights and from the
@@ -369,7 +367,7 @@ Result<ConformanceReport> RunConformance(
       for (const std::string& target : targets) {
         XW_RETURN_IF_ERROR(SetKernelTarget(target));
         std::vector<ConformanceRow> rows;
-        XW_RETURN_IF_ERROR(TrainAndCompare(c, o, &rows));
+        XW_RETURN_IF_ERROR(TrainAndCompare(&c, o, &rows));
         if (fw.name == "pytorch") XW_RETURN_IF_ERROR(CompareLogits(c, o, &rows));
         for (const ConformanceRow& r : rows) {
           report.rows.push_back(r);
@@ -382,22 +380,23 @@ Result<ConformanceReport> RunConformance(
 }
 
 std::string ConformanceTableHeader() {
-  char buf[160];
-  std::snprintf(buf, sizeof(buf), "%-9s %-11s %-11s %-8s %5s %11s %11s %11s  %-6s %s",
+  char buf[192];
+  std::snprintf(buf, sizeof(buf), "%-9s %-11s %-11s %-8s %5s %11s %11s %11s %11s  %-6s %s",
                 "framework", "arch", "target", "check", "step", "worst_rel", "ref_f64",
-                "bound", "result", "worst tensor");
+                "ulp_growth", "bound", "result", "worst tensor");
   return buf;
 }
 
 std::string FormatConformanceRow(const ConformanceRow& r) {
-  char buf[256];
-  char ref[16] = "-";
+  char buf[288];
+  char ref[16] = "-", growth[16] = "-";
   if (r.framework == "pytorch" && r.kind == "weights") {
     std::snprintf(ref, sizeof(ref), "%.3e", r.reference_error);
   }
-  std::snprintf(buf, sizeof(buf), "%-9s %-11s %-11s %-8s %5lld %11.3e %11s %11.3e  %-6s %s",
+  if (r.kind == "weights") std::snprintf(growth, sizeof(growth), "%.3e", r.ulp_growth);
+  std::snprintf(buf, sizeof(buf), "%-9s %-11s %-11s %-8s %5lld %11.3e %11s %11s %11.3e  %-6s %s",
                 r.framework.c_str(), r.arch.c_str(), r.target.c_str(), r.kind.c_str(),
-                static_cast<long long>(r.step), r.error, ref, r.bound,
+                static_cast<long long>(r.step), r.error, ref, growth, r.bound,
                 r.pass() ? "pass" : "FAIL", r.worst.c_str());
   return buf;
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <vector>
 
 namespace xw::conformance {
@@ -136,6 +137,34 @@ double RelativeError(const Tensor& ours, const Tensor& ref, double scale) {
     den = std::max(den, std::fabs(static_cast<double>(ref[i])));
   }
   return den > 0 ? num / den : num;
+}
+
+std::string ModuleOf(const std::string& name) {
+  const size_t dot = name.rfind('.');
+  return dot == std::string::npos ? "" : name.substr(0, dot);
+}
+
+double StateError(const NamedTensors& ours, const NamedTensors& ref, std::string* worst) {
+  std::map<std::string, const NamedTensor*> by_name;
+  std::map<std::string, double> scale;  // module -> max |ref| over its float tensors
+  for (const NamedTensor& t : ref) {
+    by_name[t.name] = &t;
+    if (t.is_int64) continue;
+    double& m = scale[ModuleOf(t.name)];
+    for (int64_t i = 0; i < t.value.size(); ++i) m = std::max(m, std::fabs(double{t.value[i]}));
+  }
+  double error = 0;
+  worst->clear();
+  for (const NamedTensor& t : ours) {
+    auto it = by_name.find(t.name);
+    if (it == by_name.end() || t.is_int64) continue;
+    const double e = RelativeError(t.value, it->second->value, scale[ModuleOf(t.name)]);
+    if (e > error || worst->empty()) {
+      error = std::max(error, e);
+      *worst = t.name;
+    }
+  }
+  return error;
 }
 
 }  // namespace xw::conformance

@@ -9,6 +9,7 @@
 #ifndef XWIRES_API_CONFORMANCE_EXCHANGE_H_
 #define XWIRES_API_CONFORMANCE_EXCHANGE_H_
 
+#include <map>
 #include <string>
 
 #include "xwires/core/status.h"
@@ -32,6 +33,16 @@ Result<NamedTensors> ReadExchange(const std::string& path);
 // not on its first updates'); the absolute difference when the scale is
 // zero; infinity for NaN or a shape mismatch.
 double RelativeError(const Tensor& ours, const Tensor& ref, double scale = 0);
+
+// The module of a state_dict name: "layer1.0.bn1" for "layer1.0.bn1.bias".
+std::string ModuleOf(const std::string& name);
+
+// The worst float tensor of `ours` against the same-named tensor of `ref`,
+// each measured by RelativeError against its module's scale (the largest
+// |element| over the module's float tensors in `ref`); *worst names it.
+// Tensors of `ours` that `ref` lacks and int64 buffers are not measured
+// (CompareState in conformance.cc checks names and counters).
+double StateError(const NamedTensors& ours, const NamedTensors& ref, std::string* worst);
 
 }  // namespace xw::conformance
 

@@ -9,6 +9,8 @@
 #include "xwires/api/conformance.h"
 #include "xwires/core/data.h"
 #include "xwires/core/status.h"
+#include "xwires/dataset/store/tensor_file.h"
+#include "xwires/trainers/trainer.h"
 
 namespace xw::conformance {
 
@@ -45,6 +47,22 @@ Result<DataSplits> DigitsData(const ConformanceOptions& o, const std::string& wo
 std::vector<std::string> RunnerCommand(const std::string& framework,
                                        const ConformanceOptions& o, const std::string& in_dir,
                                        const std::string& out_dir);
+
+// `init` with every nonzero float element moved one ulp up or down, the
+// direction drawn from Philox(run, StreamId("conformance/ulp")); exact zeros
+// and int64 buffers unchanged.
+NamedTensors PerturbOneUlp(const NamedTensors& init, uint64_t run);
+
+// The growth of a one-ulp difference (kConformancePerturbedRuns): trains
+// `runs` copies of `options` (its init_weights perturbed by PerturbOneUlp,
+// run = 1..runs; its on_step replaced) and returns, per step, the largest
+// StateError of a copy against `base[step - 1]`, the unperturbed run's state
+// after that step. Errors: a failed training.
+Result<std::vector<double>> UlpPerturbationGrowth(const Profile& profile,
+                                                  const TrainOptions& options,
+                                                  const DataSplits& data,
+                                                  const std::vector<NamedTensors>& base,
+                                                  int runs);
 
 }  // namespace xw::conformance
 

@@ -3,6 +3,7 @@
 target_sources(xwires_api PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/conformance.cc
   ${CMAKE_CURRENT_LIST_DIR}/conformance_exchange.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conformance_growth.cc
   ${CMAKE_CURRENT_LIST_DIR}/conformance_setup.cc
 )
 # The default source tree (scripts/make_digits.py, tests/conformance/).

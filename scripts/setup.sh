@@ -49,10 +49,14 @@ fi
 # tests/conformance/package-lock.json) for the conformance checks; installed
 # once into tests/conformance/node_modules, which nothing else reads, and
 # reinstalled only when the lock file changes. The tests need no network.
+# --prefer-offline takes the packages from npm's cache when they are there
+# (a machine that ran this once installs again without the registry). A
+# failure stops the setup, as a missing Debian package does: a suite whose
+# TF.js checks were skipped would not notice the drift they guard against.
 CONF="$(cd "$(dirname "$0")/.." && pwd)/tests/conformance"
 STAMP="$CONF/node_modules/.xwires-lock"
 if ! cmp -s "$CONF/package-lock.json" "$STAMP" 2>/dev/null; then
   echo "setup: npm ci in tests/conformance (TensorFlow.js)"
-  npm ci --prefix "$CONF" --no-audit --no-fund --loglevel=error >/dev/null
+  npm ci --prefix "$CONF" --prefer-offline --no-audit --no-fund --loglevel=error >/dev/null
   cp "$CONF/package-lock.json" "$STAMP"
 fi

@@ -11,6 +11,7 @@
 #include "command.h"
 #include "train_common.h"
 #include "xwires/dataset/bundle/bundle.h"
+#include "xwires/dataset/query/isa_pooling.h"
 #include "xwires/dataset/store/dataset.h"
 
 namespace xw::cli {
@@ -126,6 +127,10 @@ void RunImport(const ImportArgs& a) {
       static_cast<long long>(r.analyses_skipped), static_cast<long long>(r.replicas_added),
       static_cast<long long>(r.replicas_skipped), static_cast<long long>(r.replica_stats_added),
       static_cast<long long>(r.replica_stats_skipped), r.provenance.c_str());
+  // The import pools the bundle's models with the dataset's (isa_pooling.h).
+  for (const IsaMixedProfile& p : Unwrap(FindIsaMixedProfiles(*ds))) {
+    std::fprintf(stderr, "%s\n", IsaMixedWarning(p).c_str());
+  }
 }
 
 void RegisterBundle(CLI::App& app) {

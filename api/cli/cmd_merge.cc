@@ -6,6 +6,7 @@
 
 #include "command.h"
 #include "xwires/dataset/bundle/bundle.h"
+#include "xwires/dataset/query/isa_pooling.h"
 #include "xwires/dataset/store/dataset.h"
 
 namespace xw::cli {
@@ -30,6 +31,9 @@ void RunMerge(const MergeArgs& a) {
       static_cast<long long>(r.analyses_skipped), static_cast<long long>(r.replicas_added),
       static_cast<long long>(r.replicas_skipped), static_cast<long long>(r.replica_stats_added),
       static_cast<long long>(r.replica_stats_skipped), r.provenance.c_str());
+  for (const IsaMixedProfile& p : Unwrap(FindIsaMixedProfiles(*ds))) {
+    std::fprintf(stderr, "%s\n", IsaMixedWarning(p).c_str());
+  }
 }
 
 void RegisterMerge(CLI::App& app) {

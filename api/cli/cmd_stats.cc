@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "command.h"
+#include "xwires/dataset/query/isa_pooling.h"
 #include "xwires/dataset/query/stats.h"
 
 namespace xw::cli {
@@ -29,6 +30,11 @@ void RunStats(const StatsArgs& a) {
   auto stats = Unwrap(ComputeStats(*ds, opt));
   std::string out = FormatTable(StatsTable(stats, opt), format);
   std::fwrite(out.data(), 1, out.size(), stdout);
+  // The table pools models; say where an ISA-dependent profile's come from
+  // different CPUs (isa_pooling.h).
+  for (const IsaMixedProfile& p : Unwrap(FindIsaMixedProfiles(*ds, opt.filter))) {
+    std::fprintf(stderr, "%s\n", IsaMixedWarning(p).c_str());
+  }
 }
 
 void RegisterStats(CLI::App& app) {

@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "conformance_exchange.h"
+#include "conformance_internal.h"
 #include "xwires/api/conformance.h"
 #include "xwires/core/data.h"
 #include "xwires/trainers/trainer.h"
@@ -76,6 +78,57 @@ TEST(ConformanceBoundTest, FourUlpsOfOnePerStep) {
   EXPECT_DOUBLE_EQ(ConformanceWeightBound(4), 16.0 / (1 << 23));
   // The AVX-512 drift the harness guards against (3.5e-4 at step 4) is far out.
   EXPECT_LT(ConformanceWeightBound(4), 3.5e-4 / 100);
+}
+
+// A tensor's error is measured on its module's scale: a BN shift that
+// starts at zero against the module's gamma (1), not against itself.
+TEST(ConformanceErrorTest, StateErrorUsesTheModulesScale) {
+  NamedTensors ref = {{"bn.weight", Tensor({2}, 1.0f), false},
+                      {"bn.bias", Tensor({2}, 1e-3f), false},
+                      {"fc.bias", Tensor({2}, 1e-3f), false}};
+  NamedTensors ours = ref;
+  ours[1].value[0] = 1e-3f + 1e-6f;  // 1e-6 on a module whose largest |x| is 1
+  std::string worst;
+  EXPECT_NEAR(conformance::StateError(ours, ref, &worst), 1e-6, 1e-9);
+  EXPECT_EQ(worst, "bn.bias");
+  ours[2].value[1] = 1e-3f + 1e-6f;  // on its own scale, 1e-3: the worst
+  EXPECT_NEAR(conformance::StateError(ours, ref, &worst), 1e-3, 1e-5);
+  EXPECT_EQ(worst, "fc.bias");
+}
+
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+// The perturbation behind g(step): one ulp, either way, on every nonzero
+// float; zeros and counters kept; the same directions for the same run.
+TEST(ConformanceGrowthTest, PerturbOneUlpMovesEveryNonzeroFloatOneUlp) {
+  Tensor w({1000});
+  for (int i = 0; i < 1000; ++i) w[i] = i % 10 == 0 ? 0.0f : 0.37f * (i - 500);
+  const NamedTensors init = {{"fc.weight", w, false},
+                             {"bn.num_batches_tracked", Tensor({1}, 3.0f), true}};
+  const NamedTensors a = conformance::PerturbOneUlp(init, 1);
+  const NamedTensors b = conformance::PerturbOneUlp(init, 2);
+  int up = 0, differ = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const float v = w[i], p = a[0].value[i];
+    if (v == 0.0f) {
+      EXPECT_EQ(Bits(p), Bits(v)) << i;
+      continue;
+    }
+    EXPECT_NE(p, v) << i;
+    const int64_t step = static_cast<int64_t>(Bits(p)) - static_cast<int64_t>(Bits(v));
+    EXPECT_EQ(std::abs(step), 1) << i;  // adjacent floats of the same sign
+    up += p > v;
+    differ += a[0].value[i] != b[0].value[i];
+  }
+  EXPECT_GT(up, 350);  // 900 nonzero, each direction about half
+  EXPECT_LT(up, 550);
+  EXPECT_GT(differ, 350);  // another run draws other directions
+  EXPECT_TRUE(a[1].value.BitwiseEqual(init[1].value));
+  EXPECT_TRUE(conformance::PerturbOneUlp(init, 1)[0].value.BitwiseEqual(a[0].value));
 }
 
 // The TF.js profile is `tf` but for the two places TF.js differs from
