@@ -116,7 +116,7 @@ Status StatsIfComplete(Dataset& ds, const TrialSetup& s, const std::string& fami
       XW_ASSIGN_OR_RETURN(rec.stats,
                           ReplicaPairStatistics(by_profile[rec.profile_a],
                                                 by_profile[rec.profile_b], labels,
-                                                rec.num_classes));
+                                                rec.num_classes, rec.family));
       XW_RETURN_IF_ERROR(StoreReplicaStats(ds, rec));
       out->push_back(std::move(rec));
     }
@@ -126,7 +126,7 @@ Status StatsIfComplete(Dataset& ds, const TrialSetup& s, const std::string& fami
 
 // What rank 0 (or a run without MPI) has checked and planned.
 struct Prepared {
-  PerturbFamily family = PerturbFamily::kUlp;
+  PerturbFamily family = PerturbFamily::kSeed;
   std::vector<TrialSetup> setups;
   std::unique_ptr<Dataset> ds;
   std::vector<Job> jobs;

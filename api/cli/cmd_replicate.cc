@@ -20,7 +20,7 @@ namespace xw::cli {
 namespace {
 
 struct ReplicateArgs {
-  std::string dataset, trials, where, perturb = "ulp";
+  std::string dataset, trials, where, perturb = "seed";
   int64_t top = 0;
   int replicas = 5, jobs = 1, threads = 0;
   bool store_weights = false, quiet = false;
@@ -111,9 +111,11 @@ void RegisterReplicate(CLI::App& app) {
                   "Replicas per profile, replica 0 (the trial as trained) included; >= 4")
       ->capture_default_str();
   cmd->add_option("--perturb", args->perturb,
-                  "Perturbation of replicas r >= 1: ulp (one first-layer weight moved by "
-                  "one ulp), seed (a fresh training seed, same data) or order (another "
-                  "reduction order of the same framework)")
+                  "Perturbation of replicas r >= 1: seed (a fresh training seed, same "
+                  "data; calibrated), ulp (one first-layer weight moved by one ulp) or "
+                  "order (another reduction order of the same framework); ulp and order "
+                  "keep the trial's initial draw, and a pair whose replicas did not "
+                  "spread gets `insufficient`")
       ->capture_default_str();
   cmd->add_option("--jobs", args->jobs, "Replicas trained at once")->capture_default_str();
   cmd->add_option("--threads", args->threads, "Threads in all (0: every core)")

@@ -250,7 +250,8 @@ TEST(ReplicateTest, MpiRanksShareTheReplicasAndRankZeroStoresThem) {
 // size (the models learn), K = 4. It fails when the
 // replicas do not measure the noise: replicas that repeat one another would
 // call nearly every pair significant (the copies differ, with no spread), as
-// `ulp` replicas of such short runs do (docs/significance.md). torch is an
+// `ulp` replicas of such short runs do (docs/significance.md; there the
+// spread guard now makes those pairs `insufficient`). torch is an
 // exact-order profile: the same verdicts on every CPU.
 TEST(ReplicateTest, SeedReplicasRarelyCallACopyOfAProfileSignificant) {
   const std::string dir = TempDir("aa_seed");
@@ -315,13 +316,22 @@ TEST(ReplicateTest, EpsPlacementAtEpsHalfIsSignificant) {
                    "torch," + dir + "/torch_epshat.json --dataset " + ds)
                 .code,
             0);
+  // No --perturb: the default family, `seed` (fresh training seeds, the
+  // data unchanged), is the one the A/A calibration passes; the effect must
+  // stand out against the draw-to-draw noise it measures.
   const CliRun r = Xwires("replicate " + ds + " 1 --replicas 5 --jobs 2 --threads 2 --quiet");
   ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("seed family"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("significant"), std::string::npos) << r.out;
   auto st = LoadReplicaStats(**Dataset::Open(ds, OpenMode::kReadOnly), 1);
   ASSERT_TRUE(st.ok());
   ASSERT_EQ(st->size(), 1u);
+  EXPECT_EQ(st->front().family, "seed");
   EXPECT_EQ(st->front().stats.verdict, stats::Verdict::kSignificant) << r.out;
+  auto reps = LoadReplicas(**Dataset::Open(ds, OpenMode::kReadOnly), 1);
+  ASSERT_TRUE(reps.ok());
+  ASSERT_EQ(reps->size(), 10u);
+  for (const ReplicaRecord& x : *reps) EXPECT_EQ(x.family, "seed") << x.params_json;
 }
 
 }  // namespace
