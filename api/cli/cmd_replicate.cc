@@ -94,6 +94,14 @@ void RunReplicateCommand(const ReplicateArgs& a) {
                 x.stats.a.mean, x.stats.b.mean, x.stats.mean_diff, x.stats.permutation_p,
                 x.stats.lcb, stats::VerdictName(x.stats.verdict));
   }
+  // Why the spread guard made a pair insufficient (ulp/order replicas that
+  // did not spread); on stderr, so stdout stays one table row per pair.
+  for (const ReplicaStatsRecord& x : s.stats) {
+    if (x.stats.verdict_reason.empty()) continue;
+    std::fprintf(stderr, "trial %lld %s vs %s: insufficient: %s\n",
+                 static_cast<long long>(x.trial_id), x.profile_a.c_str(), x.profile_b.c_str(),
+                 x.stats.verdict_reason.c_str());
+  }
 }
 
 void RegisterReplicate(CLI::App& app) {
