@@ -212,13 +212,18 @@ std::string Short(double x) {
   return buf;
 }
 
-std::string SpreadGuard(const PairStatistics& st,
+// Equal accuracies are tested as such, not as s == 0: the mean of K equal
+// doubles need not round back to them, leaving s at 1e-17.
+std::string SpreadGuard(const ProfileReplicas& a, const ProfileReplicas& b,
+                        const PairStatistics& st,
                         const SignificanceOptions& opt) {
   if (opt.replicas_redraw) return "";
   const std::string head = "ulp/order replicas did not spread: ";
   for (const auto& [side, name] :
-       {std::pair{&st.a, "A"}, std::pair{&st.b, "B"}}) {
-    if (side->sd == 0) {
+       {std::pair{&a, "A"}, std::pair{&b, "B"}}) {
+    const std::span<const double> acc = side->accuracy;
+    if (std::all_of(acc.begin(), acc.end(),
+                    [&](double x) { return x == acc[0]; })) {
       return head + "profile " + name +
              "'s replica accuracies are all equal, so they do not measure the "
              "draw-to-draw noise (use the seed family)";
@@ -346,7 +351,7 @@ Result<PairStatistics> ComparePair(const ProfileReplicas& a,
   st.lcb =
       LowerConfidenceBound(st.mean_diff, st.se2, st.welch_df, opt.confidence);
   st.verdict = Decide(st, opt);
-  st.verdict_reason = SpreadGuard(st, opt);
+  st.verdict_reason = SpreadGuard(a, b, st, opt);
   if (!st.verdict_reason.empty()) st.verdict = Verdict::kInsufficient;
   return st;
 }

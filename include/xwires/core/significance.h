@@ -76,7 +76,7 @@
 //   that keeps the trial's initial draw, `ulp` or `order`): the replicas
 //   measure the chaos around one draw, which equals the draw-to-draw noise
 //   only once training is chaotic enough to forget the draw. They did not
-//   spread when a side's accuracies are all equal (s = 0), or, with
+//   spread when a side's accuracies are all equal, or, with
 //   predictions, when min(D_AA, D_BB) < min_spread_ratio (0.5) x D_AB. The
 //   verdict is then insufficient, whatever the rules above gave, with
 //   verdict_reason saying which condition held. Why 0.5: in the chaotic
