@@ -116,7 +116,7 @@ Status StatsIfComplete(Dataset& ds, const TrialSetup& s, const std::string& fami
       XW_ASSIGN_OR_RETURN(rec.stats,
                           ReplicaPairStatistics(by_profile[rec.profile_a],
                                                 by_profile[rec.profile_b], labels,
-                                                rec.num_classes, rec.family));
+                                                rec.num_classes));
       XW_RETURN_IF_ERROR(StoreReplicaStats(ds, rec));
       out->push_back(std::move(rec));
     }

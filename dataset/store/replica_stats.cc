@@ -152,8 +152,7 @@ Result<stats::PairStatistics> ParsePairStatisticsJson(const std::string& text) {
 Result<stats::PairStatistics> ReplicaPairStatistics(const std::vector<ReplicaRecord>& a,
                                                     const std::vector<ReplicaRecord>& b,
                                                     const std::vector<uint8_t>& labels,
-                                                    int num_classes,
-                                                    const std::string& family) {
+                                                    int num_classes) {
   struct Side {
     std::vector<double> acc;
     std::vector<uint8_t> finite, pred;
@@ -182,7 +181,9 @@ Result<stats::PairStatistics> ReplicaPairStatistics(const std::vector<ReplicaRec
   stats::SignificanceOptions opt;
   // Only `seed` redraws the trial's arbitrary choices; `ulp` and `order`
   // keep its initial draw, so their verdicts pass the spread guard.
-  opt.replicas_redraw = family == "seed";
+  auto seed = [](const ReplicaRecord& r) { return r.family == "seed"; };
+  opt.replicas_redraw =
+      std::all_of(a.begin(), a.end(), seed) && std::all_of(b.begin(), b.end(), seed);
   return stats::ComparePair({sa.acc, sa.finite, sa.pred}, {sb.acc, sb.finite, sb.pred}, test,
                             opt);
 }
@@ -243,7 +244,7 @@ Result<stats::PairStatistics> RecomputeReplicaStats(const ReplicaStatsRecord& s,
                             s.profile_a + "' and '" + s.profile_b +
                             "'; not all of them are stored");
   }
-  return ReplicaPairStatistics(a, b, s.test_labels, s.num_classes, s.family);
+  return ReplicaPairStatistics(a, b, s.test_labels, s.num_classes);
 }
 
 Status CheckReplicaStats(const ReplicaStatsRecord& s, const std::vector<ReplicaRecord>& replicas,

@@ -111,7 +111,7 @@ void Replicate(Dataset& ds, int64_t trial) {
   s.k_a = s.k_b = kK;
   s.num_classes = kClasses;
   s.test_labels = Labels();
-  auto st = ReplicaPairStatistics(a, b, s.test_labels, kClasses, s.family);
+  auto st = ReplicaPairStatistics(a, b, s.test_labels, kClasses);
   ASSERT_TRUE(st.ok()) << st.status().ToString();
   s.stats = *st;
   ASSERT_TRUE(StoreReplicaStats(ds, s).ok());
