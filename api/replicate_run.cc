@@ -126,7 +126,7 @@ Status StatsIfComplete(Dataset& ds, const TrialSetup& s, const std::string& fami
 
 // What rank 0 (or a run without MPI) has checked and planned.
 struct Prepared {
-  PerturbFamily family = PerturbFamily::kUlp;
+  PerturbFamily family = PerturbFamily::kSeed;
   std::vector<TrialSetup> setups;
   std::unique_ptr<Dataset> ds;
   std::vector<Job> jobs;

@@ -20,7 +20,7 @@ namespace xw::cli {
 namespace {
 
 struct ReplicateArgs {
-  std::string dataset, trials, where, perturb = "ulp";
+  std::string dataset, trials, where, perturb = "seed";
   int64_t top = 0;
   int replicas = 5, jobs = 1, threads = 0;
   bool store_weights = false, quiet = false;
@@ -94,6 +94,14 @@ void RunReplicateCommand(const ReplicateArgs& a) {
                 x.stats.a.mean, x.stats.b.mean, x.stats.mean_diff, x.stats.permutation_p,
                 x.stats.lcb, stats::VerdictName(x.stats.verdict));
   }
+  // Why the spread guard made a pair insufficient (ulp/order replicas that
+  // did not spread); on stderr, so stdout stays one table row per pair.
+  for (const ReplicaStatsRecord& x : s.stats) {
+    if (x.stats.verdict_reason.empty()) continue;
+    std::fprintf(stderr, "trial %lld %s vs %s: insufficient: %s\n",
+                 static_cast<long long>(x.trial_id), x.profile_a.c_str(), x.profile_b.c_str(),
+                 x.stats.verdict_reason.c_str());
+  }
 }
 
 void RegisterReplicate(CLI::App& app) {
@@ -111,9 +119,11 @@ void RegisterReplicate(CLI::App& app) {
                   "Replicas per profile, replica 0 (the trial as trained) included; >= 4")
       ->capture_default_str();
   cmd->add_option("--perturb", args->perturb,
-                  "Perturbation of replicas r >= 1: ulp (one first-layer weight moved by "
-                  "one ulp), seed (a fresh training seed, same data) or order (another "
-                  "reduction order of the same framework)")
+                  "Perturbation of replicas r >= 1: seed (a fresh training seed, same "
+                  "data; calibrated), ulp (one first-layer weight moved by one ulp) or "
+                  "order (another reduction order of the same framework); ulp and order "
+                  "keep the trial's initial draw, and a pair whose replicas did not "
+                  "spread gets `insufficient`")
       ->capture_default_str();
   cmd->add_option("--jobs", args->jobs, "Replicas trained at once")->capture_default_str();
   cmd->add_option("--threads", args->threads, "Threads in all (0: every core)")

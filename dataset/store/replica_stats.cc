@@ -102,6 +102,9 @@ std::string PairStatisticsJson(const stats::PairStatistics& s) {
             {"se2", Num(s.se2)},
             {"lcb", Num(s.lcb)},
             {"verdict", stats::VerdictName(s.verdict)}};
+  // Only when the spread guard set it, so statistics stored before the guard
+  // existed (and every seed-family pair) keep the same key set.
+  if (!s.verdict_reason.empty()) j["verdict_reason"] = s.verdict_reason;
   return j.dump();
 }
 
@@ -138,6 +141,11 @@ Result<stats::PairStatistics> ParsePairStatisticsJson(const std::string& text) {
   auto v = j.find("verdict");
   if (v == j.end() || !v->is_string()) return Missing("verdict");
   XW_ASSIGN_OR_RETURN(s.verdict, stats::ParseVerdict(v->get<std::string>()));
+  auto reason = j.find("verdict_reason");
+  if (reason != j.end()) {
+    if (!reason->is_string()) return Missing("verdict_reason");
+    s.verdict_reason = reason->get<std::string>();
+  }
   return s;
 }
 
@@ -170,7 +178,14 @@ Result<stats::PairStatistics> ReplicaPairStatistics(const std::vector<ReplicaRec
   test.num_classes = num_classes;
   test.num_examples = static_cast<int64_t>(labels.size());
   test.labels = labels;
-  return stats::ComparePair({sa.acc, sa.finite, sa.pred}, {sb.acc, sb.finite, sb.pred}, test);
+  stats::SignificanceOptions opt;
+  // Only `seed` redraws the trial's arbitrary choices; `ulp` and `order`
+  // keep its initial draw, so their verdicts pass the spread guard.
+  auto seed = [](const ReplicaRecord& r) { return r.family == "seed"; };
+  opt.replicas_redraw =
+      std::all_of(a.begin(), a.end(), seed) && std::all_of(b.begin(), b.end(), seed);
+  return stats::ComparePair({sa.acc, sa.finite, sa.pred}, {sb.acc, sb.finite, sb.pred}, test,
+                            opt);
 }
 
 namespace {

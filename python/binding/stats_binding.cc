@@ -63,6 +63,10 @@ py::dict ComparePairPy(const F64& acc_a, const F64& acc_b, const U8& finite_a,
       opt.monte_carlo_resamples = v.cast<int>();
     else if (key == "seed")
       opt.seed = v.cast<uint64_t>();
+    else if (key == "replicas_redraw")
+      opt.replicas_redraw = v.cast<bool>();
+    else if (key == "min_spread_ratio")
+      opt.min_spread_ratio = v.cast<double>();
     else
       Check(
           Status::InvalidArgument("unknown significance option '" + key + "'"));
@@ -106,6 +110,7 @@ py::dict ComparePairPy(const F64& acc_a, const F64& acc_b, const U8& finite_a,
   d["se2"] = st.se2;
   d["lcb"] = st.lcb;
   d["verdict"] = stats::VerdictName(st.verdict);
+  d["verdict_reason"] = st.verdict_reason;
   return d;
 }
 

@@ -183,7 +183,7 @@ def search(dataset="xwires-data", config=None, *, resume=None, max_trials=0,
     return SearchResult(summary, dataset)
 
 
-def replicate(dataset, trials=None, *, top=None, where=None, replicas=5, perturb="ulp", jobs=1,
+def replicate(dataset, trials=None, *, top=None, where=None, replicas=5, perturb="seed", jobs=1,
               threads=0, store_weights=False, quiet=False):
     """Replicas of stored trials and each profile pair's verdict (``xwires replicate``).
 
@@ -195,7 +195,10 @@ def replicate(dataset, trials=None, *, top=None, where=None, replicas=5, perturb
         dataset: the dataset directory (must exist).
         replicas: K per profile, replica 0 (the trial as trained) included;
             at least 4 (below, an exact test cannot reach p < 0.05).
-        perturb: "ulp", "seed" or "order" (docs/significance.md).
+        perturb: "seed" (default: a fresh training seed, same data), "ulp"
+            or "order" (these two keep the trial's initial draw; a pair whose
+            replicas did not spread gets "insufficient";
+            docs/significance.md).
         jobs: replicas trained at once. threads: threads in all (0: all).
         store_weights: keep every replica's weights.
         quiet: no progress output.

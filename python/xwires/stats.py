@@ -17,7 +17,7 @@ from .errors import InvalidArgumentError
 
 _OPTIONS = ("alpha", "superiority_low", "superiority_high", "floor_multiple",
             "collapse_se_multiple", "min_survivors", "confidence", "max_exact_splits",
-            "monte_carlo_resamples", "seed")
+            "monte_carlo_resamples", "seed", "replicas_redraw", "min_spread_ratio")
 
 
 def _array(name, value, dtype, ndim):
@@ -55,7 +55,10 @@ def significance(acc_a, acc_b, *, num_classes, num_examples, loss_finite_a=None,
         **options: alpha (0.05), superiority_low (0.25), superiority_high
             (0.75), floor_multiple (2), collapse_se_multiple (3),
             min_survivors (3), confidence (0.95), max_exact_splits (10**6),
-            monte_carlo_resamples (10**5), seed (0).
+            monte_carlo_resamples (10**5), seed (0), replicas_redraw (True:
+            the replicas redraw the trial's arbitrary choices, family "seed";
+            False for "ulp" and "order", whose pairs get "insufficient" when
+            their replicas did not spread), min_spread_ratio (0.5).
 
     Returns:
         dict: "a" and "b" (k, mean, sd, collapses, floor, sigma2_s),
@@ -64,8 +67,9 @@ def significance(acc_a, acc_b, *, num_classes, num_examples, loss_finite_a=None,
         prob_a_greater, fisher_p, survivors_tested, survivors_diff,
         survivors_p, survivors_prob_a_greater, has_predictions, churn_aa,
         churn_bb, churn_ab, excess_churn, excess_churn_p, floor,
-        floor_from_predictions, se2, lcb and verdict ("significant",
-        "collapse_driven", "within_noise" or "insufficient").
+        floor_from_predictions, se2, lcb, verdict ("significant",
+        "collapse_driven", "within_noise" or "insufficient") and
+        verdict_reason (why the spread guard made it "insufficient"; "").
     """
     for key in options:
         if key not in _OPTIONS:
@@ -75,6 +79,8 @@ def significance(acc_a, acc_b, *, num_classes, num_examples, loss_finite_a=None,
     for key, value in options.items():
         if key in ("min_survivors", "max_exact_splits", "monte_carlo_resamples", "seed"):
             opts[key] = _checks.as_int(key, value, minimum=0)
+        elif key == "replicas_redraw":
+            opts[key] = _checks.as_bool(key, value)
         else:
             opts[key] = _checks.as_float(key, value)
     num_classes = _checks.as_int("num_classes", num_classes, minimum=2)

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace xw::stats {
@@ -88,6 +90,9 @@ Status CheckOptions(const SignificanceOptions& o) {
     return bad("min_survivors", o.min_survivors, "must be >= 2");
   if (!(o.confidence > 0 && o.confidence < 1)) {
     return bad("confidence", o.confidence, "must lie in (0, 1)");
+  }
+  if (!(o.min_spread_ratio >= 0 && o.min_spread_ratio <= 1)) {
+    return bad("min_spread_ratio", o.min_spread_ratio, "must lie in [0, 1]");
   }
   if (o.monte_carlo_resamples < 1) {
     return bad("monte_carlo_resamples", o.monte_carlo_resamples,
@@ -197,6 +202,43 @@ Verdict Decide(const PairStatistics& st, const SignificanceOptions& opt) {
   }
   if (st.fisher_p < opt.alpha || all_pass) return Verdict::kCollapseDriven;
   return st.survivors_tested ? Verdict::kWithinNoise : Verdict::kInsufficient;
+}
+
+// The spread guard (significance.h): "" when the replicas spread (or the
+// family redraws), else the reason the verdict is insufficient.
+std::string Short(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", x);
+  return buf;
+}
+
+// Equal accuracies are tested as such, not as s == 0: the mean of K equal
+// doubles need not round back to them, leaving s at 1e-17.
+std::string SpreadGuard(const ProfileReplicas& a, const ProfileReplicas& b,
+                        const PairStatistics& st,
+                        const SignificanceOptions& opt) {
+  if (opt.replicas_redraw) return "";
+  const std::string head = "ulp/order replicas did not spread: ";
+  for (const auto& [side, name] :
+       {std::pair{&a, "A"}, std::pair{&b, "B"}}) {
+    const std::span<const double> acc = side->accuracy;
+    if (std::all_of(acc.begin(), acc.end(),
+                    [&](double x) { return x == acc[0]; })) {
+      return head + "profile " + name +
+             "'s replica accuracies are all equal, so they do not measure the "
+             "draw-to-draw noise (use the seed family)";
+    }
+  }
+  if (st.has_predictions) {
+    const double within = std::min(st.churn_aa, st.churn_bb);
+    if (within < opt.min_spread_ratio * st.churn_ab) {
+      return head + "within-profile churn " + Short(within) + " is below " +
+             Short(opt.min_spread_ratio) + " x the cross-profile churn " +
+             Short(st.churn_ab) +
+             " (use the seed family)";
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -309,6 +351,8 @@ Result<PairStatistics> ComparePair(const ProfileReplicas& a,
   st.lcb =
       LowerConfidenceBound(st.mean_diff, st.se2, st.welch_df, opt.confidence);
   st.verdict = Decide(st, opt);
+  st.verdict_reason = SpreadGuard(a, b, st, opt);
+  if (!st.verdict_reason.empty()) st.verdict = Verdict::kInsufficient;
   return st;
 }
 

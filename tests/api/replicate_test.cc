@@ -176,6 +176,29 @@ TEST(ReplicateTest, KilledRunResumesToTheSameReplicasAndVerdicts) {
   EXPECT_EQ(ReadBack(a).stats, x.stats);
 }
 
+// `ulp` replicas of a one-epoch run repeat one another (every replica of a
+// side has the same accuracy): the pair is insufficient, the guard's reason
+// is stored with the statistics and printed, and fsck, which recomputes the
+// verdict through the same function, finds the dataset consistent.
+TEST(ReplicateTest, UlpReplicasThatDidNotSpreadAreInsufficientWithTheReason) {
+  const std::string ds = MakeDataset("ulp");
+  const CliRun r = Xwires("replicate " + ds + " 1 --replicas 4 --perturb ulp --jobs 2 --threads 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("ulp family"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("trial 1 torch vs tf: insufficient: ulp/order replicas did not spread"),
+            std::string::npos)
+      << r.out;
+  auto st = LoadReplicaStats(**Dataset::Open(ds, OpenMode::kReadOnly), 1);
+  ASSERT_TRUE(st.ok());
+  ASSERT_EQ(st->size(), 1u);
+  EXPECT_EQ(st->front().family, "ulp");
+  EXPECT_EQ(st->front().stats.verdict, stats::Verdict::kInsufficient);
+  EXPECT_NE(st->front().stats.verdict_reason.find("did not spread"), std::string::npos);
+  const CliRun fsck = Xwires("fsck " + ds);
+  EXPECT_EQ(fsck.code, 0) << fsck.out;
+  EXPECT_NE(fsck.out.find("0 problem(s)"), std::string::npos) << fsck.out;
+}
+
 // Trained replicas travel: a bundle replays them bit for bit (torch and tf
 // are exact-order profiles), and a merge carries them (fsck clean after).
 TEST(ReplicateTest, ReplicasReplayFromABundleAndMergeIntoAnotherDataset) {
@@ -250,7 +273,8 @@ TEST(ReplicateTest, MpiRanksShareTheReplicasAndRankZeroStoresThem) {
 // size (the models learn), K = 4. It fails when the
 // replicas do not measure the noise: replicas that repeat one another would
 // call nearly every pair significant (the copies differ, with no spread), as
-// `ulp` replicas of such short runs do (docs/significance.md). torch is an
+// `ulp` replicas of such short runs do (docs/significance.md; there the
+// spread guard now makes those pairs `insufficient`). torch is an
 // exact-order profile: the same verdicts on every CPU.
 TEST(ReplicateTest, SeedReplicasRarelyCallACopyOfAProfileSignificant) {
   const std::string dir = TempDir("aa_seed");
@@ -315,13 +339,22 @@ TEST(ReplicateTest, EpsPlacementAtEpsHalfIsSignificant) {
                    "torch," + dir + "/torch_epshat.json --dataset " + ds)
                 .code,
             0);
+  // No --perturb: the default family, `seed` (fresh training seeds, the
+  // data unchanged), is the one the A/A calibration passes; the effect must
+  // stand out against the draw-to-draw noise it measures.
   const CliRun r = Xwires("replicate " + ds + " 1 --replicas 5 --jobs 2 --threads 2 --quiet");
   ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("seed family"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("significant"), std::string::npos) << r.out;
   auto st = LoadReplicaStats(**Dataset::Open(ds, OpenMode::kReadOnly), 1);
   ASSERT_TRUE(st.ok());
   ASSERT_EQ(st->size(), 1u);
+  EXPECT_EQ(st->front().family, "seed");
   EXPECT_EQ(st->front().stats.verdict, stats::Verdict::kSignificant) << r.out;
+  auto reps = LoadReplicas(**Dataset::Open(ds, OpenMode::kReadOnly), 1);
+  ASSERT_TRUE(reps.ok());
+  ASSERT_EQ(reps->size(), 10u);
+  for (const ReplicaRecord& x : *reps) EXPECT_EQ(x.family, "seed") << x.params_json;
 }
 
 }  // namespace

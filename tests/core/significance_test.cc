@@ -232,6 +232,94 @@ TEST(SignificanceTest, ComparePairWithPredictions) {
           .ok());
 }
 
+// The spread guard: replicas of a family that keeps the trial's initial
+// draw (ulp, order) that did not spread cannot measure the draw-to-draw
+// noise, so the pair is `insufficient`, never `significant`; seed replicas
+// (replicas_redraw) keep the verdict the rules give.
+TEST(SignificanceTest, UlpReplicasWithoutSpreadAreInsufficient) {
+  const std::vector<uint8_t> block{0, 1, 2, 3, 0, 1, 2, 3};
+  const std::vector<uint8_t> ra{0, 1, 2, 3, 0, 1, 2, 0};
+  const std::vector<uint8_t> rb{0, 1, 2, 3, 1, 2, 3, 0};
+  std::vector<uint8_t> labels, pa, pb;
+  for (int i = 0; i < 10; ++i)
+    labels.insert(labels.end(), block.begin(), block.end());
+  for (int r = 0; r < 4; ++r) {
+    for (int i = 0; i < 10; ++i) {
+      pa.insert(pa.end(), ra.begin(), ra.end());
+      pb.insert(pb.end(), rb.begin(), rb.end());
+    }
+  }
+  const TestSetInfo test{4, 80, labels};
+  SignificanceOptions ulp;
+  ulp.replicas_redraw = false;
+  // 1. Zero spread: every replica of a side identical (accuracies 7/8, 4/8).
+  const Vec acc_a(4, 7.0 / 8), acc_b(4, 4.0 / 8);
+  const auto seed = ComparePair({acc_a, {}, pa}, {acc_b, {}, pb}, test);
+  ASSERT_TRUE(seed.ok()) << seed.status().ToString();
+  EXPECT_EQ(seed->verdict, Verdict::kSignificant);
+  EXPECT_EQ(seed->verdict_reason, "");
+  const auto flat = ComparePair({acc_a, {}, pa}, {acc_b, {}, pb}, test, ulp);
+  ASSERT_TRUE(flat.ok()) << flat.status().ToString();
+  EXPECT_EQ(flat->verdict, Verdict::kInsufficient);
+  EXPECT_NE(flat->verdict_reason.find("profile A's replica accuracies are all "
+                                      "equal"),
+            std::string::npos)
+      << flat->verdict_reason;
+  // The statistics themselves are unchanged: only the verdict is guarded.
+  EXPECT_EQ(flat->permutation_p, seed->permutation_p);
+  EXPECT_EQ(flat->mean_diff, seed->mean_diff);
+
+  // 2. A little spread: replica r of each side also errs on examples
+  // 0..r-1 (accuracies 70..67 / 80 against 40..37 / 80, fully separated).
+  // D_AA = D_BB = mean |i - j| / 80 = (5/3) / 80, D_AB about 30/80: the
+  // within-profile churn is far below half the cross-profile churn.
+  Vec sa(4), sb(4);
+  for (int r = 0; r < 4; ++r) {
+    for (int i = 0; i < r; ++i) {
+      pa[r * 80 + i] = static_cast<uint8_t>((labels[i] + 1) % 4);
+      pb[r * 80 + i] = static_cast<uint8_t>((labels[i] + 1) % 4);
+    }
+    sa[r] = (70.0 - r) / 80;
+    sb[r] = (40.0 - r) / 80;
+  }
+  const auto seed2 = ComparePair({sa, {}, pa}, {sb, {}, pb}, test);
+  ASSERT_TRUE(seed2.ok()) << seed2.status().ToString();
+  EXPECT_EQ(seed2->verdict, Verdict::kSignificant);
+  EXPECT_NEAR(seed2->churn_aa, (5.0 / 3) / 80, 1e-15);
+  EXPECT_NEAR(seed2->churn_bb, (5.0 / 3) / 80, 1e-15);
+  EXPECT_GT(seed2->churn_ab, 0.3);
+  const auto low = ComparePair({sa, {}, pa}, {sb, {}, pb}, test, ulp);
+  ASSERT_TRUE(low.ok()) << low.status().ToString();
+  EXPECT_EQ(low->verdict, Verdict::kInsufficient);
+  EXPECT_NE(low->verdict_reason.find("within-profile churn"), std::string::npos)
+      << low->verdict_reason;
+
+  // 3. Spread comparable to the cross-profile churn: each replica errs on
+  // its own 7 + r examples (A in 0..39, B in 40..79), so D_AA = D_BB = D_AB
+  // = 17/80; the guard does not apply and the rules' verdict stands.
+  std::vector<uint8_t> wa(4 * 80), wb(4 * 80);
+  Vec ca(4), cb(4);
+  for (int r = 0; r < 4; ++r) {
+    for (int i = 0; i < 80; ++i) {
+      const bool a_errs = i >= r * 10 && i < r * 10 + 7 + r;
+      const bool b_errs = i >= 40 + r * 10 && i < 40 + r * 10 + 7 + r;
+      wa[r * 80 + i] = static_cast<uint8_t>((labels[i] + (a_errs ? 1 : 0)) % 4);
+      wb[r * 80 + i] = static_cast<uint8_t>((labels[i] + (b_errs ? 1 : 0)) % 4);
+    }
+    ca[r] = cb[r] = (73.0 - r) / 80;
+  }
+  const auto wide = ComparePair({ca, {}, wa}, {cb, {}, wb}, test, ulp);
+  ASSERT_TRUE(wide.ok()) << wide.status().ToString();
+  EXPECT_NEAR(wide->churn_aa, 17.0 / 80, 1e-15);
+  EXPECT_NEAR(wide->churn_ab, 17.0 / 80, 1e-15);
+  EXPECT_EQ(wide->verdict_reason, "");
+  EXPECT_EQ(wide->verdict, Verdict::kWithinNoise);
+
+  SignificanceOptions bad = ulp;
+  bad.min_spread_ratio = 1.5;
+  EXPECT_FALSE(ComparePair({ca, {}, wa}, {cb, {}, wb}, test, bad).ok());
+}
+
 TEST(SignificanceTest, BadInputIsRefusedWithTheReason) {
   const Vec four{0.4, 0.5, 0.4, 0.5};
   const auto few =

@@ -55,6 +55,24 @@ def test_collapses_and_fisher_match_scipy():
     assert r["verdict"] == "insufficient"
 
 
+def test_ulp_replicas_without_spread_are_insufficient():
+    # Each side's replicas repeat one another (as one-ulp replicas of a short
+    # run do) while the sides differ: significant when the replicas redraw
+    # the trial's choices (seed, the default), insufficient under ulp/order.
+    labels = np.tile([0, 1, 2, 3], 20)
+    pa = np.tile(np.where(np.arange(80) % 8 == 7, (labels + 1) % 4, labels), (4, 1))
+    pb = np.tile(np.where(np.arange(80) % 8 >= 4, (labels + 1) % 4, labels), (4, 1))
+    acc_a, acc_b = (pa == labels).mean(axis=1), (pb == labels).mean(axis=1)
+    kw = dict(num_classes=4, num_examples=80, predictions_a=pa, predictions_b=pb,
+              labels=labels)
+    seed = xwires.significance(acc_a, acc_b, **kw)
+    assert seed["verdict"] == "significant" and seed["verdict_reason"] == ""
+    ulp = xwires.significance(acc_a, acc_b, replicas_redraw=False, **kw)
+    assert ulp["verdict"] == "insufficient"
+    assert "did not spread" in ulp["verdict_reason"]
+    assert ulp["permutation_p"] == seed["permutation_p"]
+
+
 def test_benjamini_hochberg_matches_statsmodels():
     p = [0.01, 0.04, 0.03, 0.20, 0.50, 0.008, 0.07, 0.90]
     adjusted, reject = xwires.benjamini_hochberg(p)

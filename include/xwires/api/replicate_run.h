@@ -38,7 +38,7 @@ struct ReplicateRequest {
   int64_t top = 0;              // the `top` most divergent trials
   std::string where;            // every trial matching this filter (query.h)
   int replicas = 5;             // K per profile, replica 0 included; >= 4
-  std::string perturb = "ulp";  // ulp | seed | order
+  std::string perturb = "seed";  // seed | ulp | order (docs/significance.md)
   int jobs = 1;                 // replicas trained at once (>= 1)
   int threads = 0;              // threads in all (0: every core)
   bool store_weights = false;   // keep each replica's weights

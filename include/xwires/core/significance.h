@@ -72,6 +72,22 @@
 //                              else collapse_driven if Fisher p < alpha or all
 //                              replicas pass; else insufficient if a side has
 //                              < 3 survivors; else within_noise.
+//   spread guard (opt.replicas_redraw false: the replicas came from a family
+//   that keeps the trial's initial draw, `ulp` or `order`): the replicas
+//   measure the chaos around one draw, which equals the draw-to-draw noise
+//   only once training is chaotic enough to forget the draw. They did not
+//   spread when a side's accuracies are all equal, or, with
+//   predictions, when min(D_AA, D_BB) < min_spread_ratio (0.5) x D_AB. The
+//   verdict is then insufficient, whatever the rules above gave, with
+//   verdict_reason saying which condition held. Why 0.5: in the chaotic
+//   regime a one-weight nudge already gives >= 0.8 of a full reseed's
+//   disagreement (Jordan, ICLR 2024, App. D.2: 5.14% vs 5.19% at 128
+//   epochs, 7.0-7.5% vs ~8.5% in short runs), and under no profile effect
+//   D_AB is a reseed disagreement; a ratio below 0.5 (leaving room for the
+//   sampling error of 10 pairs at K = 5) says the perturbation did not
+//   decorrelate the replicas from their shared draw, so the cross-profile
+//   gap cannot be compared with their spread. Measured A/A shares:
+//   docs/significance.md.
 // K_A or K_B < 4 is refused (InvalidArgument): with 3 + 3 replicas the smallest
 // exact two-sided permutation p is 2/20 = 0.1, so p < 0.05 is unreachable.
 //
@@ -86,6 +102,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -108,6 +125,12 @@ struct SignificanceOptions {
   uint64_t max_exact_splits = 1000000;
   int monte_carlo_resamples = 100000;
   uint64_t seed = 0;  // Philox key of the Monte Carlo splits
+  // True when each replica redraws the trial's arbitrary choices (family
+  // `seed`); false for `ulp` and `order`, which keep the initial draw and
+  // are subject to the spread guard above.
+  bool replicas_redraw = true;
+  // Spread guard: min(D_AA, D_BB) must reach this x D_AB (in [0, 1]).
+  double min_spread_ratio = 0.5;
 };
 
 // One profile's replicas. Views only: the caller owns the data, which must
@@ -171,6 +194,10 @@ struct PairStatistics {
   double se2 = 0;                  // SE^2 floored (the GP's noise variance)
   double lcb = 0;                  // significant_diff objective
   Verdict verdict = Verdict::kInsufficient;
+  // Why the verdict is insufficient when the spread guard set it ("" when
+  // the guard did not apply), e.g. "ulp/order replicas did not spread:
+  // profile A's accuracies are all equal".
+  std::string verdict_reason;
 };
 
 // All statistics and the verdict of profile A against profile B. Fails with

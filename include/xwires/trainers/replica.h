@@ -6,16 +6,22 @@
 //
 // Replica 0 is the trial exactly as trained (no change). Replica r >= 1
 // applies one perturbation family:
-//   ulp   (default) one element of the first weight tensor (state_dict
+//   seed  (default) a fresh training seed (init, dropout, shuffling) =
+//         MixStream(MixStream(StreamId("replica/seed"), seed), r); the data
+//         are unchanged (the caller loads them with the trial's data seed).
+//         The only family that redraws the trial's arbitrary choices, so
+//         the only one whose spread is the draw-to-draw noise in short runs
+//         (docs/significance.md, the A/A calibration).
+//   ulp   one element of the first weight tensor (state_dict
 //         order: the first layer's conv or linear weight) moved by one ulp
 //         with nextafter, after initialisation. The flat index and the
 //         direction are drawn from Philox(seed, MixStream(StreamId(
 //         "replica/ulp"), r)): word 0 and 1 give the index (64 bits, mod the
 //         element count), word 2's lowest bit the direction (1: up).
 //         Summers & Dinneen (ICML 2021), Jordan (ICLR 2024) App. D.
-//   seed  a fresh training seed (init, dropout, shuffling) =
-//         MixStream(MixStream(StreamId("replica/seed"), seed), r); the data
-//         are unchanged (the caller loads them with the trial's data seed).
+//         Keeps the trial's initial draw: its replicas measure the chaos
+//         around that draw, which in short runs may not spread at all (the
+//         verdict's spread guard, core/significance.h).
 //   order another reduction order the framework legitimately uses on a CPU
 //         of another vector width: lanesK profiles take the other widths of
 //         {4, 8, 16} (ATen's Vectorized<float> on SSE/NEON, AVX2, AVX-512);
@@ -78,7 +84,7 @@ Result<UlpNudge> ApplyUlpNudge(Model& model, uint64_t seed, uint64_t replica);
 // What a replica changed, resolved for a given (profile, seed, r, family).
 struct Perturbation {
   int64_t replica = 0;
-  PerturbFamily family = PerturbFamily::kUlp;
+  PerturbFamily family = PerturbFamily::kSeed;
   uint64_t train_seed = 0;  // the seed the replica trains with
   std::string reduce;       // the reduction order it trains with
   bool ulp = false;         // an ulp nudge keyed by (seed, r) is applied

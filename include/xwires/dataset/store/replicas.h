@@ -105,7 +105,11 @@ Result<stats::PairStatistics> ParsePairStatisticsJson(const std::string& text);
 // The statistics of `a` against `b` (replicas of one trial, one family,
 // every one with predictions) on `labels` with `num_classes` classes:
 // stats::ComparePair over accuracies, finite-loss flags and predictions in
-// replica order. InvalidArgument as ComparePair.
+// replica order. The replicas' family sets
+// SignificanceOptions::replicas_redraw: true only when every one of them is
+// `seed`, so `ulp` and `order` pairs whose replicas did not spread get
+// `insufficient` (the spread guard, core/significance.h). InvalidArgument
+// as ComparePair.
 Result<stats::PairStatistics> ReplicaPairStatistics(const std::vector<ReplicaRecord>& a,
                                                     const std::vector<ReplicaRecord>& b,
                                                     const std::vector<uint8_t>& labels,
