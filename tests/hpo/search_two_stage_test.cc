@@ -107,7 +107,7 @@ class SearchTwoStageTest : public ::testing::Test {
 
 struct Trial {
   TrialRow row;
-  int64_t proposal = 0;  // the pending row it completed
+  int64_t proposal = 0;  // its proposal number (the pending row's id)
   std::string point;     // subspace and point
   std::vector<ReplicaRecord> replicas;
   std::vector<ReplicaStatsRecord> stats;
@@ -125,7 +125,9 @@ std::vector<Trial> Load(const std::string& dir) {
     Trial t;
     t.row = r;
     const json s = json::parse(r.extra_json)["search"];
-    t.proposal = s["pending_trial"].get<int64_t>();
+    // A finished trial keeps its pending row's id (older searches name it
+    // in "pending_trial"): its proposal number.
+    t.proposal = s.contains("pending_trial") ? s["pending_trial"].get<int64_t>() : r.id;
     t.point = s["subspace"].dump() + s["point"].dump();
     t.replicas = LoadReplicas(**ds, r.id, "", /*with_data=*/false).value();
     t.stats = LoadReplicaStats(**ds, r.id).value();
