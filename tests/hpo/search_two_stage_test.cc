@@ -173,7 +173,7 @@ TEST_F(SearchTwoStageTest, ReplicatesTheTopShareOfEachRoundAndConfirmsWithFreshR
     expected.insert(best->trial_id);
   }
   std::set<int64_t> replicated;
-  std::map<int64_t, double> lcb;
+  std::vector<hpo::Replicated> selection;
   for (const Trial& t : trials) {
     if (t.replicas.empty()) {
       EXPECT_TRUE(t.stats.empty());
@@ -212,16 +212,16 @@ TEST_F(SearchTwoStageTest, ReplicatesTheTopShareOfEachRoundAndConfirmsWithFreshR
                           stats::StudentQuantile(sel.stats.welch_df, 0.975) *
                               std::sqrt(sel.stats.se2));
     EXPECT_NEAR(sel.stats.lcb, want, 1e-12);
-    lcb[t.row.id] = sel.stats.lcb;
+    selection.push_back({t.row.id, sel.stats.lcb, sel.stats.permutation_p});
   }
   EXPECT_EQ(replicated, expected);
   // The best by LCB is confirmed by seed replicas 5..8 a side, fresh ones:
   // none of the selection's 0..4 (replica 0 = the screened trial) among
   // them. Its two statistics rows stand side by side (schema version 4).
-  int64_t best = 0;
-  for (const auto& [id, v] : lcb) {
-    if (best == 0 || v > lcb[best]) best = id;
-  }
+  // (Ties of LCB, e.g. two at 0, go to the lower p, then the lower id.)
+  const std::vector<int64_t> top = hpo::SelectForConfirmation(selection, 1);
+  ASSERT_EQ(top.size(), 1u);
+  const int64_t best = top[0];
   for (const Trial& t : trials) {
     std::map<std::string, std::set<int64_t>> fresh;
     for (const ReplicaRecord& r : t.replicas) {
