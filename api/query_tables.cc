@@ -24,7 +24,9 @@ Status AddSignificanceColumns(const Dataset& ds, Table* t) {
   const size_t col = static_cast<size_t>(id - t->columns.begin());
   XW_ASSIGN_OR_RETURN(std::vector<ReplicaStatsRecord> all, LoadReplicaStats(ds));
   if (all.empty()) return Status::OK();  // as `stats`: only once replicated
-  std::map<int64_t, const ReplicaStatsRecord*> latest;  // rows come by trial, then id
+  // Rows come by trial, then first_replica, then id: the last of a trial is
+  // the one the query fields read (replicas.h).
+  std::map<int64_t, const ReplicaStatsRecord*> latest;
   for (const ReplicaStatsRecord& s : all) latest[s.trial_id] = &s;
   for (const char* c : {"verdict", "p_value", "diff_lcb", "noise_sd"}) t->columns.push_back(c);
   for (std::vector<Cell>& row : t->rows) {

@@ -33,14 +33,15 @@ Result<Table> ReplicaStatsTable(const Dataset& ds, int64_t trial_id) {
   XW_ASSIGN_OR_RETURN(TrialRow trial, ds.GetTrial(trial_id));
   XW_ASSIGN_OR_RETURN(std::vector<ReplicaStatsRecord> st, LoadReplicaStats(ds, trial_id));
   Table t;
-  t.columns = {"profile_a", "profile_b",   "family",       "k_a",          "k_b",
+  t.columns = {"profile_a", "profile_b",   "family",       "first_replica", "k_a", "k_b",
                "mean_a",    "sd_a",        "mean_b",       "sd_b",         "collapses_a",
                "collapses_b", "mean_diff", "p_value",      "welch_p",      "ci_low",
                "ci_high",   "hedges_g",    "prob_a_greater", "fisher_p",   "excess_churn",
                "excess_churn_p", "noise_sd", "noise_floor", "diff_lcb",    "verdict"};
   for (const ReplicaStatsRecord& r : st) {
     const stats::PairStatistics& s = r.stats;
-    t.rows.push_back({r.profile_a, r.profile_b, r.family, r.k_a, r.k_b, s.a.mean, s.a.sd,
+    t.rows.push_back({r.profile_a, r.profile_b, r.family, r.first_replica, r.k_a, r.k_b,
+                      s.a.mean, s.a.sd,
                       s.b.mean, s.b.sd, int64_t{s.a.collapses}, int64_t{s.b.collapses},
                       s.mean_diff, s.permutation_p, s.welch_p, s.ci_low, s.ci_high, s.hedges_g,
                       s.prob_a_greater, s.fisher_p, s.excess_churn, s.excess_churn_p,

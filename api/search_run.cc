@@ -186,7 +186,10 @@ Result<std::map<int64_t, Replicated>> ReplicatedTrials(const Dataset& ds,
     if (st.empty()) continue;
     Replicated x;
     x.stats = st.back();
-    x.confirmed = st.back().family == c.schedule.confirm_perturb && st.back().first_replica > 0;
+    // The latest row is the confirmation's when there is one (LoadReplicaStats
+    // orders a trial's rows by first_replica, then id).
+    x.confirmed = st.back().family == c.schedule.confirm_perturb &&
+                  st.back().first_replica == hpo::ConfirmFirstReplica(c.schedule);
     out[r.id] = std::move(x);
   }
   std::vector<double> p;

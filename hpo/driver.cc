@@ -422,10 +422,14 @@ Result<SearchSummary> RunSearch(const DriverConfig& config,
       char buf[256];
       std::snprintf(buf, sizeof buf,
                     "two-stage schedule: the top %g%% of every %d proposals replicated to "
-                    "K = %d (%s)%s, the final top %d confirmed with %d fresh %s replicas",
+                    "K = %d (%s)%s, the final top %d confirmed with %d fresh %s replicas "
+                    "(%lld..%lld)",
                     sched.top_share * 100, sched.round, sched.replicas, sched.perturb.c_str(),
                     cluster.size() > 1 ? " after the screening" : "", sched.confirm_top,
-                    sched.confirm_replicas, sched.confirm_perturb.c_str());
+                    sched.confirm_replicas, sched.confirm_perturb.c_str(),
+                    static_cast<long long>(ConfirmFirstReplica(sched)),
+                    static_cast<long long>(ConfirmFirstReplica(sched) + sched.confirm_replicas -
+                                           1));
       o.on_message(buf);
     }
   }

@@ -61,7 +61,7 @@ Result<std::unique_ptr<TwoStage>> TwoStage::Create(const TrialContext& ctx, Data
     if (r.family == s.perturb && r.first_replica == 0 && r.k_a == s.replicas &&
         r.k_b == s.replicas) {
       t->selection_[r.trial_id] = {r.stats.lcb, r.stats.se2, r.stats.permutation_p};
-    } else if (r.family == s.confirm_perturb && r.first_replica == 1 &&
+    } else if (r.family == s.confirm_perturb && r.first_replica == ConfirmFirstReplica(s) &&
                r.k_a == s.confirm_replicas && r.k_b == s.confirm_replicas) {
       t->confirmed_.insert(r.trial_id);
     }
@@ -108,14 +108,16 @@ Status TwoStage::Plan(bool screening_ended, std::vector<ReplicaTask>* tasks,
   finished_ = false;
   if (!screening_ended || !selected_done) return Status::OK();
   // The final top pairs, by the LCB of their selection replicas, confirmed
-  // with replicas 1..K of another family: none of them was used to select.
+  // with replicas none of which was used to select: K..K+Kc-1 of the
+  // selection's family, or 1..Kc of another (ConfirmFirstReplica).
   std::vector<Replicated> replicated;
   for (const auto& [t, obs] : selection_) replicated.push_back({t, obs.lcb, obs.p_value});
   bool confirmed_done = true;
   for (int64_t t : SelectForConfirmation(replicated, s.confirm_top)) {
     if (confirmed_.count(t)) continue;
     XW_ASSIGN_OR_RETURN(bool done,
-                        Need(t, confirm_family, 1, s.confirm_replicas, true, tasks, retold));
+                        Need(t, confirm_family, ConfirmFirstReplica(s), s.confirm_replicas,
+                             true, tasks, retold));
     confirmed_done &= done;
   }
   finished_ = confirmed_done;

@@ -46,6 +46,10 @@ std::string ScheduleKindName(ScheduleKind k) {
   return "?";
 }
 
+int64_t ConfirmFirstReplica(const ScheduleOptions& s) {
+  return s.confirm_perturb == s.perturb ? s.replicas : 1;
+}
+
 bool IsTwoStage(const ScheduleOptions& s, Objective objective) {
   return s.kind == ScheduleKind::kTwoStage ||
          (s.kind == ScheduleKind::kAuto && objective == Objective::kSignificantDiff);
@@ -66,11 +70,6 @@ Status ValidateSchedule(const ScheduleOptions& s, Objective objective) {
   if (!f.ok()) return Bad("perturb", f.status().message());
   auto g = ParsePerturbFamily(s.confirm_perturb);
   if (!g.ok()) return Bad("confirm_perturb", g.status().message());
-  if (*f == *g) {
-    return Bad("confirm_perturb",
-               "must differ from schedule.perturb ('" + s.perturb +
-                   "'), so that the confirming replicas are fresh ones");
-  }
   if (s.confirm_top < 0) return Bad("confirm_top", "must be >= 0");
   if (!(s.fdr_q > 0 && s.fdr_q < 1)) {
     return Bad("fdr_q", "must be in (0, 1), got " + Num(s.fdr_q));

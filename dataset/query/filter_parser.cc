@@ -47,15 +47,17 @@ const std::map<std::string, Plain>& PlainFields() {
       {"status", {"t.status", false, -1}},
       {"external_id", {"t.external_id", false, -1}},
       {"name", {"t.external_id", false, -1}},
-      // Replica statistics (replicas.h): the trial's latest stored pair.
+      // Replica statistics (replicas.h): the trial's row with the highest
+      // first_replica, the latest of those (a search's confirmation over
+      // fresh replicas wins over its selection).
       {"verdict", {"(SELECT s.verdict FROM replica_stats s WHERE s.trial_id = t.id "
-                   "ORDER BY s.id DESC LIMIT 1)", false, -1}},
+                   "ORDER BY s.first_replica DESC, s.id DESC LIMIT 1)", false, -1}},
       {"p_value", {"(SELECT s.p_value FROM replica_stats s WHERE s.trial_id = t.id "
-                   "ORDER BY s.id DESC LIMIT 1)", true, -1}},
+                   "ORDER BY s.first_replica DESC, s.id DESC LIMIT 1)", true, -1}},
       {"diff_lcb", {"(SELECT s.diff_lcb FROM replica_stats s WHERE s.trial_id = t.id "
-                    "ORDER BY s.id DESC LIMIT 1)", true, -1}},
+                    "ORDER BY s.first_replica DESC, s.id DESC LIMIT 1)", true, -1}},
       {"noise_sd", {"(SELECT s.noise_sd FROM replica_stats s WHERE s.trial_id = t.id "
-                    "ORDER BY s.id DESC LIMIT 1)", true, -1}},
+                    "ORDER BY s.first_replica DESC, s.id DESC LIMIT 1)", true, -1}},
       // Degenerate models (degenerate.h): 1, 0 or unknown.
       {"collapsed", {TrialFlagSql(DegenerateFlag::kCollapsed).c_str(), true, -1}},
       {"at_chance", {TrialFlagSql(DegenerateFlag::kAtChance).c_str(), true, -1}},

@@ -77,7 +77,8 @@ Result<std::vector<GroupStats>> ComputeStats(const Dataset& ds,
     SQLite::Statement st(*impl.db,
                          "SELECT " + group +
                              ", t.divergence, (SELECT s.verdict FROM replica_stats s "
-                             "WHERE s.trial_id = t.id ORDER BY s.id DESC LIMIT 1) " +
+                             "WHERE s.trial_id = t.id "
+                             "ORDER BY s.first_replica DESC, s.id DESC LIMIT 1) " +
                              c.From());
     sql::BindAll(st, Concat(by.params, c.params));
     while (st.executeStep()) {

@@ -98,12 +98,19 @@ Result<ReplicaPlan> PlanBatchReplicas(const Dataset::Impl& impl,
     }
     plan.replicas.push_back(i);
   }
+  std::set<std::tuple<bool, int64_t, std::string, std::string, std::string, int64_t>> rows;
   for (size_t i = 0; i < x.replica_stats.size(); ++i) {
     const BatchReplicaStats& b = x.replica_stats[i];
     const ReplicaStatsRecord& s = b.record;
-    const std::string what = "replica statistics " + std::to_string(i) + " (" +
-                             TrialText(b.trial) + ", " + s.profile_a + " vs " + s.profile_b +
-                             ", " + s.family + ")";
+    const std::string what =
+        "replica statistics " + std::to_string(i) + " (" + TrialText(b.trial) + ", " +
+        s.profile_a + " vs " + s.profile_b + ", " + s.family +
+        (s.first_replica != 0 ? " from replica " + std::to_string(s.first_replica) : "") + ")";
+    if (!rows.insert({b.trial.stored, b.trial.value, s.profile_a, s.profile_b, s.family,
+                      s.first_replica})
+             .second) {
+      return Status::InvalidArgument(what + ": the same statistics appear twice");
+    }
     XW_ASSIGN_OR_RETURN(auto profiles, Profiles(impl, trials, b.trial, what));
     if (s.profile_a == s.profile_b || !profiles.count(s.profile_a) ||
         !profiles.count(s.profile_b)) {
@@ -111,7 +118,7 @@ Result<ReplicaPlan> PlanBatchReplicas(const Dataset::Impl& impl,
     }
     bool any_skipped = false;
     for (const auto& [profile, k] : {std::pair{s.profile_a, s.k_a}, {s.profile_b, s.k_b}}) {
-      for (int64_t r = 0; r < k; ++r) {
+      for (int64_t r = s.first_replica; r < s.first_replica + k; ++r) {
         const Slot slot{b.trial.stored, b.trial.value, profile, s.family, r};
         if (!incoming.count(slot)) {
           return Status::InvalidArgument(what + ": counts " + s.family + " replica " +
@@ -123,10 +130,14 @@ Result<ReplicaPlan> PlanBatchReplicas(const Dataset::Impl& impl,
     }
     bool have = false;
     if (b.trial.stored) {
+      // The row's key: a selection (first_replica 0) and a confirmation
+      // over fresh replicas of the same family are two rows.
       XW_ASSIGN_OR_RETURN(have, Stored(impl,
                                        "SELECT 1 FROM replica_stats WHERE trial_id = ? AND "
-                                       "profile_a = ? AND profile_b = ? AND family = ?",
-                                       {b.trial.value, s.profile_a, s.profile_b, s.family}));
+                                       "profile_a = ? AND profile_b = ? AND family = ? AND "
+                                       "first_replica = ?",
+                                       {b.trial.value, s.profile_a, s.profile_b, s.family,
+                                        s.first_replica}));
     }
     if (have || any_skipped) {
       ++plan.stats_skipped;

@@ -278,8 +278,8 @@ void InsertReplicaStatsRow(SQLite::Database& db, const ReplicaStatsRecord& s, in
       db, std::string(replace ? "INSERT OR REPLACE" : "INSERT") +
               " INTO replica_stats (trial_id, profile_a, profile_b, family, k_a, "
               "k_b, num_classes, verdict, p_value, mean_diff, diff_lcb, noise_sd, noise_floor, "
-              "stats_json, test_labels, created_at) VALUES "
-              "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+              "stats_json, test_labels, created_at, first_replica) VALUES "
+              "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   st.bind(1, trial_id);
   st.bind(2, s.profile_a);
   st.bind(3, s.profile_b);
@@ -294,6 +294,8 @@ void InsertReplicaStatsRow(SQLite::Database& db, const ReplicaStatsRecord& s, in
   sql::BindReal(st, 12, s.NoiseSd());
   sql::BindReal(st, 13, s.stats.floor);
   std::string stats_json = PairStatisticsJson(s.stats);
+  // The column is the row's key; stats_json keeps the value too (when not
+  // 0, as version 3 did), so that the JSON describes its replicas alone.
   if (s.first_replica != 0) {  // a confirmation over fresh replicas (replicas.h)
     Json j = Json::parse(stats_json);
     j["first_replica"] = s.first_replica;
@@ -302,6 +304,7 @@ void InsertReplicaStatsRow(SQLite::Database& db, const ReplicaStatsRecord& s, in
   st.bind(14, stats_json);
   st.bind(15, s.test_labels.data(), static_cast<int>(s.test_labels.size()));
   st.bind(16, UtcNow());
+  st.bind(17, s.first_replica);
   st.exec();
 }
 
@@ -329,8 +332,9 @@ Result<std::vector<ReplicaStatsRecord>> LoadReplicaStats(const Dataset& ds, int6
   XW_RETURN_IF_ERROR(sql::Guarded(impl.DbPath(), [&]() -> Status {
     SQLite::Statement st(*impl.db,
                          "SELECT id, trial_id, profile_a, profile_b, family, k_a, k_b, "
-                         "num_classes, stats_json, test_labels, created_at FROM replica_stats "
-                         "WHERE ? < 0 OR trial_id = ? ORDER BY trial_id, id");
+                         "num_classes, stats_json, test_labels, created_at, first_replica "
+                         "FROM replica_stats WHERE ? < 0 OR trial_id = ? "
+                         "ORDER BY trial_id, first_replica, id");
     st.bind(1, trial_id);
     st.bind(2, trial_id);
     while (st.executeStep()) {
@@ -350,10 +354,7 @@ Result<std::vector<ReplicaStatsRecord>> LoadReplicaStats(const Dataset& ds, int6
                                   parsed.status().message());
       }
       r.stats = *parsed;
-      const Json j = Json::parse(stats_json, nullptr, /*allow_exceptions=*/false);
-      if (j.is_object() && j.contains("first_replica") && j["first_replica"].is_number_integer()) {
-        r.first_replica = j["first_replica"].get<int64_t>();
-      }
+      r.first_replica = st.getColumn(11).getInt64();
       const SQLite::Column labels = st.getColumn(9);
       const auto* bytes = static_cast<const uint8_t*>(labels.getBlob());
       if (bytes != nullptr) r.test_labels.assign(bytes, bytes + labels.getBytes());

@@ -81,6 +81,49 @@ std::vector<std::string> AnalysisStatements() {
   };
 }
 
+// Migration 4: replica_stats rebuilt with first_replica in its UNIQUE key
+// (SQLite cannot change a table's constraints in place): a new table, the
+// rows copied with their ids, the old table dropped (nothing references it;
+// its index goes with it), the new one renamed and the index made again.
+// The foreign key to trials (ON DELETE CASCADE) is declared as before. A
+// stats_json that is not JSON, or whose first_replica is not a non-negative
+// integer, gives 0 (fsck then reports the row if its replicas disagree).
+std::vector<std::string> ReplicaStatsFirstReplicaStatements() {
+  return {
+      R"sql(CREATE TABLE replica_stats_v4 (
+              id INTEGER PRIMARY KEY,
+              trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+              profile_a TEXT NOT NULL, profile_b TEXT NOT NULL,
+              family TEXT NOT NULL,
+              first_replica INTEGER NOT NULL DEFAULT 0 CHECK (first_replica >= 0),
+              k_a INTEGER NOT NULL, k_b INTEGER NOT NULL,
+              num_classes INTEGER NOT NULL,
+              verdict TEXT NOT NULL CHECK (verdict IN ('significant',
+                  'collapse_driven', 'within_noise', 'insufficient')),
+              p_value REAL, mean_diff REAL, diff_lcb REAL, noise_sd REAL,
+              noise_floor REAL,
+              stats_json TEXT NOT NULL,
+              test_labels BLOB NOT NULL,
+              created_at TEXT NOT NULL,
+              UNIQUE (trial_id, profile_a, profile_b, family, first_replica)))sql",
+      R"sql(INSERT INTO replica_stats_v4 (id, trial_id, profile_a, profile_b, family,
+              first_replica, k_a, k_b, num_classes, verdict, p_value, mean_diff,
+              diff_lcb, noise_sd, noise_floor, stats_json, test_labels, created_at)
+            SELECT id, trial_id, profile_a, profile_b, family,
+              CASE WHEN json_valid(stats_json) THEN
+                CASE WHEN json_type(stats_json, '$.first_replica') = 'integer' AND
+                          json_extract(stats_json, '$.first_replica') >= 0
+                     THEN json_extract(stats_json, '$.first_replica') ELSE 0 END
+              ELSE 0 END,
+              k_a, k_b, num_classes, verdict, p_value, mean_diff, diff_lcb,
+              noise_sd, noise_floor, stats_json, test_labels, created_at
+            FROM replica_stats ORDER BY id)sql",
+      "DROP TABLE replica_stats",
+      "ALTER TABLE replica_stats_v4 RENAME TO replica_stats",
+      "CREATE INDEX replica_stats_trial ON replica_stats (trial_id, id)",
+  };
+}
+
 // Statements of migration v (index v-1). Never edit a released migration:
 // append a new one and bump kDatasetSchemaVersion.
 const std::vector<std::vector<std::string>>& Migrations() {
@@ -196,6 +239,13 @@ const std::vector<std::vector<std::string>>& Migrations() {
                   UNIQUE (trial_id, profile_a, profile_b, family)))sql",
           "CREATE INDEX replica_stats_trial ON replica_stats (trial_id, id)",
       },
+      // Migration 4 -- replica_stats.first_replica. A trial may carry two
+      // statistics rows of one family and profile pair: a search's selection
+      // over replicas 0..K-1 and its confirmation over the fresh replicas
+      // K..K+Kc-1 (hpo/schedule.h). The first replica counted becomes a
+      // column and part of the row's key; rows of version 3 take it from
+      // their stats_json ("first_replica", written when not 0) or 0.
+      ReplicaStatsFirstReplicaStatements(),
   };
   return m;
 }

@@ -6,6 +6,9 @@
 //      attribution runs), moved from the api module's own tables; the
 //      nearest-neighbour index trials_near + trials_near_bounds
 //      (near_schema.h).
+//   3: replicas and replica_stats (xwires/dataset/store/replicas.h).
+//   4: replica_stats.first_replica, part of the row's UNIQUE key (a search's
+//      selection and confirmation rows of one family side by side).
 // A migration is a list of SQL statements that takes version v-1 to v; all
 // pending migrations run in one IMMEDIATE transaction, so concurrent openers
 // migrate exactly once.

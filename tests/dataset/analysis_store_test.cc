@@ -239,22 +239,22 @@ TEST(AnalysisMigration, SchemaOneDatasetIsUpgradedInPlace) {
   const std::string before = testutil::HashTree(dir);
   auto q = testutil::Xwires("query " + testutil::ShellQuote(dir));
   EXPECT_EQ(q.exit_code, 2);
-  EXPECT_NE(q.err.find("schema version 1 needs migrating to 3; run `xwires "
+  EXPECT_NE(q.err.find("schema version 1 needs migrating to 4; run `xwires "
                        "migrate`"),
             std::string::npos)
       << q.err;
   EXPECT_EQ(testutil::HashTree(dir), before);  // reading changed nothing
   auto m = testutil::Xwires("migrate " + testutil::ShellQuote(dir));
   EXPECT_EQ(m.exit_code, 0) << m.err;
-  EXPECT_NE(m.out.find("migrated to schema version 3"), std::string::npos)
+  EXPECT_NE(m.out.find("migrated to schema version 4"), std::string::npos)
       << m.out;
   m = testutil::Xwires("migrate " + testutil::ShellQuote(dir));
-  EXPECT_NE(m.out.find("schema version 3, current"), std::string::npos)
+  EXPECT_NE(m.out.find("schema version 4, current"), std::string::npos)
       << m.out;
 
   auto ds = Dataset::Open(dir, OpenMode::kReadWrite);
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
-  EXPECT_EQ((*ds)->schema_version(), 3);
+  EXPECT_EQ((*ds)->schema_version(), 4);
   const auto analyses = *LoadAnalyses(**ds);
   ASSERT_EQ(analyses.size(), 2u);
   EXPECT_EQ(analyses[0].kind, "compare");

@@ -1,6 +1,8 @@
 # Tests of contribution bundles: the untrusted-input layer (archive reader,
 # manifest parser) and bundle create/verify/import/merge; unrecorded_test:
-# imported trials keep "no seed / no parameter count" through every output.
+# imported trials keep "no seed / no parameter count" through every output;
+# replica_stats_key_test: statistics rows keyed by first_replica (schema 4)
+# through queries, fsck, bundles, merges and the migration from schema 3.
 xwires_add_test(bundle_tests
   SOURCES
     bundle_test_util.cc
@@ -11,6 +13,7 @@ xwires_add_test(bundle_tests
     bundle_attack_test.cc
     bundle_analyses_test.cc
     bundle_replicas_test.cc
+    replica_stats_key_test.cc
     bundle_cli_test.cc
     dataset_internal_test.cc
     unrecorded_test.cc

@@ -112,7 +112,7 @@ TEST_F(CliFixture, CorruptDatabaseAndNewerSchemaAreRefused) {
           ("/usr/bin/python3 -c " +
            ShellQuote(
                "import sqlite3; c = sqlite3.connect('" + db +
-               "'); c.execute(\"INSERT INTO schema_version VALUES (4, 'x', "
+               "'); c.execute(\"INSERT INTO schema_version VALUES (5, 'x', "
                "'future')\"); c.commit(); c.close()"))
               .c_str()),
       0);
@@ -120,7 +120,7 @@ TEST_F(CliFixture, CorruptDatabaseAndNewerSchemaAreRefused) {
   auto r = Xwires("stats " + Q());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(
-      r.err.find("schema version 4 is newer than this xwires supports (3)"),
+      r.err.find("schema version 5 is newer than this xwires supports (4)"),
       std::string::npos)
       << r.err;
   EXPECT_EQ(Xwires("fsck " + Q() + " --repair").exit_code, 2);

@@ -109,8 +109,8 @@ TEST(ScheduleTest, BadOptionsAreRefusedWithTheirReason) {
   EXPECT_NE(ErrorOf(R"({"schedule": {"top_share": 1.5}})").find("schedule.top_share"),
             std::string::npos);
   EXPECT_NE(ErrorOf(R"({"schedule": {"round": 0}})").find("schedule.round"), std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"schedule": {"confirm_perturb": "ulp"}})")
-                .find("must differ from schedule.perturb"),
+  EXPECT_NE(ErrorOf(R"({"schedule": {"confirm_perturb": "bits"}})")
+                .find("schedule.confirm_perturb"),
             std::string::npos);
   EXPECT_NE(ErrorOf(R"({"schedule": {"perturb": "bits"}})").find("schedule.perturb"),
             std::string::npos);
@@ -130,6 +130,13 @@ TEST(ScheduleTest, DefaultSearchIsTwoStageAndRoundTrips) {
   EXPECT_FALSE(IsTwoStage(d.schedule, Objective::kAbsAccDiff));
   EXPECT_EQ(d.schedule.replicas, 5);
   EXPECT_EQ(d.schedule.top_share, 0.2);
+  // Both stages draw fresh training seeds; the confirmation counts seed
+  // replicas 5..8, none of which took part in the selection (0..4).
+  EXPECT_EQ(d.schedule.perturb, "seed");
+  EXPECT_EQ(d.schedule.confirm_perturb, "seed");
+  EXPECT_EQ(d.schedule.confirm_replicas, 4);
+  EXPECT_EQ(ConfirmFirstReplica(d.schedule), 5);
+  EXPECT_EQ(ErrorOf(R"({"schedule": {"perturb": "ulp", "confirm_perturb": "ulp"}})"), "");
   auto c = ParseDriverConfigJson(
       R"({"schedule": {"round": 7, "top_share": 0.5, "replicas": 6, "perturb": "seed",
           "confirm_top": 1, "confirm_replicas": 8, "confirm_perturb": "ulp", "fdr_q": 0.05}})");
@@ -139,6 +146,11 @@ TEST(ScheduleTest, DefaultSearchIsTwoStageAndRoundTrips) {
   EXPECT_EQ(back->schedule, c->schedule);
   EXPECT_EQ(back->schedule.round, 7);
   EXPECT_EQ(back->schedule.confirm_perturb, "ulp");
+  // Another family: its replica 0 is the screened trial, so it starts at 1.
+  EXPECT_EQ(ConfirmFirstReplica(back->schedule), 1);
+  ScheduleOptions same = back->schedule;
+  same.confirm_perturb = same.perturb;
+  EXPECT_EQ(ConfirmFirstReplica(same), 6);
 }
 
 // A replicated trial reaches the GP with y = -LCB and its SE^2 as that

@@ -1,6 +1,7 @@
 // `xwires search` with objective significant_diff end to end on tiny mlp
 // searches: the two-stage schedule replicates exactly the top share of every
-// round and confirms the final top pair with fresh replicas; kill -9 and
+// round with seed replicas 0..4 and confirms the final top pair with fresh
+// seed replicas 5..8, which took no part in the selection; kill -9 and
 // --resume give the same trials, replicas and verdicts as an uninterrupted
 // run; under MPI rank 0 replicates after the screening; bad schedule options
 // are refused before anything is written.
@@ -106,7 +107,7 @@ class SearchTwoStageTest : public ::testing::Test {
 
 struct Trial {
   TrialRow row;
-  int64_t proposal = 0;  // the pending row it completed
+  int64_t proposal = 0;  // its proposal number (the pending row's id)
   std::string point;     // subspace and point
   std::vector<ReplicaRecord> replicas;
   std::vector<ReplicaStatsRecord> stats;
@@ -124,7 +125,9 @@ std::vector<Trial> Load(const std::string& dir) {
     Trial t;
     t.row = r;
     const json s = json::parse(r.extra_json)["search"];
-    t.proposal = s["pending_trial"].get<int64_t>();
+    // A finished trial keeps its pending row's id (older searches name it
+    // in "pending_trial"): its proposal number.
+    t.proposal = s.contains("pending_trial") ? s["pending_trial"].get<int64_t>() : r.id;
     t.point = s["subspace"].dump() + s["point"].dump();
     t.replicas = LoadReplicas(**ds, r.id, "", /*with_data=*/false).value();
     t.stats = LoadReplicaStats(**ds, r.id).value();
@@ -170,28 +173,30 @@ TEST_F(SearchTwoStageTest, ReplicatesTheTopShareOfEachRoundAndConfirmsWithFreshR
     expected.insert(best->trial_id);
   }
   std::set<int64_t> replicated;
-  std::map<int64_t, double> lcb;
+  std::vector<hpo::Replicated> selection;
   for (const Trial& t : trials) {
     if (t.replicas.empty()) {
       EXPECT_TRUE(t.stats.empty());
       continue;
     }
     replicated.insert(t.row.id);
-    // Selection: ulp replicas 0..4 of both profiles, one statistics row.
-    std::map<std::string, std::set<int64_t>> ulp;
+    // Selection: seed replicas 0..4 of both profiles (the best trial also
+    // has its confirmation's 5..8), one statistics row over 0..4.
+    std::map<std::string, std::set<int64_t>> seed;
     for (const ReplicaRecord& r : t.replicas) {
-      if (r.family == "ulp") ulp[r.profile].insert(r.replica);
+      EXPECT_EQ(r.family, "seed");
+      if (r.replica < 5) seed[r.profile].insert(r.replica);
     }
-    EXPECT_EQ(ulp["torch"], (std::set<int64_t>{0, 1, 2, 3, 4})) << "trial " << t.row.id;
-    EXPECT_EQ(ulp["tf"], (std::set<int64_t>{0, 1, 2, 3, 4}));
+    EXPECT_EQ(seed["torch"], (std::set<int64_t>{0, 1, 2, 3, 4})) << "trial " << t.row.id;
+    EXPECT_EQ(seed["tf"], (std::set<int64_t>{0, 1, 2, 3, 4}));
     ASSERT_GE(t.stats.size(), 1u);
     const ReplicaStatsRecord& sel = t.stats.front();
-    EXPECT_EQ(sel.family, "ulp");
+    EXPECT_EQ(sel.family, "seed");
     EXPECT_EQ(sel.k_a, 5);
     EXPECT_EQ(sel.first_replica, 0);
     // Replica 0 is the screened trial itself.
     for (const ReplicaRecord& r : t.replicas) {
-      if (r.family == "ulp" && r.replica == 0) {
+      if (r.replica == 0) {
         EXPECT_EQ(r.test_acc, t.row.Model(r.profile)->test_acc);
       }
     }
@@ -199,7 +204,7 @@ TEST_F(SearchTwoStageTest, ReplicatesTheTopShareOfEachRoundAndConfirmsWithFreshR
     // over the stored replica accuracies.
     double mean[2] = {0, 0};
     for (const ReplicaRecord& r : t.replicas) {
-      if (r.family == "ulp") mean[r.profile == "torch" ? 0 : 1] += r.test_acc / 5;
+      if (r.replica < 5) mean[r.profile == "torch" ? 0 : 1] += r.test_acc / 5;
     }
     EXPECT_NEAR(sel.stats.mean_diff, mean[0] - mean[1], 1e-12);
     const double want =
@@ -207,30 +212,39 @@ TEST_F(SearchTwoStageTest, ReplicatesTheTopShareOfEachRoundAndConfirmsWithFreshR
                           stats::StudentQuantile(sel.stats.welch_df, 0.975) *
                               std::sqrt(sel.stats.se2));
     EXPECT_NEAR(sel.stats.lcb, want, 1e-12);
-    lcb[t.row.id] = sel.stats.lcb;
+    selection.push_back({t.row.id, sel.stats.lcb, sel.stats.permutation_p});
   }
   EXPECT_EQ(replicated, expected);
-  // The best by LCB is confirmed by seed replicas 1..4 a side, fresh ones:
-  // no replica 0 (the screened trial) among them.
-  int64_t best = 0;
-  for (const auto& [id, v] : lcb) {
-    if (best == 0 || v > lcb[best]) best = id;
-  }
+  // The best by LCB is confirmed by seed replicas 5..8 a side, fresh ones:
+  // none of the selection's 0..4 (replica 0 = the screened trial) among
+  // them. Its two statistics rows stand side by side (schema version 4).
+  // (Ties of LCB, e.g. two at 0, go to the lower p, then the lower id.)
+  const std::vector<int64_t> top = hpo::SelectForConfirmation(selection, 1);
+  ASSERT_EQ(top.size(), 1u);
+  const int64_t best = top[0];
   for (const Trial& t : trials) {
-    std::map<std::string, std::set<int64_t>> seed;
+    std::map<std::string, std::set<int64_t>> fresh;
     for (const ReplicaRecord& r : t.replicas) {
-      if (r.family == "seed") seed[r.profile].insert(r.replica);
+      if (r.replica >= 5) fresh[r.profile].insert(r.replica);
     }
     if (t.row.id != best) {
-      EXPECT_TRUE(seed.empty()) << "trial " << t.row.id;
+      EXPECT_TRUE(fresh.empty()) << "trial " << t.row.id;
+      EXPECT_LE(t.stats.size(), 1u);
       continue;
     }
-    EXPECT_EQ(seed["torch"], (std::set<int64_t>{1, 2, 3, 4}));
-    EXPECT_EQ(seed["tf"], (std::set<int64_t>{1, 2, 3, 4}));
+    EXPECT_EQ(fresh["torch"], (std::set<int64_t>{5, 6, 7, 8}));
+    EXPECT_EQ(fresh["tf"], (std::set<int64_t>{5, 6, 7, 8}));
     ASSERT_EQ(t.stats.size(), 2u);
+    EXPECT_EQ(t.stats.front().first_replica, 0);
     EXPECT_EQ(t.stats.back().family, "seed");
-    EXPECT_EQ(t.stats.back().first_replica, 1);
+    EXPECT_EQ(t.stats.back().first_replica, 5);
     EXPECT_EQ(t.stats.back().k_a, 4);
+    // The confirmation's mean difference is over replicas 5..8 only.
+    double mean[2] = {0, 0};
+    for (const ReplicaRecord& r : t.replicas) {
+      if (r.replica >= 5) mean[r.profile == "torch" ? 0 : 1] += r.test_acc / 4;
+    }
+    EXPECT_NEAR(t.stats.back().stats.mean_diff, mean[0] - mean[1], 1e-12);
   }
   const std::string out = Read("stdout");
   EXPECT_NE(out.find("verdict"), std::string::npos) << out;
@@ -238,7 +252,7 @@ TEST_F(SearchTwoStageTest, ReplicatesTheTopShareOfEachRoundAndConfirmsWithFreshR
   EXPECT_NE(out.find("verdicts: "), std::string::npos) << out;
   EXPECT_NE(out.find("Benjamini-Hochberg at q = 0.10"), std::string::npos) << out;
   // fsck recomputes every verdict from its replicas, the confirmation's
-  // from replicas 1..4.
+  // from replicas 5..8.
   EXPECT_EQ(Run({kBinary, "fsck", Path("ds")}), 0) << Read("stdout") << Read("stderr");
 }
 
@@ -271,7 +285,8 @@ TEST_F(SearchTwoStageTest, KillAndResumeGiveTheSameTrialsAndVerdicts) {
         s << r.family << "/" << r.profile << "/" << r.replica << "=" << r.test_acc << " ";
       }
       for (const ReplicaStatsRecord& r : t.stats) {
-        s << "| " << r.family << " " << stats::VerdictName(r.stats.verdict) << " "
+        s << "| " << r.family << "@" << r.first_replica << " "
+          << stats::VerdictName(r.stats.verdict) << " "
           << r.stats.lcb << " " << r.stats.permutation_p;
       }
       m[t.point] = s.str();
@@ -299,7 +314,7 @@ TEST_F(SearchTwoStageTest, MpiRanksScreenAndRankZeroReplicates) {
   for (const Trial& t : trials) {
     if (t.stats.empty()) continue;
     ++replicated;
-    confirmed += t.stats.back().family == "seed" && t.stats.back().first_replica == 1;
+    confirmed += t.stats.back().family == "seed" && t.stats.back().first_replica == 5;
   }
   EXPECT_EQ(replicated, 2);  // one of each round of 6
   EXPECT_EQ(confirmed, 1);

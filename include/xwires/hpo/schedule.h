@@ -3,14 +3,17 @@
 // (the pair trained once, as CrossedWires does); the top share of each round
 // of proposals, by raw |acc_A - acc_B|, is replicated to K replicas a side and
 // re-told to its GP with its lower confidence bound and SE^2; once screening
-// ends, the final top pairs by LCB are confirmed with fresh replicas of
-// another perturbation family (replicas 1..K of it, so that none of them, not
-// even replica 0 = the screened trial, took part in the selection). Search-
-// wide claims use Benjamini-Hochberg at fdr_q over the search's verdicts.
+// ends, the final top pairs by LCB are confirmed with fresh replicas that took
+// no part in the selection (ConfirmFirstReplica): both stages draw `seed`
+// replicas by default, the selection replicas 0..K-1 (replica 0 = the
+// screened trial), the confirmation replicas K..K+Kc-1. (`ulp` replicas of
+// a short run barely move its predictions, so their spread is ~0 and their
+// SE^2 misleads the GP; docs/significance.md.) Search-wide claims use
+// Benjamini-Hochberg at fdr_q over the search's verdicts.
 //
 // The config object "schedule" of a search config (every key optional):
 //   "schedule": {"kind": "auto", "round": 10, "top_share": 0.2,
-//                "replicas": 5, "perturb": "ulp", "confirm_top": 2,
+//                "replicas": 5, "perturb": "seed", "confirm_top": 2,
 //                "confirm_replicas": 4, "confirm_perturb": "seed",
 //                "fdr_q": 0.1}
 //
@@ -48,10 +51,10 @@ struct ScheduleOptions {
   int round = 10;           // proposals per selection round (>= 1)
   double top_share = 0.2;   // share of a round replicated, in (0, 1]
   int replicas = 5;         // K per profile, replica 0 included; 4..32
-  std::string perturb = "ulp";  // family of the selection replicas
+  std::string perturb = "seed";  // family of the selection replicas
   int confirm_top = 2;      // final top pairs confirmed (0: none)
   int confirm_replicas = 4;     // fresh replicas a side; 4..32
-  std::string confirm_perturb = "seed";  // must differ from perturb
+  std::string confirm_perturb = "seed";  // family of the confirmation (any)
   double fdr_q = 0.10;      // Benjamini-Hochberg level, in (0, 1)
   bool operator==(const ScheduleOptions&) const = default;
 };
@@ -60,6 +63,13 @@ struct ScheduleOptions {
 // ("schedule.replicas: ...") and saying why (K < 4: an exact permutation
 // test cannot reach p < 0.05 below 4 replicas a side).
 Status ValidateSchedule(const ScheduleOptions& s, Objective objective);
+// The first replica of a confirmation, which counts replicas
+// ConfirmFirstReplica .. ConfirmFirstReplica + confirm_replicas - 1 of
+// confirm_perturb: `replicas` (K) when confirm_perturb == perturb, so that
+// it starts past the selection's replicas 0..K-1; else 1 (replica 0 of any
+// family is the screened trial, which took part in the selection).
+int64_t ConfirmFirstReplica(const ScheduleOptions& s);
+
 // Whether the schedule replicates (kind two_stage, or auto with
 // significant_diff).
 bool IsTwoStage(const ScheduleOptions& s, Objective objective);

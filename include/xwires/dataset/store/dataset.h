@@ -38,7 +38,7 @@ struct TrialQuery;
 struct NearTarget;
 
 // Schema version this build writes; datasets of a newer version are refused.
-inline constexpr int kDatasetSchemaVersion = 3;
+inline constexpr int kDatasetSchemaVersion = 4;
 
 enum class OpenMode {
   kReadOnly,   // never creates or modifies files; refuses writes

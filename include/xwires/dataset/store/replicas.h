@@ -1,14 +1,19 @@
 // Replicas and their statistics, stored next to the trials they belong to
-// (schema version 3, docs/dataset.md; method in docs/significance.md):
+// (schema versions 3 and 4, docs/dataset.md; method in docs/significance.md):
 //   replicas(id, trial_id, profile, family, replica, params_json, status,
 //            test_acc, test_loss, first_nonfinite_step, n_epochs,
 //            n_examples, has_weights, weights_sha256, h5_file, h5_group,
 //            wall_time_s, fingerprint_json, created_at)
 //            UNIQUE (trial_id, profile, family, replica)
-//   replica_stats(id, trial_id, profile_a, profile_b, family, k_a, k_b,
-//            num_classes, verdict, p_value, mean_diff, diff_lcb, noise_sd,
-//            noise_floor, stats_json, test_labels, created_at)
-//            UNIQUE (trial_id, profile_a, profile_b, family)
+//   replica_stats(id, trial_id, profile_a, profile_b, family,
+//            first_replica, k_a, k_b, num_classes, verdict, p_value,
+//            mean_diff, diff_lcb, noise_sd, noise_floor, stats_json,
+//            test_labels, created_at)
+//            UNIQUE (trial_id, profile_a, profile_b, family, first_replica)
+// A trial's verdict, where one is asked per trial (the query fields
+// verdict, p_value, diff_lcb, noise_sd; `top --by lcb`; a search's table),
+// is that of its row with the highest first_replica, the latest of those:
+// a search's confirmation over fresh replicas wins over its selection.
 // A replica's per-epoch curve, its per-example test predictions (uint8
 // argmax, test order) and, when asked, its weights live in its own HDF5 file
 // (h5/<xx>/<name>.h5, group "replica"), written atomically before the row
@@ -85,8 +90,9 @@ struct ReplicaStatsRecord {
   int64_t k_a = 0, k_b = 0;
   // The replicas counted: [first_replica, first_replica + k) of each side.
   // 0 (replica 0 = the trial as trained) except for a search's confirmation
-  // (hpo/schedule.h), whose fresh replicas start at 1; kept in stats_json
-  // as "first_replica" when not 0.
+  // (hpo/schedule.h), whose fresh replicas start past the selection's (K
+  // for the same family, 1 for another). A column of the row's key (schema
+  // version 4); also kept in stats_json as "first_replica" when not 0.
   int64_t first_replica = 0;
   int num_classes = 0;               // of the test set
   stats::PairStatistics stats;
@@ -116,8 +122,9 @@ Result<stats::PairStatistics> ReplicaPairStatistics(const std::vector<ReplicaRec
                                                     int num_classes);
 
 // The statistics `s` would hold if computed now from `replicas` (stored
-// replicas of its trial, any order and family): the replicas r < k_a of
-// profile_a and r < k_b of profile_b in s.family, on s.test_labels.
+// replicas of its trial, any order and family): the replicas
+// first_replica <= r < first_replica + k_a of profile_a (k_b of profile_b)
+// in s.family, on s.test_labels.
 // NotFound when one of them is missing; InvalidArgument as ComparePair.
 Result<stats::PairStatistics> RecomputeReplicaStats(const ReplicaStatsRecord& s,
                                                     const std::vector<ReplicaRecord>& replicas);
@@ -136,10 +143,12 @@ Status CheckReplicaStats(const ReplicaStatsRecord& s, const std::vector<ReplicaR
 Result<NamedTensors> LoadReplicaWeights(const Dataset& ds, const ReplicaRecord& r);
 
 // Stores (or replaces) the statistics of (trial, profile_a, profile_b,
-// family). NotFound for an unknown trial.
+// family, first_replica). NotFound for an unknown trial.
 Status StoreReplicaStats(Dataset& ds, const ReplicaStatsRecord& s);
 
-// Stored statistics of `trial_id` (< 0: every trial), by trial then id;
+// Stored statistics of `trial_id` (< 0: every trial), by trial, then
+// first_replica, then id (so a trial's last row is the one that gives its
+// verdict, see above);
 // `stats` is read back from stats_json (Corruption when it does not parse).
 Result<std::vector<ReplicaStatsRecord>> LoadReplicaStats(const Dataset& ds,
                                                          int64_t trial_id = -1);
