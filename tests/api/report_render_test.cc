@@ -140,7 +140,7 @@ class SearchReportTest : public ::testing::Test {
     std::string out;
     ASSERT_EQ(testing::Run(Cli() + " search --config " + space + " --dataset " + ds_ +
                       " --arch simple_cnn --width 0.25 --train-limit 200 --test-limit 100"
-                      " --jobs 2 --quiet 2>&1",
+                      " --objective abs_acc_diff --jobs 2 --quiet 2>&1",
                   &out),
               0)
         << out;
