@@ -398,7 +398,8 @@ TEST_F(FullDiskTest, SearchResumesAfterTheDiskHadRoomAgain) {
       << R"({"arch": "mlp", "data": {"train_limit": 100, "test_limit": 20},
            "dimensions": [{"name": "lr", "low": 1e-4, "high": 0.1, "log": true}],
            "train": {"width": 0.125, "batch_size": 50, "store_weights": true},
-           "no_subspaces": true, "trials_per_subspace": 2, "budget": {"max_seconds": 0}})";
+           "no_subspaces": true, "trials_per_subspace": 2, "objective": "abs_acc_diff",
+           "budget": {"max_seconds": 0}})";
   const std::string q = ShellQuote(dir_);
   auto r = Xwires("search --config " + ShellQuote(tmp_.path() + "/c.json") + " --dataset " + q +
                   " --max-trials 1 --quiet --top 0");

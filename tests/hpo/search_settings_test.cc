@@ -39,6 +39,7 @@ class SearchSettingsTest : public ::testing::Test {
           {{"name", "epochs"}, {"type", "integer"}, {"low", 1}, {"high", 2}}}},
         {"train", {{"width", 0.125}, {"batch_size", 50}}},
         {"trials_per_subspace", 1},
+        {"objective", "abs_acc_diff"},  // screened only (no replicas)
         {"budget", {{"max_seconds", 0}}}}.dump();
     // Search 1: 4 subspaces x 1 trial. Search 2: the default space, 3 trials
     // (--max-trials), on the SSE4 kernels. Then a run outside any search.
@@ -46,7 +47,8 @@ class SearchSettingsTest : public ::testing::Test {
               0);
     ASSERT_EQ(Run("search --dataset " + Ds() +
                       " --arch mlp --profiles torch,reference --width 0.25 --train-limit 100"
-                      " --test-limit 50 --max-trials 3 --jobs 1 --threads 2 --quiet --top 0",
+                      " --test-limit 50 --max-trials 3 --objective abs_acc_diff --jobs 1 --threads 2 --quiet"
+                      " --top 0",
                   "XWIRES_SIMD_TARGET=SSE4"),
               0);
     ASSERT_EQ(Run("train --dataset " + Ds() +

@@ -48,6 +48,7 @@ std::string HedgeConfig(int per_subspace) {
               {{"name", "epochs"}, {"type", "integer"}, {"low", 1}, {"high", 3}}}},
             {"train", {{"width", 0.125}, {"batch_size", 50}}},
             {"acquisition", "gp_hedge"},
+            {"objective", "abs_acc_diff"},  // screened only (no replicas)
             {"eta", 1000},
             {"n_initial_points", 2},
             {"trials_per_subspace", per_subspace},
@@ -116,8 +117,8 @@ class SearchWriterTest : public ::testing::Test {
     for (int i = 0; i < 2400 && Finished(ds) < n; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
-  // The finished trials in the order they were proposed (by the pending row
-  // each completes): subspace, point and divergence, bit for bit.
+  // The finished trials in the order they were proposed (a finished trial
+  // keeps its pending row's id): subspace, point and divergence, bit for bit.
   std::vector<std::string> Sequence(const std::string& ds) const {
     std::map<int64_t, std::string> by_ask;
     for (const TrialRow& r : Trials(ds)) {
@@ -125,7 +126,7 @@ class SearchWriterTest : public ::testing::Test {
       const json s = json::parse(r.extra_json)["search"];
       char div[40];
       std::snprintf(div, sizeof div, "%a", r.divergence);
-      by_ask[s["pending_trial"].get<int64_t>()] =
+      by_ask[r.id] =
           s["subspace"].dump() + " " + s["point"].dump() + " " + div;
     }
     std::vector<std::string> out;
