@@ -225,7 +225,7 @@ TEST_F(SearchReportTest, DrawsWhatItClaimsAndRendersUnclippedInChromium) {
   const std::string id = std::to_string(trial_), html_path = dir_.path() + "/report.html";
   std::string out, attribute_cli;
   ASSERT_EQ(testing::Run(Cli() + " compare " + ds_ + " " + id + " --probe 4 --store 2>&1", &out), 0) << out;
-  // Replicas of the most divergent pair (K = 4 a side: the trial and 3 ulp
+  // Replicas of the most divergent pair (K = 4 a side: the trial and 3 seed
   // replicas of each profile), before attribute, which tests each knob's
   // effect against their noise sd.
   ASSERT_EQ(testing::Run(Cli() + " replicate " + ds_ + " " + id +
@@ -276,7 +276,7 @@ TEST_F(SearchReportTest, DrawsWhatItClaimsAndRendersUnclippedInChromium) {
   auto ds = Dataset::Open(ds_, OpenMode::kReadOnly).value();
   const auto st = LoadReplicaStats(*ds, trial_).value();
   ASSERT_EQ(st.size(), 1u);
-  const std::string reps = plot("replicas-" + id + "-torch-tf-ulp");
+  const std::string reps = plot("replicas-" + id + "-torch-tf-seed");
   ASSERT_FALSE(reps.empty()) << "no replica plot";
   const std::string verdict = stats::VerdictName(st[0].stats.verdict);
   EXPECT_NE(reps.find("): " + verdict + ", p = "), std::string::npos) << verdict;

@@ -408,7 +408,8 @@ TEST_F(FullDiskTest, SearchResumesAfterTheDiskHadRoomAgain) {
   r = Xwires("search --dataset " + q + " --resume 1 --quiet --top 0");
   ExpectCleanFailure(r, "xwires.db", "search --resume on a full disk");
   Unfill();
-  r = Xwires("search --dataset " + q + " --resume 1 --quiet --top 0");
+  // The first run stored its budget (--max-trials 1); the resume raises it.
+  r = Xwires("search --dataset " + q + " --resume 1 --max-trials 2 --quiet --top 0");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto ds = Dataset::Open(dir_).value();
   TrialQuery all;

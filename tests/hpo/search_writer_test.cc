@@ -40,7 +40,7 @@ const char* kBinary = XWIRES_BINARY_DIR "/xwires";
 // subspace's third trial; a tiny mlp per trial (a fraction of a second).
 // A large eta makes the portfolio all but pick its best arm, where equal
 // gains (a portfolio lost on resume) pick any: a lost portfolio shows.
-std::string HedgeConfig(int per_subspace) {
+std::string HedgeConfig(int per_subspace, const std::string& objective = "abs_acc_diff") {
   json c = {{"arch", "mlp"},
             {"data", {{"train_limit", 400}, {"test_limit", 100}}},
             {"dimensions",
@@ -48,7 +48,7 @@ std::string HedgeConfig(int per_subspace) {
               {{"name", "epochs"}, {"type", "integer"}, {"low", 1}, {"high", 3}}}},
             {"train", {{"width", 0.125}, {"batch_size", 50}}},
             {"acquisition", "gp_hedge"},
-            {"objective", "abs_acc_diff"},  // screened only (no replicas)
+            {"objective", objective},
             {"eta", 1000},
             {"n_initial_points", 2},
             {"trials_per_subspace", per_subspace},
@@ -144,7 +144,10 @@ class SearchWriterTest : public ::testing::Test {
 
 TEST_F(SearchWriterTest, SecondWriterIsRefusedAndADeadOnesLeaseIsTakenOver) {
   const std::string ds = Path("ds");
-  const pid_t first = Spawn({"search", "--config", Path("c.json"), "--dataset", ds, "--jobs",
+  // The default two-stage search: its replicas keep the first writer busy
+  // while the second tries to resume.
+  std::ofstream(Path("c2.json")) << HedgeConfig(6, "significant_diff");
+  const pid_t first = Spawn({"search", "--config", Path("c2.json"), "--dataset", ds, "--jobs",
                              "1", "--threads", "1", "--quiet"},
                             "first");
   WaitFinished("ds", 1);
