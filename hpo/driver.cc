@@ -39,41 +39,23 @@ SubspaceState* Pick(std::map<int, SubspaceState>& subs, int per_subspace) {
   return best;
 }
 
-// Re-tells trial `trial_id` with its new observation (RebuildOptimizer),
-// keeping the gp_hedge portfolio.
-Status Retell(const SearchConfig& sc, std::map<int, SubspaceState>& subs, int64_t trial_id,
+// Rebuilds the optimiser of a subspace of this rank whose trial (of proposal
+// `r.proposal`) now has replica statistics (RebuildOptimizer), keeping the
+// gp_hedge portfolio.
+Status Retell(const SearchConfig& sc, std::map<int, SubspaceState>& subs, const Retold& r,
               const ObservationOf& obs) {
-  for (auto& [s, st] : subs) {
-    const bool mine = std::any_of(st.told.begin(), st.told.end(), [&](const auto& t) {
-      return t.trial_id == trial_id;
-    });
-    if (!mine) continue;
-    XW_ASSIGN_OR_RETURN(GpOptimizer opt, RebuildOptimizer(sc, s, st.told, obs));
-    XW_RETURN_IF_ERROR(opt.set_hedge_state(st.opt->hedge_state()));
-    st.opt.emplace(std::move(opt));
-  }
+  auto it = subs.find(r.subspace);
+  if (it == subs.end()) return Status::OK();
+  SubspaceState& st = it->second;
+  XW_ASSIGN_OR_RETURN(GpOptimizer opt, RebuildOptimizer(sc, r.subspace, st.told, obs));
+  XW_RETURN_IF_ERROR(opt.set_hedge_state(st.opt->hedge_state()));
+  st.opt.emplace(std::move(opt));
   return Status::OK();
 }
 
-Status HandleResult(JobResult r, std::map<int, SubspaceState>& subs,
-                    TrialSink& sink, TwoStage* plan, const ObservationOf& obs) {
-  if (r.job.replica) {
-    const ReplicaTask& t = *r.job.replica;
-    if (!r.replica.ok() && r.replica.status().code() == Status::Code::kCancelled) {
-      plan->Dropped(t);
-      return Status::OK();
-    }
-    if (!r.replica.ok()) {
-      return r.replica.status().WithContext("trial " + std::to_string(t.trial_id) +
-                                            " replica " + std::to_string(t.replica));
-    }
-    std::string note;
-    XW_RETURN_IF_ERROR(plan->Store(t, std::move(r.replica).value(), &note));
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "; %.1f s", r.seconds);
-    sink.Note(note + buf);
-    return Status::OK();
-  }
+Status HandleResult(JobResult r, std::map<int, SubspaceState>& subs, TrialSink& sink,
+                    const ObservationOf& obs) {
+  if (r.job.replica) return sink.ReplicaDone(*r.job.replica, std::move(r.replica), r.seconds);
   SubspaceState& st = subs.at(r.job.subspace);
   Erase(st.running, r.job.x);
   // A trial stopped by an interruption keeps its pending row: a resumed
@@ -87,8 +69,7 @@ Status HandleResult(JobResult r, std::map<int, SubspaceState>& subs,
   const double objective = r.record->divergence;
   XW_RETURN_IF_ERROR(
       sink.Finish(r.job, std::move(r.record).value(), r.seconds));
-  st.told.push_back(
-      {plan != nullptr ? plan->TrialOf(r.job.pending_id) : 0, r.job.x, objective});
+  st.told.push_back({r.job.pending_id, r.job.x, objective});
   TellTrial(*st.opt, st.told.back(), obs);
   return Status::OK();
 }
@@ -97,13 +78,11 @@ Status HandleResult(JobResult r, std::map<int, SubspaceState>& subs,
 
 Status RunRank(const TrialContext& ctx,
                const std::vector<HistoryEntry>& history, const Budget& budget,
-               int rank, int ranks, int jobs, int threads, TrialSink& sink,
-               TwoStage* plan, bool screen) {
+               int rank, int ranks, int jobs, int threads, TrialSink& sink) {
   const SearchConfig& sc = ctx.config.search;
-  ObservationOf obs;
-  if (plan != nullptr) obs = [plan](int64_t t) { return plan->Observation(t); };
+  const ObservationOf obs = [&sink](int64_t p) { return sink.Observation(p); };
   std::map<int, SubspaceState> subs;
-  for (int s = rank; screen && s < budget.subspaces; s += ranks) {
+  for (int s = rank; s < budget.subspaces; s += ranks) {
     XW_ASSIGN_OR_RETURN(SearchSpace space, SearchSubspace(sc, s));
     XW_ASSIGN_OR_RETURN(GpOptimizer opt,
                         GpOptimizer::Create(space, SubspaceOptions(sc, s)));
@@ -126,7 +105,7 @@ Status RunRank(const TrialContext& ctx,
     if (!e.optimizer_state.empty() && asked > l.first)
       l = {asked, &e.optimizer_state};
     if (e.status == "done") {
-      st.told.push_back({plan != nullptr ? e.id : 0, e.x, e.objective});
+      st.told.push_back({asked, e.x, e.objective});
       TellTrial(*st.opt, st.told.back(), obs);
     } else if (e.status == "failed") {
       st.failed.push_back(e.x);
@@ -141,32 +120,28 @@ Status RunRank(const TrialContext& ctx,
   }
   ThreadScope scope(threads);  // the optimisers' own ParallelFor work
   WorkerPool pool(ctx, SplitThreads(threads, jobs));
-  bool stop = false, interrupted = false, replan = plan != nullptr;
+  bool stop = false, interrupted = false;
   int screens_running = 0;
-  int idle_replans = 0;  // plans in a row while nothing ran
-  std::deque<ReplicaTask> replicas;
   for (;;) {
     if (!interrupted && sink.StopRequested()) {
       interrupted = true;
       pool.Cancel();
     }
-    if (replan && !interrupted) {
-      // Screening has ended when no proposal can start or is under way.
+    if (!interrupted) {
+      // This rank's screening has ended when it can start no proposal and
+      // none is under way.
       const bool ended = resume.empty() && screens_running == 0 &&
                          (stop || Pick(subs, budget.trials_per_subspace) == nullptr);
-      std::vector<ReplicaTask> tasks;
-      std::vector<int64_t> retold;
-      XW_RETURN_IF_ERROR(plan->Plan(ended, &tasks, &retold));
-      for (ReplicaTask& t : tasks) replicas.push_back(std::move(t));
-      for (int64_t t : retold) XW_RETURN_IF_ERROR(Retell(sc, subs, t, obs));
-      replan = false;
+      std::vector<Retold> retold;
+      XW_RETURN_IF_ERROR(sink.UpdateReplicas(ended, &retold));
+      for (const Retold& r : retold) XW_RETURN_IF_ERROR(Retell(sc, subs, r, obs));
     }
     int slot;
     while (!interrupted && (slot = pool.IdleSlot()) >= 0) {
-      if (!replicas.empty()) {  // replicas first: their LCBs steer the GPs
-        Job job{0, 0, {}, std::move(replicas.front())};
-        replicas.pop_front();
-        pool.Submit(slot, std::move(job));
+      // Replicas first: their LCBs steer the GPs.
+      XW_ASSIGN_OR_RETURN(std::optional<ReplicaTask> replica, sink.TakeReplica());
+      if (replica) {
+        pool.Submit(slot, Job{0, 0, {}, std::move(replica)});
         continue;
       }
       if (!resume.empty()) {
@@ -191,8 +166,7 @@ Status RunRank(const TrialContext& ctx,
           int64_t id, sink.Begin(st->index, (*xs)[0], pool.threads(slot),
                                  OptimizerStateJson(*st->opt)));
       if (id < 0) {
-        stop = true;
-        replan = plan != nullptr;  // screening may have ended
+        stop = true;  // screening may have ended
         break;
       }
       ++st->count;
@@ -203,27 +177,20 @@ Status RunRank(const TrialContext& ctx,
     XW_RETURN_IF_ERROR(sink.Serve());
     sink.Tick();
     if (pool.running() == 0) {
-      if (plan != nullptr && !interrupted && !plan->finished()) {
-        if (!replicas.empty()) continue;
-        // Nothing runs: plan once more with what is stored.
-        if (++idle_replans > 2) {
-          return Status::Internal("the two-stage schedule has work left but planned none");
-        }
-        replan = true;
-        continue;
+      // Replica work left (here or on another rank): wait for it.
+      if (interrupted || sink.ReplicasDone()) {
+        if (sink.OthersDone()) break;
       }
-      if (sink.OthersDone()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       continue;
     }
     const auto wait = sink.needs_polling() ? std::chrono::milliseconds(20)
                       : sink.stoppable()   ? std::chrono::milliseconds(100)
                                            : std::chrono::milliseconds(1000);
-    idle_replans = 0;
     if (auto r = pool.Wait(wait)) {
       if (!r->job.replica) --screens_running;
-      replan = plan != nullptr;
-      XW_RETURN_IF_ERROR(HandleResult(std::move(*r), subs, sink, plan, obs));
+      sink.Account(r->job, r->cpu_seconds);
+      XW_RETURN_IF_ERROR(HandleResult(std::move(*r), subs, sink, obs));
     }
   }
   if (interrupted) return Status::Cancelled("the search was interrupted");
@@ -293,41 +260,6 @@ Budget MakeBudget(const DriverConfig& c, const DriverOptions& o) {
   return b;
 }
 
-void StartMessage(const SearchStore& store, const Budget& b,
-                  const DriverOptions& o, int ranks, int jobs,
-                  const std::vector<int>& split) {
-  if (!o.on_message) return;
-  int64_t done = 0, failed = 0, pending = 0;
-  for (const HistoryEntry& e : store.history()) {
-    (e.status == "done" ? done : e.status == "failed" ? failed : pending)++;
-  }
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "search %lld in %s: %d subspace%s x %d trials (%lld "
-                "planned%s), %d rank%s, "
-                "%d job%s per rank (%d thread%s each)",
-                static_cast<long long>(store.search_id()),
-                o.dataset_dir.c_str(), b.subspaces, b.subspaces == 1 ? "" : "s",
-                b.trials_per_subspace, static_cast<long long>(b.Planned()),
-                b.max_seconds > 0
-                    ? (", at most " +
-                       std::to_string(static_cast<int64_t>(b.max_seconds)) +
-                       " s of new trials")
-                          .c_str()
-                    : "",
-                ranks, ranks == 1 ? "" : "s", jobs, jobs == 1 ? "" : "s",
-                split[0], split[0] == 1 ? "" : "s");
-  o.on_message(buf);
-  if (o.resume_id) {
-    std::snprintf(
-        buf, sizeof buf,
-        "resuming: %lld finished, %lld failed, %lld interrupted (re-run)",
-        static_cast<long long>(done), static_cast<long long>(failed),
-        static_cast<long long>(pending));
-    o.on_message(buf);
-  }
-}
-
 // A failure on one rank of several ends them all (the others would wait).
 [[noreturn]] void AbortAll(Cluster& cluster, const Status& s) {
   std::fprintf(stderr, "xwires: error: rank %d: %s\n", cluster.rank(),
@@ -348,14 +280,24 @@ Result<SearchSummary> RunSearch(const DriverConfig& config,
   std::unique_ptr<SearchStore> store;
   std::optional<TrialContext> ctx;
   std::string payload;
+  // The two-stage schedule (rank 0): its replicas share every rank's
+  // workers with the screening and steer the GPs.
+  std::unique_ptr<internal::TwoStage> plan;
+  std::vector<internal::Retold> observations;
   if (root) {
     Status s = StartRoot(config, o, &store, &ctx);
+    if (s.ok() && IsTwoStage(ctx->config.schedule, ctx->config.search.objective)) {
+      auto p = internal::StartTwoStage(*ctx, *store, o, cluster.size());
+      if (p.ok()) plan = std::move(p).value();
+      s = p.status();
+    }
     ByteWriter w;
     w.U64(s.ok());
     if (s.ok()) {
       w.Str(DriverConfigToJson(store->config()));
       w.I64(store->search_id());
       w.Str(internal::EncodeHistory(store->history()));
+      internal::EncodeObservations(plan ? plan->Observations() : observations, w);
     } else {
       w.I64(static_cast<int64_t>(s.code()));
       w.Str(s.message());
@@ -376,6 +318,8 @@ Result<SearchSummary> RunSearch(const DriverConfig& config,
   const int64_t search_id = r.I64();
   auto history = internal::DecodeHistory(r.Str());
   if (!history.ok()) AbortAll(cluster, history.status());
+  Status decoded = internal::DecodeObservations(r, &observations);
+  if (!decoded.ok()) AbortAll(cluster, decoded);
   if (!root) {
     auto c = ParseDriverConfigJson(config_json);
     if (!c.ok()) AbortAll(cluster, c.status());
@@ -393,7 +337,9 @@ Result<SearchSummary> RunSearch(const DriverConfig& config,
   SearchSummary summary;
   summary.search_id = search_id;
   if (!root) {
-    internal::RemoteSink sink(cluster);
+    internal::RemoteSink sink(
+        cluster, cluster.rank(), cluster.size(),
+        IsTwoStage(ctx->config.schedule, ctx->config.search.objective), observations);
     Status s = internal::RunRank(*ctx, *history, budget, cluster.rank(),
                                  cluster.size(), jobs, threads, sink);
     if (!s.ok()) AbortAll(cluster, s);
@@ -402,44 +348,12 @@ Result<SearchSummary> RunSearch(const DriverConfig& config,
     summary.is_root = false;
     return summary;
   }
-  StartMessage(*store, budget, o, cluster.size(), jobs,
+  internal::StartMessage(*store, budget, o, cluster.size(), jobs,
                internal::SplitThreads(threads, jobs));
   internal::Coordinator coord(*store, cluster, budget, o);
-  // The two-stage schedule: on one process its replicas share the workers
-  // with the screening and steer the GPs; under MPI rank 0 trains them
-  // after the screening (the GPs of the other ranks are done by then).
-  std::unique_ptr<internal::TwoStage> plan;
-  const ScheduleOptions& sched = ctx->config.schedule;
-  if (IsTwoStage(sched, ctx->config.search.objective)) {
-    auto p = internal::TwoStage::Create(*ctx, store->dataset(), store->history());
-    if (!p.ok()) {
-      if (cluster.size() > 1) AbortAll(cluster, p.status());
-      return p.status();
-    }
-    plan = std::move(p).value();
-    coord.set_two_stage(plan.get());
-    if (o.on_message) {
-      char buf[256];
-      std::snprintf(buf, sizeof buf,
-                    "two-stage schedule: the top %g%% of every %d proposals replicated to "
-                    "K = %d (%s)%s, the final top %d confirmed with %d fresh %s replicas "
-                    "(%lld..%lld)",
-                    sched.top_share * 100, sched.round, sched.replicas, sched.perturb.c_str(),
-                    cluster.size() > 1 ? " after the screening" : "", sched.confirm_top,
-                    sched.confirm_replicas, sched.confirm_perturb.c_str(),
-                    static_cast<long long>(ConfirmFirstReplica(sched)),
-                    static_cast<long long>(ConfirmFirstReplica(sched) + sched.confirm_replicas -
-                                           1));
-      o.on_message(buf);
-    }
-  }
-  const bool in_loop = plan != nullptr && cluster.size() == 1;
+  coord.set_two_stage(plan.get());
   Status s = internal::RunRank(*ctx, *history, budget, 0, cluster.size(), jobs,
-                               threads, coord, in_loop ? plan.get() : nullptr);
-  if (s.ok() && plan != nullptr && !in_loop) {
-    s = internal::RunRank(*ctx, {}, budget, 0, 1, jobs, threads, coord, plan.get(),
-                          /*screen=*/false);
-  }
+                               threads, coord);
   if (!s.ok()) {
     if (cluster.size() > 1) AbortAll(cluster, s);
     const bool interrupted = s.code() == Status::Code::kCancelled;
@@ -455,7 +369,10 @@ Result<SearchSummary> RunSearch(const DriverConfig& config,
   summary.failed = coord.failed();
   summary.best = coord.best();
   summary.best_trial = coord.best_trial();
-  if (plan != nullptr) summary.replicas = plan->replicas_stored();
+  if (plan != nullptr) {
+    summary.replicas = plan->replicas_stored();
+    if (o.on_message) o.on_message(coord.CostLine());
+  }
   summary.status = summary.finished + summary.failed >= budget.Planned()
                        ? "done"
                        : "stopped";

@@ -2,6 +2,7 @@
 // RemoteSink other ranks use to reach it.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "driver_run.h"
@@ -33,6 +34,41 @@ Status Malformed(int source, const char* what) {
 }
 
 }  // namespace
+
+void StartMessage(const SearchStore& store, const Budget& b,
+                  const DriverOptions& o, int ranks, int jobs,
+                  const std::vector<int>& split) {
+  if (!o.on_message) return;
+  int64_t done = 0, failed = 0, pending = 0;
+  for (const HistoryEntry& e : store.history()) {
+    (e.status == "done" ? done : e.status == "failed" ? failed : pending)++;
+  }
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "search %lld in %s: %d subspace%s x %d trials (%lld "
+                "planned%s), %d rank%s, "
+                "%d job%s per rank (%d thread%s each)",
+                static_cast<long long>(store.search_id()),
+                o.dataset_dir.c_str(), b.subspaces, b.subspaces == 1 ? "" : "s",
+                b.trials_per_subspace, static_cast<long long>(b.Planned()),
+                b.max_seconds > 0
+                    ? (", at most " +
+                       std::to_string(static_cast<int64_t>(b.max_seconds)) +
+                       " s of new trials")
+                          .c_str()
+                    : "",
+                ranks, ranks == 1 ? "" : "s", jobs, jobs == 1 ? "" : "s",
+                split[0], split[0] == 1 ? "" : "s");
+  o.on_message(buf);
+  if (o.resume_id) {
+    std::snprintf(
+        buf, sizeof buf,
+        "resuming: %lld finished, %lld failed, %lld interrupted (re-run)",
+        static_cast<long long>(done), static_cast<long long>(failed),
+        static_cast<long long>(pending));
+    o.on_message(buf);
+  }
+}
 
 int64_t Budget::Planned() const {
   int64_t planned = static_cast<int64_t>(subspaces) * trials_per_subspace;
@@ -108,7 +144,8 @@ Status Coordinator::Finish(const Job& job, TrialRecord r, double seconds) {
   if (degenerate) text += " degenerate";
   XW_ASSIGN_OR_RETURN(int64_t id, store_.AddDone(job.pending_id, job.subspace,
                                                  job.x, std::move(r)));
-  if (plan_ != nullptr) plan_->OnFinish(job.pending_id, id, job.x, objective);
+  if (plan_ != nullptr) plan_->OnFinish(job.pending_id, id, job.subspace, job.x, objective);
+  plan_dirty_ = true;
   ++finished_;
   --running_;
   ++ended_this_run_;
@@ -126,6 +163,7 @@ Status Coordinator::Fail(const Job& job, const std::string& message,
   XW_RETURN_IF_ERROR(
       store_.AddFailed(job.pending_id, job.subspace, job.x, message));
   if (plan_ != nullptr) plan_->OnFail(job.pending_id);
+  plan_dirty_ = true;
   ++failed_;
   --running_;
   ++ended_this_run_;
@@ -203,6 +241,8 @@ Status Coordinator::Serve() {
       XW_RETURN_IF_ERROR(Fail(job, message, seconds));
     } else if (tag == kTagRankDone) {
       ++ranks_done_;
+    } else if (tag >= kTagScreenDone && tag <= kTagRetell) {
+      XW_RETURN_IF_ERROR(ServeReplicas(source, tag, bytes));
     } else {
       return Status::Internal("unexpected message tag " + std::to_string(tag) +
                               " from rank " + std::to_string(source));
@@ -215,7 +255,7 @@ Result<int64_t> RemoteSink::Begin(int subspace, const std::vector<double>& x,
                                   int threads,
                                   const std::string& optimizer_state) {
   ByteWriter w;
-  PutJob(w, Job{0, subspace, x});
+  PutJob(w, Job{0, subspace, x, std::nullopt});
   w.I64(threads);
   w.Str(optimizer_state);
   cluster_.Send(0, kTagBegin, w.bytes());

@@ -1,9 +1,20 @@
 // Worker threads that train the pairs of a search.
+#include <time.h>
+
 #include <exception>
 
 #include "driver_run.h"
 
 namespace xw::hpo::internal {
+namespace {
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+}  // namespace
 
 std::vector<int> SplitThreads(int threads, int jobs) {
   threads = std::max(1, threads);
@@ -74,6 +85,7 @@ void WorkerPool::Work(int slot) {
       jobs_[slot].reset();
     }
     const auto start = std::chrono::steady_clock::now();
+    const double cpu_start = ThreadCpuSeconds();
     JobResult r;
     r.job = job;
     try {
@@ -93,6 +105,7 @@ void WorkerPool::Work(int slot) {
     r.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
+    r.cpu_seconds = ThreadCpuSeconds() - cpu_start;
     {
       std::lock_guard<std::mutex> lock(mu_);
       results_.push_back(std::move(r));

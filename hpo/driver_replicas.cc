@@ -10,10 +10,18 @@
 namespace xw::hpo::internal {
 namespace {
 
-ReplicaRecord ToRecord(int64_t trial_id, const std::string& profile,
-                       const std::string& family, ReplicaResult& r) {
+std::vector<uint8_t> Labels(const TrialContext& ctx) {
+  std::vector<uint8_t> out;
+  for (int32_t l : ctx.data.test.labels) out.push_back(static_cast<uint8_t>(l));
+  return out;
+}
+
+}  // namespace
+
+ReplicaRecord ReplicaRecordOf(const ReplicaTask& t, const std::string& profile,
+                              const std::string& family, ReplicaResult& r) {
   ReplicaRecord rec;
-  rec.trial_id = trial_id;
+  rec.trial_id = t.trial_id;
   rec.profile = profile;
   rec.family = family;
   rec.replica = r.perturbation.replica;
@@ -31,14 +39,6 @@ ReplicaRecord ToRecord(int64_t trial_id, const std::string& profile,
   return rec;
 }
 
-std::vector<uint8_t> Labels(const TrialContext& ctx) {
-  std::vector<uint8_t> out;
-  for (int32_t l : ctx.data.test.labels) out.push_back(static_cast<uint8_t>(l));
-  return out;
-}
-
-}  // namespace
-
 Result<std::unique_ptr<TwoStage>> TwoStage::Create(const TrialContext& ctx, Dataset& ds,
                                                    const std::vector<HistoryEntry>& history) {
   std::unique_ptr<TwoStage> t(new TwoStage(ctx, ds));
@@ -49,7 +49,7 @@ Result<std::unique_ptr<TwoStage>> TwoStage::Create(const TrialContext& ctx, Data
     if (e.status == "done") {
       p.trial_id = e.id;
       p.divergence = e.objective;
-      t->points_[e.id] = e.x;
+      t->points_[e.id] = {e.x, e.subspace, p.order};
     }
     t->proposals_[p.order] = p;
   }
@@ -71,29 +71,41 @@ Result<std::unique_ptr<TwoStage>> TwoStage::Create(const TrialContext& ctx, Data
 
 void TwoStage::OnBegin(int64_t pending_id) { proposals_[pending_id] = Proposal{pending_id}; }
 
-void TwoStage::OnFinish(int64_t pending_id, int64_t trial_id, const std::vector<double>& x,
-                        double divergence) {
+void TwoStage::OnFinish(int64_t pending_id, int64_t trial_id, int subspace,
+                        const std::vector<double>& x, double divergence) {
   proposals_[pending_id] = Proposal{pending_id, trial_id, true, divergence};
-  points_[trial_id] = x;
+  points_[trial_id] = {x, subspace, pending_id};
 }
 
 void TwoStage::OnFail(int64_t pending_id) {
   proposals_[pending_id] = Proposal{pending_id, 0, true, 0};
 }
 
-int64_t TwoStage::TrialOf(int64_t pending_id) const {
-  auto it = proposals_.find(pending_id);
-  return it == proposals_.end() ? 0 : it->second.trial_id;
-}
-
-std::optional<ReplicaObservation> TwoStage::Observation(int64_t trial_id) const {
-  auto it = selection_.find(trial_id);
+std::optional<ReplicaObservation> TwoStage::ObservationOfProposal(int64_t proposal) const {
+  auto p = proposals_.find(proposal);
+  if (p == proposals_.end() || p->second.trial_id == 0) return std::nullopt;
+  auto it = selection_.find(p->second.trial_id);
   if (it == selection_.end()) return std::nullopt;
   return it->second;
 }
 
-Status TwoStage::Plan(bool screening_ended, std::vector<ReplicaTask>* tasks,
-                      std::vector<int64_t>* retold) {
+std::vector<Retold> TwoStage::Observations() const {
+  std::vector<Retold> out;
+  for (const auto& [t, obs] : selection_) {
+    const Point& p = points_.at(t);
+    out.push_back({p.subspace, p.proposal, obs});
+  }
+  return out;
+}
+
+std::optional<ReplicaTask> TwoStage::Next() {
+  if (queue_.empty()) return std::nullopt;
+  ReplicaTask t = std::move(queue_.front());
+  queue_.pop_front();
+  return t;
+}
+
+Status TwoStage::Plan(bool screening_ended, std::vector<Retold>* retold) {
   const ScheduleOptions& s = ctx_.config.schedule;
   XW_ASSIGN_OR_RETURN(PerturbFamily select_family, ParsePerturbFamily(s.perturb));
   XW_ASSIGN_OR_RETURN(PerturbFamily confirm_family, ParsePerturbFamily(s.confirm_perturb));
@@ -102,7 +114,7 @@ Status TwoStage::Plan(bool screening_ended, std::vector<ReplicaTask>* tasks,
   bool selected_done = true;
   for (int64_t t : SelectForReplication(all, s, screening_ended)) {
     if (selection_.count(t)) continue;
-    XW_ASSIGN_OR_RETURN(bool done, Need(t, select_family, 0, s.replicas, false, tasks, retold));
+    XW_ASSIGN_OR_RETURN(bool done, Need(t, select_family, 0, s.replicas, false, retold));
     selected_done &= done;
   }
   finished_ = false;
@@ -117,7 +129,7 @@ Status TwoStage::Plan(bool screening_ended, std::vector<ReplicaTask>* tasks,
     if (confirmed_.count(t)) continue;
     XW_ASSIGN_OR_RETURN(bool done,
                         Need(t, confirm_family, ConfirmFirstReplica(s), s.confirm_replicas,
-                             true, tasks, retold));
+                             true, retold));
     confirmed_done &= done;
   }
   finished_ = confirmed_done;
@@ -125,7 +137,7 @@ Status TwoStage::Plan(bool screening_ended, std::vector<ReplicaTask>* tasks,
 }
 
 Result<bool> TwoStage::Need(int64_t t, PerturbFamily family, int64_t first, int k, bool confirm,
-                            std::vector<ReplicaTask>* tasks, std::vector<int64_t>* retold) {
+                            std::vector<Retold>* retold) {
   const std::string name = PerturbFamilyName(family);
   XW_ASSIGN_OR_RETURN(std::vector<ReplicaRecord> stored, LoadReplicas(ds_, t, name));
   std::set<std::pair<std::string, int64_t>> have;
@@ -146,7 +158,7 @@ Result<bool> TwoStage::Need(int64_t t, PerturbFamily family, int64_t first, int 
       }
       complete = false;
       in_flight_.insert(key);
-      tasks->push_back(ReplicaTask{t, points_.at(t), m, r, family, confirm});
+      queue_.push_back(ReplicaTask{t, points_.at(t).x, m, r, family, confirm});
     }
   }
   if (!complete) return false;
@@ -161,7 +173,7 @@ Result<bool> TwoStage::ReplicaZeroFromTrial(int64_t t, int m, const std::string&
   if (model == nullptr || !model->has_weights || model->status != "ok") return false;
   XW_ASSIGN_OR_RETURN(NamedTensors weights, ds_.LoadWeights(model->id));
   XW_ASSIGN_OR_RETURN(std::vector<EpochMetrics> curves, ds_.LoadCurves(model->id));
-  const TrainOptions o = TrialTrainOptions(ctx_.config, points_.at(t), 1);
+  const TrainOptions o = TrialTrainOptions(ctx_.config, points_.at(t).x, 1);
   XW_ASSIGN_OR_RETURN(std::vector<int32_t> pred, PredictTestLabels(ctx_, o, profile, weights));
   const std::vector<int32_t>& labels = ctx_.data.test.labels;
   int64_t right = 0;
@@ -191,7 +203,7 @@ Result<bool> TwoStage::ReplicaZeroFromTrial(int64_t t, int m, const std::string&
 }
 
 Status TwoStage::StoreStats(int64_t t, const std::string& family, int64_t first, int k,
-                            bool confirm, std::vector<int64_t>* retold) {
+                            bool confirm, std::vector<Retold>* retold) {
   XW_ASSIGN_OR_RETURN(std::vector<ReplicaRecord> stored,
                       LoadReplicas(ds_, t, family, /*with_data=*/true));
   std::vector<ReplicaRecord> side[2];
@@ -217,16 +229,19 @@ Status TwoStage::StoreStats(int64_t t, const std::string& family, int64_t first,
     confirmed_.insert(t);
   } else {
     selection_[t] = {rec.stats.lcb, rec.stats.se2, rec.stats.permutation_p};
-    retold->push_back(t);
+    const Point& p = points_.at(t);
+    retold->push_back({p.subspace, p.proposal, selection_[t]});
   }
   return Status::OK();
 }
 
-Status TwoStage::Store(const ReplicaTask& t, ReplicaResult r, std::string* note) {
+Status TwoStage::Store(const ReplicaTask& t, ReplicaRecord rec, std::string* note) {
   const std::string family = PerturbFamilyName(t.family);
   in_flight_.erase(Key{t.trial_id, t.model, family, t.replica});
   const std::string& profile = ctx_.profiles[t.model].name;
-  ReplicaRecord rec = ToRecord(t.trial_id, profile, family, r);
+  rec.trial_id = t.trial_id;
+  rec.profile = profile;
+  rec.family = family;
   char buf[160];
   std::snprintf(buf, sizeof buf, "%s trial %lld %s replica %lld (%s): %.4f",
                 t.confirm ? "confirm" : "replicate", static_cast<long long>(t.trial_id),
@@ -241,7 +256,7 @@ Status TwoStage::Store(const ReplicaTask& t, ReplicaResult r, std::string* note)
 
 void TellTrial(GpOptimizer& opt, const ToldTrial& t, const ObservationOf& obs) {
   std::optional<ReplicaObservation> o;
-  if (obs && t.trial_id > 0) o = obs(t.trial_id);
+  if (obs && t.proposal > 0) o = obs(t.proposal);
   // A point the optimiser cannot take (none expected) is still recorded.
   if (o) {
     (void)opt.Tell(t.x, LossFromDivergence(o->lcb), o->se2);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -30,7 +31,13 @@ enum Tag : int {
   kTagBeginReply,
   kTagFinish,
   kTagFail,
-  kTagRankDone
+  kTagRankDone,
+  // The two-stage schedule (driver_replica_sink.cc).
+  kTagScreenDone,     // rank r > 0 can start no more proposals, none runs
+  kTagWantReplica,    // rank r > 0 has an idle worker
+  kTagReplicaReply,   // rank 0: a replica task, none now, or none ever
+  kTagReplicaResult,  // rank r > 0: a trained replica (or its error)
+  kTagRetell          // rank 0: a replicated trial's observation
 };
 
 // ---- worker pool (driver_pool.cc)
@@ -48,6 +55,10 @@ struct JobResult {
   Result<TrialRecord> record = Status::Internal("not run");
   Result<ReplicaResult> replica = Status::Internal("not run");  // replica jobs
   double seconds = 0;
+  // CPU time of the worker thread (CLOCK_THREAD_CPUTIME_ID): the job's
+  // whole CPU cost when it trains with one thread (ParallelFor then runs
+  // inline); its share on the worker thread otherwise.
+  double cpu_seconds = 0;
 };
 
 // `slot_threads.size()` worker threads; slot k trains with slot_threads[k]
@@ -118,6 +129,32 @@ class TrialSink {
   virtual bool StopRequested() { return false; }
   // A line of progress that is not a trial (a stored replica).
   virtual void Note(const std::string&) {}
+  // The worker CPU time of a job of this rank that ended (a screened pair
+  // or a replica), for the cost breakdown of a two-stage search.
+  virtual void Account(const Job&, double /*cpu_seconds*/) {}
+
+  // ---- the two-stage schedule (driver_replica_sink.cc); without one a
+  // sink has no replica work.
+  // Brings the schedule up to date. `screening_ended`: this rank can start
+  // no more proposals and has none under way. Appends to *retold the new
+  // observations of replicated trials of this rank's subspaces.
+  virtual Status UpdateReplicas(bool /*screening_ended*/, std::vector<Retold>* /*retold*/) {
+    return Status::OK();
+  }
+  // A replica for an idle worker of this rank (nullopt: none now).
+  virtual Result<std::optional<ReplicaTask>> TakeReplica() {
+    return std::optional<ReplicaTask>();
+  }
+  // A replica this rank trained (Cancelled: stopped, planned again later).
+  virtual Status ReplicaDone(const ReplicaTask&, Result<ReplicaResult>, double) {
+    return Status::Internal("a replica ran without a two-stage schedule");
+  }
+  // True once this rank will be given no more replica work.
+  virtual bool ReplicasDone() const { return true; }
+  // The observation of the trial of proposal `proposal` once replicated.
+  virtual std::optional<ReplicaObservation> Observation(int64_t /*proposal*/) const {
+    return std::nullopt;
+  }
 };
 
 struct Budget {
@@ -128,6 +165,11 @@ struct Budget {
   // The number of trials the budget allows.
   int64_t Planned() const;
 };
+
+// The first lines of progress of a search (o.on_message): its size, ranks,
+// jobs and threads, and what a resumed search found.
+void StartMessage(const SearchStore& store, const Budget& b, const DriverOptions& o, int ranks,
+                  int jobs, const std::vector<int>& split);
 
 class Coordinator final : public TrialSink {
  public:
@@ -154,12 +196,23 @@ class Coordinator final : public TrialSink {
   }
   // The two-stage schedule to tell about every trial event (null: none).
   void set_two_stage(TwoStage* plan) { plan_ = plan; }
+  Status UpdateReplicas(bool screening_ended, std::vector<Retold>* retold) override;
+  Result<std::optional<ReplicaTask>> TakeReplica() override;
+  Status ReplicaDone(const ReplicaTask& t, Result<ReplicaResult> r, double seconds) override;
+  bool ReplicasDone() const override { return plan_ == nullptr || plan_->finished(); }
+  std::optional<ReplicaObservation> Observation(int64_t proposal) const override {
+    return plan_ == nullptr ? std::nullopt : plan_->ObservationOfProposal(proposal);
+  }
 
   int64_t finished() const { return finished_; }
   int64_t failed() const { return failed_; }
   double best() const { return best_; }
   int64_t best_trial() const { return best_trial_; }
   bool budget_cut() const { return budget_cut_; }
+  void Account(const Job& job, double cpu_seconds) override;
+  // "worker CPU time: ..." of rank 0's jobs: the screening's against the
+  // replicas' (driver_replica_sink.cc).
+  std::string CostLine() const;
 
  private:
   double Elapsed() const;
@@ -181,12 +234,26 @@ class Coordinator final : public TrialSink {
   std::chrono::steady_clock::time_point last_tick_ = start_;
   int ranks_done_ = 0;
   TwoStage* plan_ = nullptr;
+  // The two-stage schedule's view of the screening (driver_replica_sink.cc).
+  Status ServeReplicas(int source, int tag, const std::string& bytes);
+  Status StoreReplica(const ReplicaTask& t, Result<ReplicaResult> r, double seconds,
+                      const std::string& rank_note);
+  Status StoreRecord(const ReplicaTask& t, ReplicaRecord rec, double seconds,
+                     const std::string& rank_note);
+  double cpu_[3] = {0, 0, 0};   // screening, selection, confirmation
+  int64_t jobs_[3] = {0, 0, 0};
+  int screens_done_ = 0;        // ranks r > 0 whose screening ended
+  bool plan_dirty_ = true;      // an event since the last Plan
+  bool planned_ended_ = false;  // screening_ended of the last Plan
 };
 
 // Rank r > 0: forwards events to rank 0.
 class RemoteSink final : public TrialSink {
  public:
-  explicit RemoteSink(Cluster& cluster) : cluster_(cluster) {}
+  // `two_stage`: the search replicates; `observations`: rank 0's replicated
+  // trials when the search started (a resumed search's).
+  RemoteSink(Cluster& cluster, int rank, int ranks, bool two_stage,
+             const std::vector<Retold>& observations);
   Result<int64_t> Begin(int subspace, const std::vector<double>& x,
                         int threads,
                         const std::string& optimizer_state) override;
@@ -195,21 +262,33 @@ class RemoteSink final : public TrialSink {
               double seconds) override;
   // Tells rank 0 that this rank has finished.
   void Done();
+  bool needs_polling() const override { return two_stage_; }
+  Status UpdateReplicas(bool screening_ended, std::vector<Retold>* retold) override;
+  Result<std::optional<ReplicaTask>> TakeReplica() override;
+  Status ReplicaDone(const ReplicaTask& t, Result<ReplicaResult> r, double seconds) override;
+  bool ReplicasDone() const override { return !two_stage_ || no_more_replicas_; }
+  std::optional<ReplicaObservation> Observation(int64_t proposal) const override;
 
  private:
   Cluster& cluster_;
+  int rank_ = 0, ranks_ = 1;
+  bool two_stage_ = false;
+  bool screen_done_sent_ = false, no_more_replicas_ = false;
+  std::chrono::steady_clock::time_point next_ask_{};  // after a "none now"
+  std::map<int64_t, ReplicaObservation> observations_;  // by proposal
 };
 
 // ---- what the GPs are told (driver.cc)
 
 // A finished trial of a subspace, in the order trials finished.
 struct ToldTrial {
-  int64_t trial_id = 0;  // 0: unknown (no two-stage schedule)
+  int64_t proposal = 0;  // its proposal number (pending row's id); 0: unknown
   std::vector<double> x;
   double divergence = 0;  // raw, K = 1
 };
-// The selection statistics of a replicated trial (nullopt: not replicated).
-using ObservationOf = std::function<std::optional<ReplicaObservation>(int64_t trial_id)>;
+// The selection statistics of a proposal's replicated trial (nullopt: not
+// replicated).
+using ObservationOf = std::function<std::optional<ReplicaObservation>(int64_t proposal)>;
 // Tells `opt` a finished trial: y = -LCB with SE^2 as its own noise variance
 // once `obs` has its statistics, else y = -divergence with the shared
 // (fitted, homoscedastic) noise.
@@ -221,6 +300,16 @@ Result<GpOptimizer> RebuildOptimizer(const SearchConfig& sc, int subspace,
                                      const std::vector<ToldTrial>& told,
                                      const ObservationOf& obs);
 
+// ---- the two-stage schedule across ranks (driver_replica_sink.cc)
+
+// Rank 0's schedule of a two-stage search, built from the stored trials,
+// replicas and statistics; announces it through o.on_message.
+Result<std::unique_ptr<TwoStage>> StartTwoStage(const TrialContext& ctx, SearchStore& store,
+                                                const DriverOptions& o, int ranks);
+// The observations rank 0 sends with a search's history.
+void EncodeObservations(const std::vector<Retold>& obs, ByteWriter& w);
+Status DecodeObservations(ByteReader& r, std::vector<Retold>* obs);
+
 // ---- scheduler (driver.cc)
 // ---------------------------------------------------------
 
@@ -228,17 +317,15 @@ Result<GpOptimizer> RebuildOptimizer(const SearchConfig& sc, int subspace,
 // its pending points, then asks for new points until the budget is spent,
 // `jobs` trials at a time with `threads` threads in all. Cancelled when the
 // sink asked to stop; the trials it stopped keep their pending rows.
-// With `plan` (rank 0 of a one-process two-stage search) the replicas it
-// plans share the workers, ahead of new proposals, each replicated trial is
-// re-told to its subspace's GP with its LCB and SE^2 (the optimiser is
-// rebuilt from the subspace's trials in finishing order, each told its
-// current observation), and the rank returns once the plan is finished.
-// `screen` false (the replicas of an MPI search, after its screening):
-// no subspace proposes; only the plan's replicas run.
+// Under a two-stage schedule (the sink's replica work) the replicas share
+// every rank's workers, ahead of new proposals, as soon as their round's
+// selection is known; each replicated trial is re-told to its subspace's GP
+// (on the rank that owns it) with its LCB and SE^2 (the optimiser is rebuilt
+// from the subspace's trials in finishing order, each told its current
+// observation), and the rank returns once the sink has no replica work left.
 Status RunRank(const TrialContext& ctx,
                const std::vector<HistoryEntry>& history, const Budget& budget,
-               int rank, int ranks, int jobs, int threads, TrialSink& sink,
-               TwoStage* plan = nullptr, bool screen = true);
+               int rank, int ranks, int jobs, int threads, TrialSink& sink);
 
 // Threads of each of `jobs` concurrent trials sharing `threads` threads.
 std::vector<int> SplitThreads(int threads, int jobs);
