@@ -3,15 +3,8 @@
 // round with seed replicas 0..4 and confirms the final top pair with fresh
 // seed replicas 5..8, which took no part in the selection; kill -9 and
 // --resume give the same trials, replicas and verdicts as an uninterrupted
-// run; under MPI rank 0 replicates after the screening; bad schedule options
-// are refused before anything is written.
-#include <fcntl.h>
-#include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
+// run; bad schedule options are refused before anything is written. Under
+// MPI: search_two_stage_mpi_test.cc.
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -22,134 +15,14 @@
 #include <sstream>
 #include <thread>
 
+#include "two_stage_fixture.h"
 #include "xwires/core/significance.h"
-#include "xwires/dataset/query/query.h"
-#include "xwires/dataset/store/dataset.h"
-#include "xwires/dataset/store/replicas.h"
-#include "xwires/hpo/schedule.h"
-
-extern char** environ;
 
 namespace xw {
 namespace {
 
-namespace fs = std::filesystem;
-using json = nlohmann::json;
-
-const char* kBinary = XWIRES_BINARY_DIR "/xwires";
-
-// 4 subspaces x 3 trials = 12 proposals in 2 rounds of 6; the top 20% of a
-// round is 1 trial; the best replicated one is confirmed. EI (no gp_hedge
-// portfolio) and one job keep the proposals a function of the stored trials.
-std::string TwoStageConfig() {
-  json c = {{"arch", "mlp"},
-            {"data", {{"train_limit", 200}, {"test_limit", 100}}},
-            {"dimensions",
-             {{{"name", "lr"}, {"type", "real"}, {"low", 1e-3}, {"high", 0.1}, {"log", true}},
-              {{"name", "epochs"}, {"type", "integer"}, {"low", 1}, {"high", 2}}}},
-            {"train", {{"width", 0.125}, {"batch_size", 50}}},
-            {"trials_per_subspace", 3},
-            {"acquisition", "EI"},
-            {"objective", "significant_diff"},
-            {"schedule", {{"round", 6}, {"confirm_top", 1}, {"confirm_replicas", 4}}},
-            {"budget", {{"max_seconds", 0}}}};
-  return c.dump();
-}
-
-class SearchTwoStageTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("xw_two_stage_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    std::ofstream(Path("config.json")) << TwoStageConfig();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-
-  pid_t Spawn(const std::vector<std::string>& argv) const {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, Path("stdout").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, Path("stderr").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    EXPECT_EQ(posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    return pid;
-  }
-  static int WaitExit(pid_t pid) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  int Run(const std::vector<std::string>& argv) const { return WaitExit(Spawn(argv)); }
-  std::string Read(const std::string& name) const {
-    std::ifstream in(Path(name));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-  std::vector<std::string> Search(const std::string& ds, int jobs = 1) const {
-    return {kBinary, "search", "--config", Path("config.json"), "--dataset", Path(ds),
-            "--jobs", std::to_string(jobs), "--threads", std::to_string(jobs), "--quiet"};
-  }
-
-  fs::path dir_;
-};
-
-struct Trial {
-  TrialRow row;
-  int64_t proposal = 0;  // its proposal number (the pending row's id)
-  std::string point;     // subspace and point
-  std::vector<ReplicaRecord> replicas;
-  std::vector<ReplicaStatsRecord> stats;
-};
-
-std::vector<Trial> Load(const std::string& dir) {
-  auto ds = Dataset::Open(dir, OpenMode::kReadOnly);
-  EXPECT_TRUE(ds.ok()) << ds.status().ToString();
-  TrialQuery q;
-  q.where = "search_id = 1";
-  auto rows = (*ds)->Query(q);
-  EXPECT_TRUE(rows.ok()) << rows.status().ToString();
-  std::vector<Trial> out;
-  for (const TrialRow& r : *rows) {
-    Trial t;
-    t.row = r;
-    const json s = json::parse(r.extra_json)["search"];
-    // A finished trial keeps its pending row's id (older searches name it
-    // in "pending_trial"): its proposal number.
-    t.proposal = s.contains("pending_trial") ? s["pending_trial"].get<int64_t>() : r.id;
-    t.point = s["subspace"].dump() + s["point"].dump();
-    t.replicas = LoadReplicas(**ds, r.id, "", /*with_data=*/false).value();
-    t.stats = LoadReplicaStats(**ds, r.id).value();
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
-int64_t CountReplicas(const std::string& dir) {
-  auto ds = Dataset::Open(dir, OpenMode::kReadOnly);
-  if (!ds.ok()) return 0;
-  TrialQuery q;
-  q.where = "search_id = 1";
-  auto rows = (*ds)->Query(q);
-  if (!rows.ok()) return 0;
-  int64_t n = 0;
-  for (const TrialRow& r : *rows) {
-    auto reps = LoadReplicas(**ds, r.id);
-    if (reps.ok()) n += static_cast<int64_t>(reps->size());
-  }
-  return n;
-}
+using namespace two_stage_test;  // NOLINT: the fixture's helpers
+using SearchTwoStageTest = TwoStageSearchFixture;
 
 TEST_F(SearchTwoStageTest, ReplicatesTheTopShareOfEachRoundAndConfirmsWithFreshReplicas) {
   // Two jobs: replicas and proposals share the workers.
@@ -298,28 +171,6 @@ TEST_F(SearchTwoStageTest, KillAndResumeGiveTheSameTrialsAndVerdicts) {
   EXPECT_EQ(whole.size(), 12u);
   EXPECT_EQ(resumed, whole);
   EXPECT_EQ(Run({kBinary, "fsck", Path("killed")}), 0) << Read("stdout");
-}
-
-// Under MPI the ranks screen and rank 0 trains the replicas afterwards: the
-// same selection rule, every verdict in the dataset, fsck clean.
-TEST_F(SearchTwoStageTest, MpiRanksScreenAndRankZeroReplicates) {
-  ASSERT_EQ(Run({"mpirun", "-n", "2", "--oversubscribe", "--allow-run-as-root", kBinary,
-                 "search", "--config", Path("config.json"), "--dataset", Path("ds"), "--jobs",
-                 "1", "--threads", "1", "--quiet"}),
-            0)
-      << Read("stderr");
-  const std::vector<Trial> trials = Load(Path("ds"));
-  ASSERT_EQ(trials.size(), 12u);
-  int replicated = 0, confirmed = 0;
-  for (const Trial& t : trials) {
-    if (t.stats.empty()) continue;
-    ++replicated;
-    confirmed += t.stats.back().family == "seed" && t.stats.back().first_replica == 5;
-  }
-  EXPECT_EQ(replicated, 2);  // one of each round of 6
-  EXPECT_EQ(confirmed, 1);
-  EXPECT_NE(Read("stdout").find("verdicts: "), std::string::npos) << Read("stdout");
-  EXPECT_EQ(Run({kBinary, "fsck", Path("ds")}), 0) << Read("stdout");
 }
 
 TEST_F(SearchTwoStageTest, BadScheduleOptionsAreRefusedAndWriteNothing) {
