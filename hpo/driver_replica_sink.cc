@@ -42,7 +42,8 @@ bool GetTask(ByteReader& r, ReplicaTask* t) {
   t->replica = r.I64();
   const int64_t family = r.I64();
   t->confirm = r.U64() != 0;
-  if (family < 0 || family > static_cast<int64_t>(PerturbFamily::kOrder)) return false;
+  if (family < 0 || family > static_cast<int64_t>(PerturbFamily::kOrder))
+    return false;
   t->family = static_cast<PerturbFamily>(family);
   return r.ok() && (t->model == 0 || t->model == 1);
 }
@@ -60,7 +61,8 @@ void PutRecord(ByteWriter& w, const ReplicaRecord& rec) {
   w.U64(rec.curves.size());
   for (const EpochMetrics& e : rec.curves) {
     w.I64(e.epoch);
-    for (double v : {e.train_loss_mean, e.train_loss_last, e.train_acc, e.test_loss, e.test_acc})
+    for (double v : {e.train_loss_mean, e.train_loss_last, e.train_acc,
+                     e.test_loss, e.test_acc})
       w.F64(v);
   }
   w.Str(std::string(rec.predictions.begin(), rec.predictions.end()));
@@ -83,8 +85,8 @@ bool GetRecord(ByteReader& r, ReplicaRecord* rec) {
   rec->curves.resize(epochs);
   for (EpochMetrics& e : rec->curves) {
     e.epoch = static_cast<int>(r.I64());
-    for (double* v : {&e.train_loss_mean, &e.train_loss_last, &e.train_acc, &e.test_loss,
-                      &e.test_acc})
+    for (double* v : {&e.train_loss_mean, &e.train_loss_last, &e.train_acc,
+                      &e.test_loss, &e.test_acc})
       *v = r.F64();
   }
   const std::string pred = r.Str();
@@ -96,27 +98,32 @@ bool GetRecord(ByteReader& r, ReplicaRecord* rec) {
 }
 
 Status Malformed(int source, const char* what) {
-  return Status::Corruption("malformed " + std::string(what) + " message from rank " +
-                            std::to_string(source));
+  return Status::Corruption("malformed " + std::string(what) +
+                            " message from rank " + std::to_string(source));
 }
 
 }  // namespace
 
-Result<std::unique_ptr<TwoStage>> StartTwoStage(const TrialContext& ctx, SearchStore& store,
-                                                const DriverOptions& o, int ranks) {
+Result<std::unique_ptr<TwoStage>> StartTwoStage(const TrialContext& ctx,
+                                                SearchStore& store,
+                                                const DriverOptions& o,
+                                                int ranks) {
   XW_ASSIGN_OR_RETURN(std::unique_ptr<TwoStage> plan,
                       TwoStage::Create(ctx, store.dataset(), store.history()));
   if (o.on_message) {
     const ScheduleOptions& s = ctx.config.schedule;
     char buf[320];
-    std::snprintf(buf, sizeof buf,
-                  "two-stage schedule: the top %g%% of every %d proposals replicated to "
-                  "K = %d (%s)%s, the final top %d confirmed with %d fresh %s replicas "
-                  "(%lld..%lld)",
-                  s.top_share * 100, s.round, s.replicas, s.perturb.c_str(),
-                  ranks > 1 ? " on every rank" : "", s.confirm_top, s.confirm_replicas,
-                  s.confirm_perturb.c_str(), static_cast<long long>(ConfirmFirstReplica(s)),
-                  static_cast<long long>(ConfirmFirstReplica(s) + s.confirm_replicas - 1));
+    std::snprintf(
+        buf, sizeof buf,
+        "two-stage schedule: the top %g%% of every %d proposals replicated to "
+        "K = %d (%s)%s, the final top %d confirmed with %d fresh %s replicas "
+        "(%lld..%lld)",
+        s.top_share * 100, s.round, s.replicas, s.perturb.c_str(),
+        ranks > 1 ? " on every rank" : "", s.confirm_top, s.confirm_replicas,
+        s.confirm_perturb.c_str(),
+        static_cast<long long>(ConfirmFirstReplica(s)),
+        static_cast<long long>(ConfirmFirstReplica(s) + s.confirm_replicas -
+                               1));
     o.on_message(buf);
   }
   return plan;
@@ -135,7 +142,8 @@ void EncodeObservations(const std::vector<Retold>& obs, ByteWriter& w) {
 
 Status DecodeObservations(ByteReader& r, std::vector<Retold>* obs) {
   const uint64_t n = r.U64();
-  if (!r.ok() || n > r.remaining() / 40) return Status::Corruption("malformed observations");
+  if (!r.ok() || n > r.remaining() / 40)
+    return Status::Corruption("malformed observations");
   obs->resize(n);
   for (Retold& o : *obs) {
     o.subspace = static_cast<int>(r.I64());
@@ -150,7 +158,8 @@ Status DecodeObservations(ByteReader& r, std::vector<Retold>* obs) {
 
 // ---- rank 0
 
-Status Coordinator::UpdateReplicas(bool screening_ended, std::vector<Retold>* retold) {
+Status Coordinator::UpdateReplicas(bool screening_ended,
+                                   std::vector<Retold>* retold) {
   if (plan_ == nullptr) return Status::OK();
   const bool ended = screening_ended && screens_done_ >= cluster_.size() - 1;
   if (!plan_dirty_ && ended == planned_ended_) return Status::OK();
@@ -169,7 +178,8 @@ Status Coordinator::UpdateReplicas(bool screening_ended, std::vector<Retold>* re
     cluster_.Send(owner, kTagRetell, w.bytes());
   }
   if (ended && !plan_->finished() && plan_->in_flight() == 0) {
-    return Status::Internal("the two-stage schedule has work left but planned none");
+    return Status::Internal(
+        "the two-stage schedule has work left but planned none");
   }
   return Status::OK();
 }
@@ -179,28 +189,30 @@ Result<std::optional<ReplicaTask>> Coordinator::TakeReplica() {
   return plan_->Next();
 }
 
-Status Coordinator::ReplicaDone(const ReplicaTask& t, Result<ReplicaResult> r, double seconds) {
+Status Coordinator::ReplicaDone(const ReplicaTask& t, Result<ReplicaResult> r,
+                                double seconds) {
   return StoreReplica(t, std::move(r), seconds, "");
 }
 
-Status Coordinator::StoreReplica(const ReplicaTask& t, Result<ReplicaResult> r, double seconds,
-                                 const std::string& rank_note) {
-  if (plan_ == nullptr) return Status::Internal("a replica ran without a two-stage schedule");
+Status Coordinator::StoreReplica(const ReplicaTask& t, Result<ReplicaResult> r,
+                                 double seconds, const std::string& rank_note) {
+  if (plan_ == nullptr)
+    return Status::Internal("a replica ran without a two-stage schedule");
   plan_dirty_ = true;
   if (!r.ok() && r.status().code() == Status::Code::kCancelled) {
     plan_->Dropped(t);
     return Status::OK();
   }
   if (!r.ok()) {
-    return r.status().WithContext("trial " + std::to_string(t.trial_id) + " replica " +
-                                  std::to_string(t.replica));
+    return r.status().WithContext("trial " + std::to_string(t.trial_id) +
+                                  " replica " + std::to_string(t.replica));
   }
   ReplicaRecord rec = ReplicaRecordOf(t, "", PerturbFamilyName(t.family), *r);
   return StoreRecord(t, std::move(rec), seconds, rank_note);
 }
 
-Status Coordinator::StoreRecord(const ReplicaTask& t, ReplicaRecord rec, double seconds,
-                                const std::string& rank_note) {
+Status Coordinator::StoreRecord(const ReplicaTask& t, ReplicaRecord rec,
+                                double seconds, const std::string& rank_note) {
   std::string note;
   XW_RETURN_IF_ERROR(plan_->Store(t, std::move(rec), &note));
   char buf[64];
@@ -209,7 +221,8 @@ Status Coordinator::StoreRecord(const ReplicaTask& t, ReplicaRecord rec, double 
   return Status::OK();
 }
 
-Status Coordinator::ServeReplicas(int source, int tag, const std::string& bytes) {
+Status Coordinator::ServeReplicas(int source, int tag,
+                                  const std::string& bytes) {
   ByteReader r(bytes);
   if (tag == kTagScreenDone) {
     ++screens_done_;
@@ -230,8 +243,8 @@ Status Coordinator::ServeReplicas(int source, int tag, const std::string& bytes)
     return Status::OK();
   }
   if (tag != kTagReplicaResult || plan_ == nullptr) {
-    return Status::Internal("unexpected message tag " + std::to_string(tag) + " from rank " +
-                            std::to_string(source));
+    return Status::Internal("unexpected message tag " + std::to_string(tag) +
+                            " from rank " + std::to_string(source));
   }
   ReplicaTask t;
   if (!GetTask(r, &t)) return Malformed(source, "replica result");
@@ -260,12 +273,15 @@ void Coordinator::Account(const Job& job, double cpu_seconds) {
 std::string Coordinator::CostLine() const {
   char buf[400];
   std::snprintf(buf, sizeof buf,
-                "worker CPU time%s: screening %.1f s (%lld trainings), selection replicas "
-                "%.1f s (%lld), confirmation replicas %.1f s (%lld); the search's trainings "
+                "worker CPU time%s: screening %.1f s (%lld trainings), "
+                "selection replicas "
+                "%.1f s (%lld), confirmation replicas %.1f s (%lld); the "
+                "search's trainings "
                 "cost %.2fx its screening",
                 cluster_.size() > 1 ? " of rank 0" : "", cpu_[0],
-                static_cast<long long>(jobs_[0]), cpu_[1], static_cast<long long>(jobs_[1]),
-                cpu_[2], static_cast<long long>(jobs_[2]),
+                static_cast<long long>(jobs_[0]), cpu_[1],
+                static_cast<long long>(jobs_[1]), cpu_[2],
+                static_cast<long long>(jobs_[2]),
                 cpu_[0] > 0 ? (cpu_[0] + cpu_[1] + cpu_[2]) / cpu_[0] : 0.0);
   return buf;
 }
@@ -280,7 +296,8 @@ RemoteSink::RemoteSink(Cluster& cluster, int rank, int ranks, bool two_stage,
   }
 }
 
-Status RemoteSink::UpdateReplicas(bool screening_ended, std::vector<Retold>* retold) {
+Status RemoteSink::UpdateReplicas(bool screening_ended,
+                                  std::vector<Retold>* retold) {
   if (!two_stage_) return Status::OK();
   if (screening_ended && !screen_done_sent_) {
     cluster_.Send(0, kTagScreenDone, "");
@@ -291,8 +308,8 @@ Status RemoteSink::UpdateReplicas(bool screening_ended, std::vector<Retold>* ret
   std::string bytes;
   while (cluster_.TryRecv(&source, &tag, &bytes)) {
     if (tag != kTagRetell) {
-      return Status::Internal("unexpected message tag " + std::to_string(tag) + " from rank " +
-                              std::to_string(source));
+      return Status::Internal("unexpected message tag " + std::to_string(tag) +
+                              " from rank " + std::to_string(source));
     }
     ByteReader r(bytes);
     std::vector<Retold> obs;
@@ -321,11 +338,13 @@ Result<std::optional<ReplicaTask>> RemoteSink::TakeReplica() {
     return std::optional<ReplicaTask>();
   }
   ReplicaTask t;
-  if (!GetTask(r, &t)) return Status::Corruption("malformed replica reply from rank 0");
+  if (!GetTask(r, &t))
+    return Status::Corruption("malformed replica reply from rank 0");
   return std::optional<ReplicaTask>(std::move(t));
 }
 
-Status RemoteSink::ReplicaDone(const ReplicaTask& t, Result<ReplicaResult> r, double seconds) {
+Status RemoteSink::ReplicaDone(const ReplicaTask& t, Result<ReplicaResult> r,
+                               double seconds) {
   ByteWriter w;
   PutTask(w, t);
   w.F64(seconds);
@@ -339,7 +358,8 @@ Status RemoteSink::ReplicaDone(const ReplicaTask& t, Result<ReplicaResult> r, do
   return Status::OK();
 }
 
-std::optional<ReplicaObservation> RemoteSink::Observation(int64_t proposal) const {
+std::optional<ReplicaObservation> RemoteSink::Observation(
+    int64_t proposal) const {
   auto it = observations_.find(proposal);
   if (it == observations_.end()) return std::nullopt;
   return it->second;

@@ -30,10 +30,21 @@ class SearchTwoStageMpiTest : public TwoStageSearchFixture {
     c["schedule"]["round"] = 4;
     std::ofstream(Path("config.json")) << c.dump();
   }
-  std::vector<std::string> Mpi(int ranks, const std::string& ds, bool resume = false) const {
-    std::vector<std::string> argv = {"mpirun", "-n", std::to_string(ranks), "--oversubscribe",
-                                     "--allow-run-as-root", kBinary, "search", "--dataset",
-                                     Path(ds), "--jobs", "1", "--threads", "1"};
+  std::vector<std::string> Mpi(int ranks, const std::string& ds,
+                               bool resume = false) const {
+    std::vector<std::string> argv = {"mpirun",
+                                     "-n",
+                                     std::to_string(ranks),
+                                     "--oversubscribe",
+                                     "--allow-run-as-root",
+                                     kBinary,
+                                     "search",
+                                     "--dataset",
+                                     Path(ds),
+                                     "--jobs",
+                                     "1",
+                                     "--threads",
+                                     "1"};
     if (resume) {
       argv.insert(argv.end(), {"--resume", "1"});
     } else {
@@ -53,7 +64,8 @@ class SearchTwoStageMpiTest : public TwoStageSearchFixture {
       if (t.replicas.empty()) continue;
       replicated.insert(t.row.id);
       std::map<std::string, std::multiset<int64_t>> seed;
-      for (const ReplicaRecord& r : t.replicas) seed[r.profile].insert(r.replica);
+      for (const ReplicaRecord& r : t.replicas)
+        seed[r.profile].insert(r.replica);
       const bool confirm = t.stats.size() == 2;
       confirmed += confirm;
       std::multiset<int64_t> want = {0, 1, 2, 3, 4};
@@ -88,12 +100,14 @@ TEST_F(SearchTwoStageMpiTest, RanksInterleaveReplicasWithScreening) {
   for (const Trial& t : Load(Path("ds"))) {
     if (t.stats.size() != 2) continue;
     const std::vector<double> x =
-        json::parse(t.row.extra_json)["search"]["point"].get<std::vector<double>>();
+        json::parse(t.row.extra_json)["search"]["point"]
+            .get<std::vector<double>>();
     const TrainOptions o = hpo::internal::TrialTrainOptions(ctx->config, x, 1);
     for (const ReplicaRecord& r : t.replicas) {
       if (r.replica == 0) continue;
       const int m = r.profile == ctx->profiles[0].name ? 0 : 1;
-      auto local = TrainReplica(ctx->profiles[m], ctx->data, o, r.replica, PerturbFamily::kSeed);
+      auto local = TrainReplica(ctx->profiles[m], ctx->data, o, r.replica,
+                                PerturbFamily::kSeed);
       ASSERT_TRUE(local.ok()) << local.status().ToString();
       EXPECT_EQ(local->train.record.weights_sha256, r.weights_sha256)
           << r.profile << " replica " << r.replica;
@@ -117,7 +131,8 @@ pid_t RankZero(pid_t parent) {
     std::ifstream env("/proc/" + std::to_string(pid) + "/environ");
     std::stringstream ss;
     ss << env.rdbuf();
-    if (ss.str().find(std::string("OMPI_COMM_WORLD_RANK=0") + '\0') != std::string::npos) {
+    if (ss.str().find(std::string("OMPI_COMM_WORLD_RANK=0") + '\0') !=
+        std::string::npos) {
       found = pid;
     }
   }
@@ -128,8 +143,10 @@ pid_t RankZero(pid_t parent) {
 TEST_F(SearchTwoStageMpiTest, KillOfRankZeroAndResumeCompleteTheSchedule) {
   const pid_t mpirun = Spawn(Mpi(2, "ds"));
   // Kill rank 0 (the writer) once replicas are being stored.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (CountReplicas(Path("ds")) < 4 && std::chrono::steady_clock::now() < deadline) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (CountReplicas(Path("ds")) < 4 &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   const pid_t rank0 = RankZero(mpirun);

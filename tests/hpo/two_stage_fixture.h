@@ -39,17 +39,22 @@ inline const char* kBinary = XWIRES_BINARY_DIR "/xwires";
 // round is 1 trial; the best replicated one is confirmed. EI (no gp_hedge
 // portfolio) and one job keep the proposals a function of the stored trials.
 inline std::string TwoStageConfig() {
-  json c = {{"arch", "mlp"},
-            {"data", {{"train_limit", 200}, {"test_limit", 100}}},
-            {"dimensions",
-             {{{"name", "lr"}, {"type", "real"}, {"low", 1e-3}, {"high", 0.1}, {"log", true}},
-              {{"name", "epochs"}, {"type", "integer"}, {"low", 1}, {"high", 2}}}},
-            {"train", {{"width", 0.125}, {"batch_size", 50}}},
-            {"trials_per_subspace", 3},
-            {"acquisition", "EI"},
-            {"objective", "significant_diff"},
-            {"schedule", {{"round", 6}, {"confirm_top", 1}, {"confirm_replicas", 4}}},
-            {"budget", {{"max_seconds", 0}}}};
+  json c = {
+      {"arch", "mlp"},
+      {"data", {{"train_limit", 200}, {"test_limit", 100}}},
+      {"dimensions",
+       {{{"name", "lr"},
+         {"type", "real"},
+         {"low", 1e-3},
+         {"high", 0.1},
+         {"log", true}},
+        {{"name", "epochs"}, {"type", "integer"}, {"low", 1}, {"high", 2}}}},
+      {"train", {{"width", 0.125}, {"batch_size", 50}}},
+      {"trials_per_subspace", 3},
+      {"acquisition", "EI"},
+      {"objective", "significant_diff"},
+      {"schedule", {{"round", 6}, {"confirm_top", 1}, {"confirm_replicas", 4}}},
+      {"budget", {{"max_seconds", 0}}}};
   return c.dump();
 }
 
@@ -65,7 +70,9 @@ class TwoStageSearchFixture : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string Path(const std::string& name) const {
+    return (dir_ / name).string();
+  }
 
   pid_t Spawn(const std::vector<std::string>& argv) const {
     posix_spawn_file_actions_t fa;
@@ -75,10 +82,12 @@ class TwoStageSearchFixture : public ::testing::Test {
     posix_spawn_file_actions_addopen(&fa, 2, Path("stderr").c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
     std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    for (const std::string& a : argv)
+      args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     pid_t pid = -1;
-    EXPECT_EQ(posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ), 0);
+    EXPECT_EQ(posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ),
+              0);
     posix_spawn_file_actions_destroy(&fa);
     return pid;
   }
@@ -87,7 +96,9 @@ class TwoStageSearchFixture : public ::testing::Test {
     waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
-  int Run(const std::vector<std::string>& argv) const { return WaitExit(Spawn(argv)); }
+  int Run(const std::vector<std::string>& argv) const {
+    return WaitExit(Spawn(argv));
+  }
   std::string Read(const std::string& name) const {
     std::ifstream in(Path(name));
     std::stringstream ss;
@@ -95,8 +106,12 @@ class TwoStageSearchFixture : public ::testing::Test {
     return ss.str();
   }
   std::vector<std::string> Search(const std::string& ds, int jobs = 1) const {
-    return {kBinary, "search", "--config", Path("config.json"), "--dataset", Path(ds),
-            "--jobs", std::to_string(jobs), "--threads", std::to_string(jobs), "--quiet"};
+    return {kBinary,     "search",
+            "--config",  Path("config.json"),
+            "--dataset", Path(ds),
+            "--jobs",    std::to_string(jobs),
+            "--threads", std::to_string(jobs),
+            "--quiet"};
   }
 
   fs::path dir_;
@@ -124,7 +139,8 @@ inline std::vector<Trial> Load(const std::string& dir) {
     const json s = json::parse(r.extra_json)["search"];
     // A finished trial keeps its pending row's id (older searches name it
     // in "pending_trial"): its proposal number.
-    t.proposal = s.contains("pending_trial") ? s["pending_trial"].get<int64_t>() : r.id;
+    t.proposal =
+        s.contains("pending_trial") ? s["pending_trial"].get<int64_t>() : r.id;
     t.point = s["subspace"].dump() + s["point"].dump();
     t.replicas = LoadReplicas(**ds, r.id, "", /*with_data=*/false).value();
     t.stats = LoadReplicaStats(**ds, r.id).value();
@@ -148,14 +164,15 @@ inline int64_t CountReplicas(const std::string& dir) {
   return n;
 }
 
-
 // The trials the schedule must have replicated, recomputed from the rows:
 // proposals in rounds of `round` by proposal number, the best raw |diff| of
 // each round (ties: the earlier proposal); one per round (top share 20% of
 // a round of 6).
-inline std::set<int64_t> ExpectedSelection(const std::vector<Trial>& trials, size_t round) {
+inline std::set<int64_t> ExpectedSelection(const std::vector<Trial>& trials,
+                                           size_t round) {
   std::vector<hpo::Proposal> proposals;
-  for (const Trial& t : trials) proposals.push_back({t.proposal, t.row.id, true, t.row.divergence});
+  for (const Trial& t : trials)
+    proposals.push_back({t.proposal, t.row.id, true, t.row.divergence});
   std::sort(proposals.begin(), proposals.end(),
             [](const auto& a, const auto& b) { return a.order < b.order; });
   std::set<int64_t> expected;
