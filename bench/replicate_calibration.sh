@@ -8,6 +8,12 @@
 #       placement (Keras' eps-hat), at adam_eps 0.5 (a large systematic
 #       effect: expect `significant`) and 1e-8 with one short epoch (expect
 #       mostly not `significant`).
+# The suite runs a lean version of both on every build:
+# tests/api/replicate_calibration_test.cc (label `calibration`; 40 A/A trials
+# with seed and with ulp replicas, K = 4, known verdict counts; measured
+# shares in docs/significance.md, "Calibration": 2/40 = 0.050 with seed,
+# 0/40 with ulp, 2026-11-28, commit f266330, Intel Xeon @ 2.50GHz, AVX-512).
+# This script is the larger run (K = 5, 3 epochs, 1000 images per split).
 # Usage: bash bench/replicate_calibration.sh [N] [FAMILY]   (defaults 40, seed)
 # Runs a few minutes on 2 cores.
 # Environment: XWIRES (the binary, default build/xwires), K (replicas, 5),

@@ -16,7 +16,14 @@ constexpr int64_t kMaxReplica = 1 << 20;
 constexpr int64_t kMaxExamples = int64_t{1} << 24;
 constexpr char kPrefix[] = "replicas/";
 
-Result<size_t> TrialIndex(JsonFields& f, const std::string& where, size_t trial_count) {
+// What every entry of replicas.json starts with: an object whose "trial" is
+// the index of one of the `trial_count` trials of trials.json. `f` reads `j`.
+Result<size_t> EntryTrial(const json& j, JsonFields& f, const std::string& where,
+                          size_t trial_count) {
+  if (!j.is_object()) {
+    return Status::InvalidArgument(std::string(kFile) + ": field '" + where +
+                                   "' must be an object");
+  }
   XW_ASSIGN_OR_RETURN(uint64_t k, f.Unsigned("trial"));
   if (k >= trial_count) {
     return f.Bad("field '" + where + ".trial' must be the index of one of the " +
@@ -25,27 +32,24 @@ Result<size_t> TrialIndex(JsonFields& f, const std::string& where, size_t trial_
   return static_cast<size_t>(k);
 }
 
-Status HasProfile(JsonFields& f, const BundleTrial& t, const std::string& profile,
-                  const std::string& where) {
+// The profile named by field `key`, under which trial `t` must have a model.
+Result<std::string> ProfileField(JsonFields& f, const BundleTrial& t, const std::string& key,
+                                 const std::string& where) {
+  XW_ASSIGN_OR_RETURN(std::string profile, f.String(key, 64));
   for (const ModelRecord& m : t.record.models) {
-    if (m.profile == profile) return Status::OK();
+    if (m.profile == profile) return profile;
   }
-  return f.Bad("field '" + where + "': the trial has no model under profile '" + profile +
-               "'");
+  return f.Bad("field '" + where + "." + key + "': the trial has no model under profile '" +
+               profile + "'");
 }
 
 Result<BundleReplica> ParseReplica(const json& j, const std::string& where,
                                    const std::vector<BundleTrial>& trials) {
-  if (!j.is_object()) {
-    return Status::InvalidArgument(std::string(kFile) + ": field '" + where +
-                                   "' must be an object");
-  }
   JsonFields f(j, kFile, where);
   BundleReplica b;
   ReplicaRecord& r = b.record;
-  XW_ASSIGN_OR_RETURN(b.trial, TrialIndex(f, where, trials.size()));
-  XW_ASSIGN_OR_RETURN(r.profile, f.String("profile", 64));
-  XW_RETURN_IF_ERROR(HasProfile(f, trials[b.trial], r.profile, where + ".profile"));
+  XW_ASSIGN_OR_RETURN(b.trial, EntryTrial(j, f, where, trials.size()));
+  XW_ASSIGN_OR_RETURN(r.profile, ProfileField(f, trials[b.trial], "profile", where));
   XW_ASSIGN_OR_RETURN(r.family, f.String("family", 16));
   XW_ASSIGN_OR_RETURN(r.replica, f.Integer("replica"));
   if (r.replica < 0 || r.replica > kMaxReplica) {
@@ -84,18 +88,12 @@ Result<BundleReplica> ParseReplica(const json& j, const std::string& where,
 
 Result<BundleReplicaStats> ParseStats(const json& j, const std::string& where,
                                       const std::vector<BundleTrial>& trials) {
-  if (!j.is_object()) {
-    return Status::InvalidArgument(std::string(kFile) + ": field '" + where +
-                                   "' must be an object");
-  }
   JsonFields f(j, kFile, where);
   BundleReplicaStats b;
   ReplicaStatsRecord& s = b.record;
-  XW_ASSIGN_OR_RETURN(b.trial, TrialIndex(f, where, trials.size()));
-  XW_ASSIGN_OR_RETURN(s.profile_a, f.String("profile_a", 64));
-  XW_RETURN_IF_ERROR(HasProfile(f, trials[b.trial], s.profile_a, where + ".profile_a"));
-  XW_ASSIGN_OR_RETURN(s.profile_b, f.String("profile_b", 64));
-  XW_RETURN_IF_ERROR(HasProfile(f, trials[b.trial], s.profile_b, where + ".profile_b"));
+  XW_ASSIGN_OR_RETURN(b.trial, EntryTrial(j, f, where, trials.size()));
+  XW_ASSIGN_OR_RETURN(s.profile_a, ProfileField(f, trials[b.trial], "profile_a", where));
+  XW_ASSIGN_OR_RETURN(s.profile_b, ProfileField(f, trials[b.trial], "profile_b", where));
   if (s.profile_a == s.profile_b) {
     return f.Bad("field '" + where + "': profile_a and profile_b must differ");
   }

@@ -265,55 +265,8 @@ TEST(ReplicateTest, MpiRanksShareTheReplicasAndRankZeroStoresThem) {
   EXPECT_EQ(Snapshot(b), before);
 }
 
-// A/A: `torch` against a copy of itself under another name (its own Philox
-// stream, so its initial weights differ; every knob equal) is rarely called
-// significant with `seed` replicas. The lean version of
-// bench/replicate_calibration.sh (40 trials, K = 5; measured shares for seed
-// and ulp in docs/significance.md): 4 trials of the injected-effect test's
-// size (the models learn), K = 4. It fails when the
-// replicas do not measure the noise: replicas that repeat one another would
-// call nearly every pair significant (the copies differ, with no spread), as
-// `ulp` replicas of such short runs do (docs/significance.md; there the
-// spread guard now makes those pairs `insufficient`). torch is an
-// exact-order profile: the same verdicts on every CPU.
-TEST(ReplicateTest, SeedReplicasRarelyCallACopyOfAProfileSignificant) {
-  const std::string dir = TempDir("aa_seed");
-  const std::string ds = dir + "/ds";
-  std::ifstream in(std::string(XWIRES_SOURCE_DIR) + "/trainers/profiles/torch.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  for (const std::string key : {"\"name\": ", "\"rng_stream\": "}) {
-    const size_t at = text.find(key + "\"torch\"");
-    ASSERT_NE(at, std::string::npos) << key;
-    text.replace(at, key.size() + 7, key + "\"torch_aa\"");
-  }
-  std::ofstream(dir + "/torch_aa.json") << text;
-  const int kTrials = 4;
-  for (int i = 1; i <= kTrials; ++i) {
-    ASSERT_EQ(Xwires("train --arch mlp --width 0.25 --epochs 3 --batch-size 32 --train-limit "
-                     "1000 --test-limit 1000 --threads 2 --quiet --lr 0.1 --adam-eps 0.5 --seed " +
-                     std::to_string(i) + " --profiles torch," + dir + "/torch_aa.json --dataset " +
-                     ds)
-                  .code,
-              0);
-  }
-  const CliRun r = Xwires("replicate " + ds +
-                          " --where 'id > 0' --replicas 4 --perturb seed --jobs 2 --threads 2 "
-                          "--quiet");
-  ASSERT_EQ(r.code, 0) << r.out;
-  auto st = LoadReplicaStats(**Dataset::Open(ds, OpenMode::kReadOnly));
-  ASSERT_TRUE(st.ok());
-  ASSERT_EQ(st->size(), static_cast<size_t>(kTrials));
-  int significant = 0, within_noise = 0;
-  for (const ReplicaStatsRecord& x : *st) {
-    significant += x.stats.verdict == stats::Verdict::kSignificant;
-    within_noise += x.stats.verdict == stats::Verdict::kWithinNoise;
-  }
-  EXPECT_LE(significant, 1) << r.out;   // (nominal share 0.05)
-  EXPECT_GE(within_noise, 2) << r.out;  // the models learned: not vacuous
-}
-
+// The A/A calibration (40 trials, seed and ulp replicas) is
+// replicate_calibration_test.cc.
 TEST(ReplicateTest, EpsPlacementAtEpsHalfIsSignificant) {
   // torch against a copy whose only change is Adam's eps placement (Keras'
   // eps-hat): a systematic effect, not noise.

@@ -12,6 +12,7 @@ xwires_add_test(bundle_tests
     bundle_ops_test.cc
     bundle_attack_test.cc
     bundle_analyses_test.cc
+    replica_fixtures.cc
     bundle_replicas_test.cc
     replica_stats_key_test.cc
     bundle_cli_test.cc

@@ -14,8 +14,8 @@
 #include "bundle_test_util.h"
 #include "dataset/store/model_file.h"
 #include "dataset/store/sha256.h"
+#include "replica_fixtures.h"
 #include "test_util.h"
-#include "xwires/core/build_info.h"
 #include "xwires/dataset/bundle/bundle.h"
 #include "xwires/dataset/store/fsck.h"
 #include "xwires/dataset/store/replicas.h"
@@ -27,95 +27,10 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Entries = std::vector<std::pair<std::string, std::string>>;
 
-constexpr int kExamples = 60, kClasses = 10, kK = 4;
+using testutil::MakeReplica;
+using testutil::ReplicaTrial;
 
-std::vector<uint8_t> Labels() {
-  std::vector<uint8_t> l;
-  for (int i = 0; i < kExamples; ++i) l.push_back(static_cast<uint8_t>(i % kClasses));
-  return l;
-}
-
-TrialRecord MakeTrial(int seed) {
-  TrialRecord t;
-  t.arch = "mlp";
-  t.data_spec = "synthetic";
-  t.lr = 0.01;
-  t.adam_eps = 1e-7;
-  t.beta1 = 0.9;
-  t.beta2 = 0.999;
-  t.weight_decay = 0;
-  t.batch_size = 32;
-  t.epochs = 1;
-  t.seed = seed;
-  t.hparams_json = json{{"lr", 0.01}, {"seed", seed}}.dump();
-  for (const char* p : {"torch", "tf"}) {
-    ModelRecord m;
-    m.profile = p;
-    m.profile_json = std::string("{\"name\": \"") + p + "\"}";
-    m.test_acc = p[1] == 'o' ? 0.6 : 0.3;
-    m.test_loss = 1.5;
-    m.train_acc = m.test_acc;
-    m.train_loss = 1.4;
-    m.fingerprint_json = MachineFingerprintJson(1);
-    m.threads = 1;
-    m.curves = {{1, 2.0, 1.9, 0.2, 2.1, m.test_acc}};
-    t.models.push_back(std::move(m));
-  }
-  t.divergence = 0.3;
-  return t;
-}
-
-// Replica r of `profile`: torch right on about 60% of the examples, tf on
-// about 30%, each replica on a different subset.
-ReplicaRecord MakeReplica(int64_t trial, const std::string& profile, int r) {
-  ReplicaRecord x;
-  x.trial_id = trial;
-  x.profile = profile;
-  x.family = "ulp";
-  x.replica = r;
-  x.params_json = json{{"family", r == 0 ? "none" : "ulp"}, {"index", r}}.dump();
-  const int right = profile == "torch" ? 6 : 3;
-  int correct = 0;
-  for (int i = 0; i < kExamples; ++i) {
-    const bool ok = (i * 7 + r * 3) % 10 < right - (i % 11 == r ? 1 : 0);
-    x.predictions.push_back(static_cast<uint8_t>(ok ? i % kClasses : (i + 1) % kClasses));
-    correct += ok;
-  }
-  x.test_acc = static_cast<double>(correct) / kExamples;
-  x.test_loss = 1.0 + 0.01 * r;
-  x.curves = {{1, 2.0, 1.9, 0.2, x.test_loss, x.test_acc}};
-  x.wall_time_s = 0.5;
-  if (r == 1) {  // one replica keeps its weights
-    Tensor w({2, 2});
-    for (int k = 0; k < 4; ++k) w[k] = 0.25f * static_cast<float>(k + r);
-    x.weights.push_back({"fc.weight", w});
-  }
-  return x;
-}
-
-// Stores kK replicas of both profiles of `trial` and their statistics.
-void Replicate(Dataset& ds, int64_t trial) {
-  std::vector<ReplicaRecord> a, b;
-  for (int r = 0; r < kK; ++r) {
-    for (const char* p : {"torch", "tf"}) {
-      ReplicaRecord x = MakeReplica(trial, p, r);
-      ASSERT_TRUE(StoreReplica(ds, x).ok());
-      (p[1] == 'o' ? a : b).push_back(std::move(x));
-    }
-  }
-  ReplicaStatsRecord s;
-  s.trial_id = trial;
-  s.profile_a = "torch";
-  s.profile_b = "tf";
-  s.family = "ulp";
-  s.k_a = s.k_b = kK;
-  s.num_classes = kClasses;
-  s.test_labels = Labels();
-  auto st = ReplicaPairStatistics(a, b, s.test_labels, kClasses);
-  ASSERT_TRUE(st.ok()) << st.status().ToString();
-  s.stats = *st;
-  ASSERT_TRUE(StoreReplicaStats(ds, s).ok());
-}
+constexpr int kK = 4;
 
 // A comparable text of a trial's replicas and statistics (no ids, dates or
 // file locations).
@@ -178,9 +93,9 @@ class ReplicaBundleTest : public ::testing::Test {
     root_ = fs::path(tmp_.path());
     a_ = Open("A");
     // Trial 1 has no replicas, trial 2 has them: ids differ once merged.
-    ASSERT_TRUE(a_->AddTrial(MakeTrial(1)).ok());
-    trial_ = *a_->AddTrial(MakeTrial(2));
-    Replicate(*a_, trial_);
+    ASSERT_TRUE(a_->AddTrial(ReplicaTrial(1)).ok());
+    trial_ = *a_->AddTrial(ReplicaTrial(2));
+    testutil::StoreReplicated(*a_, trial_, "ulp", 0, kK, /*weights_replica=*/1);
     bundle_ = (root_ / "r.tar.zst").string();
     auto c = CreateBundle(*a_, std::nullopt, {trial_}, bundle_);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -195,7 +110,7 @@ class ReplicaBundleTest : public ::testing::Test {
   void ExpectRefused(const std::string& bundle, const std::string& message) {
     const std::string dir = (root_ / ("B" + std::to_string(++n_))).string();
     auto b = Open(fs::path(dir).filename().string());
-    ASSERT_TRUE(b->AddTrial(MakeTrial(9)).ok());
+    ASSERT_TRUE(b->AddTrial(ReplicaTrial(9)).ok());
     b.reset();
     const std::string before = testutil::HashTree(dir);
     b = Open(fs::path(dir).filename().string());
@@ -233,8 +148,8 @@ TEST_F(ReplicaBundleTest, ReplicasTravelInBundlesAndComeBackEqual) {
   EXPECT_EQ(files, 2 * kK);
 
   auto b = Open("B");
-  ASSERT_TRUE(b->AddTrial(MakeTrial(9)).ok());
-  ASSERT_TRUE(b->AddTrial(MakeTrial(10)).ok());
+  ASSERT_TRUE(b->AddTrial(ReplicaTrial(9)).ok());
+  ASSERT_TRUE(b->AddTrial(ReplicaTrial(10)).ok());
   auto r = ImportBundle(*b, bundle_, BundleCheckers{});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->added, 1);
@@ -264,7 +179,7 @@ TEST_F(ReplicaBundleTest, ReplicasOfATrialAlreadyPresentAreAdded) {
   // B holds the trial without replicas (a bundle made before they were
   // trained): the import adds its replicas and statistics to that trial.
   auto b = Open("B");
-  const int64_t stored = *b->AddTrial(MakeTrial(2));
+  const int64_t stored = *b->AddTrial(ReplicaTrial(2));
   auto r = ImportBundle(*b, bundle_, BundleCheckers{});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->added, 0);
@@ -313,7 +228,7 @@ TEST_F(ReplicaBundleTest, TamperedReplicaFileIsRefused) {
   // Files are numbered in row order (profile, family, replica): torch
   // replica 2 is replicas/0/2.h5. Its first prediction flips between right
   // and wrong, which moves the measured floor.
-  ReplicaRecord x = MakeReplica(0, "torch", 2);
+  ReplicaRecord x = MakeReplica(0, "torch", "ulp", 2);
   x.predictions[0] = x.predictions[0] == 0 ? 1 : 0;
   BundleModel bm{"replica", nullptr, &x.curves, {}, &x.predictions};
   ASSERT_TRUE(WriteBundle(work.string(), {bm}).ok());
@@ -371,7 +286,7 @@ TEST_F(ReplicaBundleTest, ReplicaRowPointingAtAMissingFileIsRefused) {
 
 TEST_F(ReplicaBundleTest, MergeCarriesReplicasWithRemappedIds) {
   auto m = Open("M");
-  for (int s : {7, 8}) ASSERT_TRUE(m->AddTrial(MakeTrial(s)).ok());
+  for (int s : {7, 8}) ASSERT_TRUE(m->AddTrial(ReplicaTrial(s)).ok());
   auto r = MergeDatasets(*m, *a_);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->added, 2);

@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "replica_fixtures.h"
 #include "test_util.h"
-#include "xwires/core/build_info.h"
 #include "xwires/dataset/bundle/bundle.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/fsck.h"
@@ -24,95 +24,8 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-constexpr int kExamples = 60, kClasses = 10;
-
-std::vector<uint8_t> Labels() {
-  std::vector<uint8_t> l;
-  for (int i = 0; i < kExamples; ++i) l.push_back(static_cast<uint8_t>(i % kClasses));
-  return l;
-}
-
-TrialRecord MakeTrial(int seed) {
-  TrialRecord t;
-  t.arch = "mlp";
-  t.data_spec = "synthetic";
-  t.lr = 0.01;
-  t.adam_eps = 1e-7;
-  t.beta1 = 0.9;
-  t.beta2 = 0.999;
-  t.weight_decay = 0;
-  t.batch_size = 32;
-  t.epochs = 1;
-  t.seed = seed;
-  t.hparams_json = json{{"lr", 0.01}, {"seed", seed}}.dump();
-  for (const char* p : {"torch", "tf"}) {
-    ModelRecord m;
-    m.profile = p;
-    m.profile_json = std::string("{\"name\": \"") + p + "\"}";
-    m.test_acc = p[1] == 'o' ? 0.6 : 0.3;
-    m.test_loss = 1.5;
-    m.train_acc = m.test_acc;
-    m.train_loss = 1.4;
-    m.fingerprint_json = MachineFingerprintJson(1);
-    m.threads = 1;
-    m.curves = {{1, 2.0, 1.9, 0.2, 2.1, m.test_acc}};
-    t.models.push_back(std::move(m));
-  }
-  t.divergence = 0.3;
-  return t;
-}
-
-// Replica r of `profile` in `family`: torch right on about 60% of the
-// examples, tf on about 30%, each replica on a different subset.
-ReplicaRecord MakeReplica(int64_t trial, const std::string& profile, const std::string& family,
-                          int r) {
-  ReplicaRecord x;
-  x.trial_id = trial;
-  x.profile = profile;
-  x.family = family;
-  x.replica = r;
-  x.params_json = json{{"family", r == 0 ? "none" : family}, {"index", r}}.dump();
-  const int right = profile == "torch" ? 6 : 3;
-  int correct = 0;
-  for (int i = 0; i < kExamples; ++i) {
-    const bool ok = (i * 7 + r * 3) % 10 < right - (i % 11 == r ? 1 : 0);
-    x.predictions.push_back(static_cast<uint8_t>(ok ? i % kClasses : (i + 1) % kClasses));
-    correct += ok;
-  }
-  x.test_acc = static_cast<double>(correct) / kExamples;
-  x.test_loss = 1.0 + 0.01 * r;
-  x.curves = {{1, 2.0, 1.9, 0.2, x.test_loss, x.test_acc}};
-  x.wall_time_s = 0.5;
-  return x;
-}
-
-// Stores replicas first..first+k-1 of both profiles (those not stored yet)
-// and their statistics.
-void Replicate(Dataset& ds, int64_t trial, const std::string& family, int first, int k) {
-  std::vector<ReplicaRecord> a, b;
-  for (int r = first; r < first + k; ++r) {
-    for (const char* p : {"torch", "tf"}) {
-      ReplicaRecord x = MakeReplica(trial, p, family, r);
-      auto id = StoreReplica(ds, x);
-      ASSERT_TRUE(id.ok() || id.status().code() == Status::Code::kAlreadyExists)
-          << id.status().ToString();
-      (p[1] == 'o' ? a : b).push_back(std::move(x));
-    }
-  }
-  ReplicaStatsRecord s;
-  s.trial_id = trial;
-  s.profile_a = "torch";
-  s.profile_b = "tf";
-  s.family = family;
-  s.first_replica = first;
-  s.k_a = s.k_b = k;
-  s.num_classes = kClasses;
-  s.test_labels = Labels();
-  auto st = ReplicaPairStatistics(a, b, s.test_labels, kClasses);
-  ASSERT_TRUE(st.ok()) << st.status().ToString();
-  s.stats = *st;
-  ASSERT_TRUE(StoreReplicaStats(ds, s).ok());
-}
+using testutil::ReplicaTrial;
+using testutil::StoreReplicated;
 
 // The statistics rows of a trial as comparable text (no ids or dates).
 std::string Describe(const Dataset& ds, int64_t trial) {
@@ -159,11 +72,11 @@ class ReplicaStatsKeyTest : public ::testing::Test {
 
 TEST_F(ReplicaStatsKeyTest, SelectionAndConfirmationOfOneFamilyAreTwoRows) {
   auto a = Open("A");
-  const int64_t trial = *a->AddTrial(MakeTrial(2));
+  const int64_t trial = *a->AddTrial(ReplicaTrial(2));
   // The confirmation (seed replicas 4..8) is stored first, so the selection
   // (0..3) has the higher id; the confirmation still gives the verdict.
-  Replicate(*a, trial, "seed", 4, 5);
-  Replicate(*a, trial, "seed", 0, 4);
+  StoreReplicated(*a, trial, "seed", 4, 5);
+  StoreReplicated(*a, trial, "seed", 0, 4);
   auto stats = LoadReplicaStats(*a, trial);
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
   ASSERT_EQ(stats->size(), 2u);
@@ -179,7 +92,7 @@ TEST_F(ReplicaStatsKeyTest, SelectionAndConfirmationOfOneFamilyAreTwoRows) {
   EXPECT_EQ(Ids(*a, "diff_lcb = " + json((*stats)[1].stats.lcb).dump()),
             std::vector<int64_t>{trial});
   // Storing one again replaces that row only.
-  Replicate(*a, trial, "seed", 0, 4);
+  StoreReplicated(*a, trial, "seed", 0, 4);
   EXPECT_EQ(LoadReplicaStats(*a, trial)->size(), 2u);
   const std::string want = Describe(*a, trial);
   a.reset();
@@ -199,7 +112,7 @@ TEST_F(ReplicaStatsKeyTest, SelectionAndConfirmationOfOneFamilyAreTwoRows) {
   EXPECT_EQ(r->replica_stats_added, 0);
   EXPECT_EQ(r->replica_stats_skipped, 2);
   auto m = Open("M");
-  ASSERT_TRUE(m->AddTrial(MakeTrial(7)).ok());
+  ASSERT_TRUE(m->AddTrial(ReplicaTrial(7)).ok());
   r = MergeDatasets(*m, *a);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->replica_stats_added, 2);
@@ -266,13 +179,13 @@ void DowngradeToSchema3(const std::string& dir) {
 
 TEST_F(ReplicaStatsKeyTest, SchemaThreeStatisticsMigrateWithTheirFirstReplica) {
   auto a = Open("A");
-  const int64_t trial = *a->AddTrial(MakeTrial(2));
-  const int64_t other = *a->AddTrial(MakeTrial(3));
+  const int64_t trial = *a->AddTrial(ReplicaTrial(2));
+  const int64_t other = *a->AddTrial(ReplicaTrial(3));
   // A search of version 3: ulp selection over 0..3 (no first_replica in
   // stats_json), seed confirmation over 1..4 ("first_replica": 1).
-  Replicate(*a, trial, "ulp", 0, 4);
-  Replicate(*a, trial, "seed", 1, 4);
-  Replicate(*a, other, "ulp", 0, 4);
+  StoreReplicated(*a, trial, "ulp", 0, 4);
+  StoreReplicated(*a, trial, "seed", 1, 4);
+  StoreReplicated(*a, other, "ulp", 0, 4);
   const std::string want = Describe(*a, trial);
   a.reset();
   DowngradeToSchema3(Dir("A"));
@@ -328,7 +241,7 @@ TEST_F(ReplicaStatsKeyTest, SchemaThreeStatisticsMigrateWithTheirFirstReplica) {
   }
   // The migrated trial takes a confirmation of the same family as well.
   a = Open("A");
-  Replicate(*a, trial, "seed", 5, 4);
+  StoreReplicated(*a, trial, "seed", 5, 4);
   EXPECT_EQ(LoadReplicaStats(*a, trial)->size(), 3u);
 }
 
