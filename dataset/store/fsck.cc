@@ -94,8 +94,9 @@ void CheckNearIndex(SQLite::Database& db, FsckReport& r) {
 }
 
 // Checks every bundle the rows point at; returns trial ids to drop and
-// damaged files to quarantine.
-void CheckFiles(const Dataset::Impl& impl, const FsckOptions& opt,
+// damaged files to quarantine. A bundle the system cannot read (EIO) is an
+// error of the disk, not damage: fsck stops with it and moves nothing.
+Status CheckFiles(const Dataset::Impl& impl, const FsckOptions& opt,
                 FsckReport& r, std::set<int64_t>& bad_trials,
                 std::set<std::string>& damaged,
                 std::set<std::string>& referenced) {
@@ -137,6 +138,7 @@ void CheckFiles(const Dataset::Impl& impl, const FsckOptions& opt,
         }
       }
       if (s.ok()) continue;
+      if (s.code() == Status::Code::kIOError) return s;
       bad_trials.insert(m.trial_id);
       if (s.code() == Status::Code::kNotFound) {
         r.issues.push_back({"missing-group", rel, m.trial_id, s.message()});
@@ -148,6 +150,7 @@ void CheckFiles(const Dataset::Impl& impl, const FsckOptions& opt,
       }
     }
   }
+  return Status::OK();
 }
 
 void FindOrphans(const Dataset::Impl& impl,
@@ -284,7 +287,7 @@ Status CheckAll(Dataset& ds, const FsckOptions& opt, FsckReport& r,
     CheckSql(*impl.db, r);
     CheckNearIndex(*impl.db, r);
     CheckSearchPoints(*impl.db, r);
-    CheckFiles(impl, opt, r, bad_trials, damaged, referenced);
+    XW_RETURN_IF_ERROR(CheckFiles(impl, opt, r, bad_trials, damaged, referenced));
     internal::CheckReplicaFiles(impl, r, referenced, bad_replicas);
     return Status::OK();
   }));

@@ -81,6 +81,28 @@ bool NoRoomError(SQLite::Database* db) {
   return db != nullptr && sqlite3_system_errno(db->getHandle()) == ENOSPC;
 }
 
+// Which operation SQLite's "disk I/O error" (an EIO from a failing disk,
+// mostly) met: the exception does not carry errno.
+std::string IoErrorDetail(int extended) {
+  switch (extended) {
+    case SQLITE_IOERR_READ:
+    case SQLITE_IOERR_SHORT_READ:
+      return " (a read of the file failed)";
+    case SQLITE_IOERR_WRITE:
+      return " (a write to the file failed)";
+    case SQLITE_IOERR_FSYNC:
+    case SQLITE_IOERR_DIR_FSYNC:
+      return " (fsync of the file failed)";
+    case SQLITE_IOERR_TRUNCATE:
+      return " (truncating the file failed)";
+    case SQLITE_IOERR_SHMSIZE:
+    case SQLITE_IOERR_SHMMAP:
+      return " (the -shm file cannot grow)";
+    default:
+      return "";
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path,
@@ -181,6 +203,8 @@ Status FromException(const std::exception& e, const std::string& what) {
                              ")");
     case SQLITE_CANTOPEN:
       return Status::IOError(what + ": cannot open (" + e.what() + ")");
+    case SQLITE_IOERR:
+      return Status::IOError(msg + IoErrorDetail(se->getExtendedErrorCode()));
     default:
       return Status::IOError(msg);
   }

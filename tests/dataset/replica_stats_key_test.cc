@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "test_util.h"
+#include "testing/temp_dir.h"
 #include "xwires/core/build_info.h"
 #include "xwires/dataset/bundle/bundle.h"
 #include "xwires/dataset/query/query.h"
