@@ -4,7 +4,6 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -254,8 +253,7 @@ TEST(KilledWriter, NeverLeavesRowsPointingAtMissingFiles) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(40 + 37 * round));
     kill(pid, SIGKILL);
-    int status = 0;
-    waitpid(pid, &status, 0);
+    testutil::WaitExit(pid);
     auto check = Fsck(dir, {});
     ASSERT_TRUE(check.ok()) << check.status().ToString();
     for (const FsckIssue& i : check->issues) {

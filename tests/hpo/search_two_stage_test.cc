@@ -5,11 +5,8 @@
 // --resume give the same trials, replicas and verdicts as an uninterrupted
 // run; under MPI rank 0 replicates after the screening; bad schedule options
 // are refused before anything is written.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -22,19 +19,20 @@
 #include <sstream>
 #include <thread>
 
+#include "testing/cli_runner.h"
+#include "testing/command_test.h"
 #include "xwires/core/significance.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
 #include "xwires/dataset/store/replicas.h"
 #include "xwires/hpo/schedule.h"
 
-extern char** environ;
-
 namespace xw {
 namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using testutil::WaitExit;
 
 const char* kBinary = XWIRES_BINARY_DIR "/xwires";
 
@@ -56,53 +54,14 @@ std::string TwoStageConfig() {
   return c.dump();
 }
 
-class SearchTwoStageTest : public ::testing::Test {
+class SearchTwoStageTest : public testutil::CommandTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("xw_two_stage_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    std::ofstream(Path("config.json")) << TwoStageConfig();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override { std::ofstream(Path("config.json")) << TwoStageConfig(); }
 
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-
-  pid_t Spawn(const std::vector<std::string>& argv) const {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, Path("stdout").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, Path("stderr").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    EXPECT_EQ(posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    return pid;
-  }
-  static int WaitExit(pid_t pid) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  int Run(const std::vector<std::string>& argv) const { return WaitExit(Spawn(argv)); }
-  std::string Read(const std::string& name) const {
-    std::ifstream in(Path(name));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
   std::vector<std::string> Search(const std::string& ds, int jobs = 1) const {
     return {kBinary, "search", "--config", Path("config.json"), "--dataset", Path(ds),
             "--jobs", std::to_string(jobs), "--threads", std::to_string(jobs), "--quiet"};
   }
-
-  fs::path dir_;
 };
 
 struct Trial {

@@ -39,6 +39,12 @@ CommandResult Xwires(const std::string& args) {
   return Run(ShellQuote(XwiresBinary()) + " " + args);
 }
 
+CommandResult RunMerged(const std::string& command) { return Run("(" + command + "\n) 2>&1"); }
+
+CommandResult XwiresMerged(const std::string& args) {
+  return RunMerged(ShellQuote(XwiresBinary()) + " " + args);
+}
+
 std::string ShellQuote(const std::string& s) {
   std::string q = "'";
   for (char c : s) {

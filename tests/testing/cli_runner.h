@@ -26,6 +26,11 @@ std::string XwiresBinary();
 // Runs `xwires <args>` (args: a shell-quoted command-line tail).
 CommandResult Xwires(const std::string& args);
 
+// Run and Xwires with stderr merged into stdout (`out`, in the order
+// written; `err` stays empty).
+CommandResult RunMerged(const std::string& command);
+CommandResult XwiresMerged(const std::string& args);
+
 // Single-quotes a string for /bin/sh.
 std::string ShellQuote(const std::string& s);
 

@@ -1,12 +1,10 @@
 #include "testing/file_tree.h"
 
-#include <openssl/evp.h>
-
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <sstream>
+
+#include "dataset/store/sha256.h"
 
 namespace xw::testutil {
 
@@ -29,24 +27,12 @@ std::map<std::string, std::string> Snapshot(const std::string& dir) {
 
 std::string HashTree(const std::string& dir) {
   const std::map<std::string, std::string> files = Snapshot(dir);
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(),
-                                                              EVP_MD_CTX_free);
-  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
+  Sha256 sha;
   for (const auto& [name, bytes] : files) {
-    const std::string head = name + "\n" + std::to_string(bytes.size()) + "\n";
-    EVP_DigestUpdate(ctx.get(), head.data(), head.size());
-    EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size());
+    sha.Update(name + "\n" + std::to_string(bytes.size()) + "\n");
+    sha.Update(bytes);
   }
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned len = 0;
-  EVP_DigestFinal_ex(ctx.get(), md, &len);
-  std::string hex;
-  char b[3];
-  for (unsigned i = 0; i < len; ++i) {
-    std::snprintf(b, sizeof b, "%02x", md[i]);
-    hex += b;
-  }
-  return hex + " (" + std::to_string(files.size()) + " files)";
+  return sha.Finish() + " (" + std::to_string(files.size()) + " files)";
 }
 
 }  // namespace xw::testutil
