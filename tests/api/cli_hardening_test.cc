@@ -22,6 +22,7 @@
 #include "testing/cli_runner.h"
 #include "testing/command_test.h"
 #include "testing/file_tree.h"
+#include "testing/search_rows.h"
 #include "xwires/dataset/store/dataset.h"
 #include "xwires/dataset/store/fsck.h"
 #include "xwires/dataset/query/query.h"
@@ -30,6 +31,7 @@ namespace xw {
 namespace {
 
 namespace fs = std::filesystem;
+using testutil::SearchTrials;
 using testutil::WaitExit;
 
 // A tiny mlp training: a fraction of a second.
@@ -214,16 +216,6 @@ std::string SearchConfig(int per) {
       "train": {"width": 0.125, "batch_size": 50},
       "trials_per_subspace": )" +
          std::to_string(per) + R"(, "objective": "abs_acc_diff", "budget": {"max_seconds": 0}})";
-}
-
-std::vector<TrialRow> SearchTrials(const std::string& ds, bool must) {
-  auto d = Dataset::Open(ds, OpenMode::kReadOnly);
-  if (must) EXPECT_TRUE(d.ok()) << d.status().ToString();
-  if (!d.ok()) return {};
-  TrialQuery q;
-  q.where = "search_id = 1";
-  auto rows = (*d)->Query(q);
-  return rows.ok() ? *rows : std::vector<TrialRow>{};
 }
 
 std::string SearchStatus(const std::string& ds) {

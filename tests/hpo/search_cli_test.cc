@@ -18,6 +18,7 @@
 
 #include "testing/cli_runner.h"
 #include "testing/command_test.h"
+#include "testing/search_rows.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
 
@@ -64,18 +65,7 @@ class SearchCliTest : public testutil::CommandTest {
   // The rows of search 1. While a search is starting, the dataset may not
   // exist yet: `must` = false then returns nothing instead of failing.
   std::vector<TrialRow> Trials(bool must = true) const {
-    auto ds = Dataset::Open(Path("ds"), OpenMode::kReadOnly);
-    if (must) {
-      EXPECT_TRUE(ds.ok()) << ds.status().ToString();
-    }
-    if (!ds.ok()) return {};
-    TrialQuery q;
-    q.where = "search_id = 1";
-    auto rows = (*ds)->Query(q);
-    if (must) {
-      EXPECT_TRUE(rows.ok()) << rows.status().ToString();
-    }
-    return rows.ok() ? *rows : std::vector<TrialRow>{};
+    return testutil::SearchTrials(Path("ds"), must);
   }
 
   // Every finished row is a distinct (subspace, point), the rows are

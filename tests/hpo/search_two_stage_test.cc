@@ -21,6 +21,7 @@
 
 #include "testing/cli_runner.h"
 #include "testing/command_test.h"
+#include "testing/search_rows.h"
 #include "xwires/core/significance.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
@@ -75,12 +76,8 @@ struct Trial {
 std::vector<Trial> Load(const std::string& dir) {
   auto ds = Dataset::Open(dir, OpenMode::kReadOnly);
   EXPECT_TRUE(ds.ok()) << ds.status().ToString();
-  TrialQuery q;
-  q.where = "search_id = 1";
-  auto rows = (*ds)->Query(q);
-  EXPECT_TRUE(rows.ok()) << rows.status().ToString();
   std::vector<Trial> out;
-  for (const TrialRow& r : *rows) {
+  for (const TrialRow& r : testutil::SearchTrials(dir)) {
     Trial t;
     t.row = r;
     const json s = json::parse(r.extra_json)["search"];

@@ -21,6 +21,7 @@
 
 #include "testing/cli_runner.h"
 #include "testing/command_test.h"
+#include "testing/search_rows.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
 #include "xwires/dataset/store/fsck.h"
@@ -62,13 +63,7 @@ class SearchWriterTest : public testutil::CommandTest {
   }
 
   std::vector<TrialRow> Trials(const std::string& ds, bool must = true) const {
-    auto d = Dataset::Open(Path(ds), OpenMode::kReadOnly);
-    if (must) EXPECT_TRUE(d.ok()) << d.status().ToString();
-    if (!d.ok()) return {};
-    TrialQuery q;
-    q.where = "search_id = 1";
-    auto rows = (*d)->Query(q);
-    return rows.ok() ? *rows : std::vector<TrialRow>{};
+    return testutil::SearchTrials(Path(ds), must);
   }
   size_t Finished(const std::string& ds) const {
     size_t n = 0;
