@@ -10,6 +10,7 @@
 #include "dir_lock.h"
 #include "fsck_search_points.h"
 #include "fsck_replicas.h"
+#include "h5_adapter.h"
 #include "model_file.h"
 #include "near_schema.h"
 #include "sqlite_adapter.h"
@@ -138,7 +139,7 @@ Status CheckFiles(const Dataset::Impl& impl, const FsckOptions& opt,
         }
       }
       if (s.ok()) continue;
-      if (s.code() == Status::Code::kIOError) return s;
+      XW_RETURN_IF_ERROR(h5::UnreadableOr(abs, Status::OK()));
       bad_trials.insert(m.trial_id);
       if (s.code() == Status::Code::kNotFound) {
         r.issues.push_back({"missing-group", rel, m.trial_id, s.message()});

@@ -49,9 +49,8 @@ std::string LastError() {
   return msg.empty() ? "" : " (" + msg + ")";
 }
 
-// `otherwise`, unless the system cannot read `path` (EIO from a failing
-// disk): then that error, so a file HDF5 could not read is not taken for a
-// damaged one (which fsck --repair would move away).
+}  // namespace
+
 Status UnreadableOr(const std::string& path, Status otherwise) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   int err = fd < 0 ? errno : 0;
@@ -66,8 +65,6 @@ Status UnreadableOr(const std::string& path, Status otherwise) {
   if (err != 0) return Status::IOError(path + ": cannot read (" + std::strerror(err) + ")");
   return otherwise;
 }
-
-}  // namespace
 
 Status Fail(const std::string& what) {
   return Status::IOError(what + LastError());
