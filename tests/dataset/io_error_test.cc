@@ -29,7 +29,8 @@ using testutil::HashTree;
 using testutil::ShellQuote;
 
 const char* kTinyTrain =
-    "train --arch mlp --width 0.125 --train-limit 50 --test-limit 20 --quiet --dataset ";
+    "train --arch mlp --width 0.125 --train-limit 50 --test-limit 20 --quiet "
+    "--dataset ";
 
 class IoErrorTest : public ::testing::Test {
  protected:
@@ -41,10 +42,12 @@ class IoErrorTest : public ::testing::Test {
 
   // Runs `xwires <args>` with `ops` ("write,fsync", "read") failing with EIO
   // on files whose path contains `path_text`, after `after` such calls.
-  static CommandResult Failing(const std::string& path_text, const std::string& ops, int after,
+  static CommandResult Failing(const std::string& path_text,
+                               const std::string& ops, int after,
                                const std::string& args) {
     return testutil::Run("LD_PRELOAD=" + ShellQuote(XWIRES_EIO_INJECT) +
-                         " XWIRES_EIO_PATH=" + ShellQuote(path_text) + " XWIRES_EIO_OPS=" + ops +
+                         " XWIRES_EIO_PATH=" + ShellQuote(path_text) +
+                         " XWIRES_EIO_OPS=" + ops +
                          " XWIRES_EIO_AFTER=" + std::to_string(after) + " " +
                          ShellQuote(testutil::XwiresBinary()) + " " + args);
   }
@@ -54,8 +57,12 @@ class IoErrorTest : public ::testing::Test {
   static void ExpectOneError(const CommandResult& r, const std::string& file,
                              const std::string& cause) {
     EXPECT_EQ(r.exit_code, 1) << r.err;
-    EXPECT_NE(r.err.find(file), std::string::npos) << "wanted " << file << " in\n" << r.err;
-    EXPECT_NE(r.err.find(cause), std::string::npos) << "wanted " << cause << " in\n" << r.err;
+    EXPECT_NE(r.err.find(file), std::string::npos)
+        << "wanted " << file << " in\n"
+        << r.err;
+    EXPECT_NE(r.err.find(cause), std::string::npos)
+        << "wanted " << cause << " in\n"
+        << r.err;
     size_t lines = 0;
     for (size_t at = r.err.find("xwires: error:"); at != std::string::npos;
          at = r.err.find("xwires: error:", at + 1))
@@ -68,7 +75,8 @@ class IoErrorTest : public ::testing::Test {
     auto report = Fsck(dir_, FsckOptions{false, true});
     ASSERT_TRUE(report.ok()) << report.status().ToString();
     EXPECT_TRUE(report->Clean());
-    for (const FsckIssue& i : report->issues) ADD_FAILURE() << i.kind << ": " << i.detail;
+    for (const FsckIssue& i : report->issues)
+      ADD_FAILURE() << i.kind << ": " << i.detail;
   }
 
   std::string Q() const { return ShellQuote(dir_); }
@@ -80,17 +88,18 @@ class IoErrorTest : public ::testing::Test {
 TEST_F(IoErrorTest, TrainStoresNothingWhenAWriteFails) {
   const std::string before = HashTree(dir_);
   // The weights bundle cannot be written.
-  ExpectOneError(Failing(dir_ + "/h5/", "write,fsync", 0, kTinyTrain + Q()), dir_ + "/h5/",
-                 "Input/output error); nothing was stored");
+  ExpectOneError(Failing(dir_ + "/h5/", "write,fsync", 0, kTinyTrain + Q()),
+                 dir_ + "/h5/", "Input/output error); nothing was stored");
   EXPECT_EQ(HashTree(dir_), before);
   // Its fsync fails.
-  ExpectOneError(Failing(dir_ + "/h5/", "fsync", 0, kTinyTrain + Q()), dir_ + "/h5/",
-                 "Input/output error); nothing was stored");
+  ExpectOneError(Failing(dir_ + "/h5/", "fsync", 0, kTinyTrain + Q()),
+                 dir_ + "/h5/", "Input/output error); nothing was stored");
   EXPECT_EQ(HashTree(dir_), before);
   // The database's commit cannot be written: the bundle written before it
   // goes too.
-  ExpectOneError(Failing(dir_ + "/xwires.db", "write,fsync", 0, kTinyTrain + Q()),
-                 dir_ + "/xwires.db", "disk I/O error");
+  ExpectOneError(
+      Failing(dir_ + "/xwires.db", "write,fsync", 0, kTinyTrain + Q()),
+      dir_ + "/xwires.db", "disk I/O error");
   ExpectFsckClean();
   auto ds = Dataset::Open(dir_, OpenMode::kReadOnly).value();
   EXPECT_EQ(ds->Query(TrialQuery{}).value().size(), 1u);
@@ -104,11 +113,12 @@ TEST_F(IoErrorTest, TrainStoresNothingWhenAWriteFails) {
 // damaged file that fsck --repair would move away.
 TEST_F(IoErrorTest, ReadErrorsAreReportedAsSuchAndRepairMovesNothing) {
   const std::string before = HashTree(dir_);
-  ExpectOneError(Failing(dir_ + "/xwires.db", "read", 0, "query " + Q()), dir_ + "/xwires.db",
-                 "cannot read (Input/output error)");
-  ExpectOneError(Failing(dir_ + "/xwires.db", "read", 3, "query " + Q()), dir_ + "/xwires.db",
-                 "disk I/O error");
-  for (const std::string& fsck : {"fsck " + Q() + " --verify", "fsck " + Q() + " --repair"}) {
+  ExpectOneError(Failing(dir_ + "/xwires.db", "read", 0, "query " + Q()),
+                 dir_ + "/xwires.db", "cannot read (Input/output error)");
+  ExpectOneError(Failing(dir_ + "/xwires.db", "read", 3, "query " + Q()),
+                 dir_ + "/xwires.db", "disk I/O error");
+  for (const std::string& fsck :
+       {"fsck " + Q() + " --verify", "fsck " + Q() + " --repair"}) {
     ExpectOneError(Failing(dir_ + "/h5/", "read", 0, fsck), dir_ + "/h5/",
                    "cannot read (Input/output error)");
   }
@@ -120,7 +130,8 @@ TEST_F(IoErrorTest, ReadErrorsAreReportedAsSuchAndRepairMovesNothing) {
 TEST_F(IoErrorTest, BundleCreateLeavesNoPartialArchive) {
   const std::string before = HashTree(dir_);
   const std::string out = tmp_.Path("b.tar.zst");
-  const std::string create = "bundle create " + Q() + " --trials 1 -o " + ShellQuote(out);
+  const std::string create =
+      "bundle create " + Q() + " --trials 1 -o " + ShellQuote(out);
   ExpectOneError(Failing(dir_ + "/h5/", "read", 0, create), dir_ + "/h5/",
                  "cannot read (Input/output error)");
   EXPECT_FALSE(fs::exists(out));
@@ -140,12 +151,14 @@ TEST_F(IoErrorTest, SearchStopsAndResumesWithNothingLostOrRepeated) {
            "train": {"width": 0.125, "batch_size": 50, "store_weights": true},
            "no_subspaces": true, "trials_per_subspace": 3, "objective": "abs_acc_diff",
            "budget": {"max_seconds": 0}})";
-  const std::string search = "search --config " + ShellQuote(tmp_.Path("c.json")) +
-                             " --dataset " + Q() + " --jobs 1 --quiet --top 0";
+  const std::string search = "search --config " +
+                             ShellQuote(tmp_.Path("c.json")) + " --dataset " +
+                             Q() + " --jobs 1 --quiet --top 0";
   ExpectOneError(Failing(dir_ + "/h5/", "write", 1, search), dir_ + "/h5/",
                  "Input/output error");
   ExpectFsckClean();
-  auto r = testutil::Xwires("search --dataset " + Q() + " --resume 1 --quiet --top 0");
+  auto r = testutil::Xwires("search --dataset " + Q() +
+                            " --resume 1 --quiet --top 0");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto ds = Dataset::Open(dir_, OpenMode::kReadOnly).value();
   TrialQuery q;

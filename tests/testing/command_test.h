@@ -23,12 +23,16 @@ class CommandTest : public ::testing::Test {
   // Starts argv (argv[0] searched on PATH) with stdout and stderr to the
   // files "stdout" and "stderr" (`log`.out and `log`.err when `log` is
   // given), truncated; returns its pid.
-  pid_t Spawn(const std::vector<std::string>& argv, const std::string& log = "") const;
+  pid_t Spawn(const std::vector<std::string>& argv,
+              const std::string& log = "") const;
   // Spawns argv and waits: its exit status, or 128 + the signal that ended it.
-  int Run(const std::vector<std::string>& argv, const std::string& log = "") const;
+  int Run(const std::vector<std::string>& argv,
+          const std::string& log = "") const;
   // Spawn and Run of the built CLI: `xwires args...`.
-  pid_t SpawnXwires(std::vector<std::string> args, const std::string& log = "") const;
-  int RunXwires(const std::vector<std::string>& args, const std::string& log = "") const;
+  pid_t SpawnXwires(std::vector<std::string> args,
+                    const std::string& log = "") const;
+  int RunXwires(const std::vector<std::string>& args,
+                const std::string& log = "") const;
   // The bytes of Path(name) ("" if missing).
   std::string Read(const std::string& name) const;
 

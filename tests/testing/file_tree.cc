@@ -20,7 +20,8 @@ std::string ReadFile(const std::string& path) {
 std::map<std::string, std::string> Snapshot(const std::string& dir) {
   std::map<std::string, std::string> out;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (e.is_regular_file()) out[fs::relative(e.path(), dir).string()] = ReadFile(e.path());
+    if (e.is_regular_file())
+      out[fs::relative(e.path(), dir).string()] = ReadFile(e.path());
   }
   return out;
 }

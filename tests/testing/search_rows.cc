@@ -6,7 +6,8 @@
 
 namespace xw::testutil {
 
-std::vector<TrialRow> SearchTrials(const std::string& dir, bool must, int64_t search_id) {
+std::vector<TrialRow> SearchTrials(const std::string& dir, bool must,
+                                   int64_t search_id) {
   auto ds = Dataset::Open(dir, OpenMode::kReadOnly);
   if (must) {
     EXPECT_TRUE(ds.ok()) << ds.status().ToString();

@@ -9,10 +9,12 @@ namespace xw::testutil {
 
 TempDir::TempDir(const std::string& prefix) {
   const char* base = std::getenv("TMPDIR");
-  const std::string tmpl = std::string(base && *base ? base : "/tmp") + "/" + prefix + "-XXXXXX";
+  const std::string tmpl =
+      std::string(base && *base ? base : "/tmp") + "/" + prefix + "-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
-  if (::mkdtemp(buf.data()) == nullptr) throw std::runtime_error("mkdtemp failed: " + tmpl);
+  if (::mkdtemp(buf.data()) == nullptr)
+    throw std::runtime_error("mkdtemp failed: " + tmpl);
   path_ = buf.data();
 }
 
