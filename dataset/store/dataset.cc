@@ -3,7 +3,9 @@
 // query_engine.cc.
 #include "xwires/dataset/store/dataset.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -41,11 +43,22 @@ bool DirIsEmptyOrDataset(const fs::path& dir) {
 // anywhere else it is a database that lost its contents, and treating it as
 // new would put a fresh schema beside weight files no row points at.
 Status PrecheckDbFile(const std::string& path, bool may_be_new) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IOError(path + ": cannot read");
+  // A read error (EIO from a failing disk) is that error, never a short
+  // or empty file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int err = fd < 0 ? errno : 0;
   unsigned char h[100] = {};
-  in.read(reinterpret_cast<char*>(h), sizeof h);
-  std::streamsize n = in.gcount();
+  size_t n = 0;
+  while (err == 0 && n < sizeof h) {
+    const ssize_t got = ::pread(fd, h + n, sizeof h - n, static_cast<off_t>(n));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) err = errno;
+    if (got <= 0) break;
+    n += static_cast<size_t>(got);
+  }
+  if (fd >= 0) ::close(fd);
+  if (err != 0)
+    return Status::IOError(path + ": cannot read (" + std::strerror(err) + ")");
   if (n == 0) {
     if (may_be_new) return Status::OK();
     return Status::Corruption(

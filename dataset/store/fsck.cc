@@ -10,6 +10,7 @@
 #include "dir_lock.h"
 #include "fsck_search_points.h"
 #include "fsck_replicas.h"
+#include "h5_adapter.h"
 #include "model_file.h"
 #include "near_schema.h"
 #include "sqlite_adapter.h"
@@ -94,8 +95,9 @@ void CheckNearIndex(SQLite::Database& db, FsckReport& r) {
 }
 
 // Checks every bundle the rows point at; returns trial ids to drop and
-// damaged files to quarantine.
-void CheckFiles(const Dataset::Impl& impl, const FsckOptions& opt,
+// damaged files to quarantine. A bundle the system cannot read (EIO) is an
+// error of the disk, not damage: fsck stops with it and moves nothing.
+Status CheckFiles(const Dataset::Impl& impl, const FsckOptions& opt,
                 FsckReport& r, std::set<int64_t>& bad_trials,
                 std::set<std::string>& damaged,
                 std::set<std::string>& referenced) {
@@ -137,6 +139,7 @@ void CheckFiles(const Dataset::Impl& impl, const FsckOptions& opt,
         }
       }
       if (s.ok()) continue;
+      XW_RETURN_IF_ERROR(h5::UnreadableOr(abs, Status::OK()));
       bad_trials.insert(m.trial_id);
       if (s.code() == Status::Code::kNotFound) {
         r.issues.push_back({"missing-group", rel, m.trial_id, s.message()});
@@ -148,6 +151,7 @@ void CheckFiles(const Dataset::Impl& impl, const FsckOptions& opt,
       }
     }
   }
+  return Status::OK();
 }
 
 void FindOrphans(const Dataset::Impl& impl,
@@ -284,7 +288,7 @@ Status CheckAll(Dataset& ds, const FsckOptions& opt, FsckReport& r,
     CheckSql(*impl.db, r);
     CheckNearIndex(*impl.db, r);
     CheckSearchPoints(*impl.db, r);
-    CheckFiles(impl, opt, r, bad_trials, damaged, referenced);
+    XW_RETURN_IF_ERROR(CheckFiles(impl, opt, r, bad_trials, damaged, referenced));
     internal::CheckReplicaFiles(impl, r, referenced, bad_replicas);
     return Status::OK();
   }));

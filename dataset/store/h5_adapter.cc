@@ -51,6 +51,21 @@ std::string LastError() {
 
 }  // namespace
 
+Status UnreadableOr(const std::string& path, Status otherwise) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int err = fd < 0 ? errno : 0;
+  std::vector<char> buf(size_t{1} << 16);
+  while (err == 0) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) err = errno;
+    if (n <= 0) break;
+  }
+  if (fd >= 0) ::close(fd);
+  if (err != 0) return Status::IOError(path + ": cannot read (" + std::strerror(err) + ")");
+  return otherwise;
+}
+
 Status Fail(const std::string& what) {
   return Status::IOError(what + LastError());
 }
@@ -231,11 +246,13 @@ Result<Handle> OpenReadOnly(const std::string& path) {
     return Status::InvalidArgument(path + ": not a regular file");
   if (H5Fis_hdf5(path.c_str()) <= 0) {
     H5Eclear2(H5E_DEFAULT);
-    return Status::Corruption(path + ": not an HDF5 file");
+    return UnreadableOr(path, Status::Corruption(path + ": not an HDF5 file"));
   }
   Handle f = File(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-  if (!f.valid())
-    return Corrupt(path + ": cannot open HDF5 file (truncated or damaged)");
+  if (!f.valid()) {
+    Status damaged = Corrupt(path + ": cannot open HDF5 file (truncated or damaged)");
+    return UnreadableOr(path, damaged);
+  }
   return f;
 }
 

@@ -60,6 +60,12 @@ inline Handle Type(hid_t id) { return Handle(id, H5Tclose); }
 inline Handle Attr(hid_t id) { return Handle(id, H5Aclose); }
 inline Handle Plist(hid_t id) { return Handle(id, H5Pclose); }
 
+// `otherwise`, unless the system cannot read `path` (EIO from a failing
+// disk): then IOError "<path>: cannot read (<cause>)". Reads the whole file:
+// call it only after HDF5 failed on `path`, so that a file the disk cannot
+// read is not taken for a damaged one (which fsck --repair would move away).
+Status UnreadableOr(const std::string& path, Status otherwise);
+
 // IOError / Corruption "<what> (<HDF5's most specific message>)"; clears
 // HDF5's error stack, so call right after the failing HDF5 call.
 Status Fail(const std::string& what);

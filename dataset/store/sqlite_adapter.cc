@@ -1,6 +1,7 @@
 #include "sqlite_adapter.h"
 
 #include <sqlite3.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -40,6 +41,68 @@ std::string ImmutableUri(const std::string& path) {
   return uri + "?mode=ro&immutable=1";
 }
 
+bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+// SQLite maps a WAL database's wal-index (-shm) in 32 KiB pages, allocating
+// the first one on the first read.
+constexpr uint64_t kWalIndexPageBytes = 32768;
+
+// Too little free space for the -shm file's first page (a full disk): root
+// may use the blocks reserved for it.
+bool NoRoomForWalIndex(const std::string& dir) {
+  struct statvfs st;
+  if (::statvfs(dir.c_str(), &st) != 0) return false;
+  const uint64_t blocks = ::geteuid() == 0 ? st.f_bfree : st.f_bavail;
+  return blocks * static_cast<uint64_t>(st.f_frsize) < kWalIndexPageBytes;
+}
+
+// A reader of a WAL database that no connection has open (no -wal file) on
+// a disk without room for the -shm file: EXCLUSIVE locking mode keeps the
+// wal-index in heap memory, so SQLite creates no -shm, and the empty -wal it
+// opens is removed when the connection closes. The lock is held while the
+// connection is open: a writer arriving meanwhile waits for it (busy
+// timeout), so it never changes pages under this reader. A -shm that an
+// earlier attempt of this open left behind is removed under that lock,
+// which proves that no other connection uses it.
+std::unique_ptr<SQLite::Database> OpenExclusiveReader(const std::string& path,
+                                                      bool had_shm) {
+  auto db = std::make_unique<SQLite::Database>(
+      path, SQLite::OPEN_READWRITE | SQLite::OPEN_NOMUTEX, kBusyTimeoutMs);
+  RegisterDegenerateSql(*db);
+  db->exec("PRAGMA locking_mode = EXCLUSIVE");
+  db->exec("PRAGMA query_only = ON");
+  db->execAndGet("SELECT count(*) FROM sqlite_master");
+  if (!had_shm) ::unlink((path + "-shm").c_str());
+  return db;
+}
+
+// The disk was full when SQLite set up the -shm file.
+bool NoRoomError(SQLite::Database* db) {
+  return db != nullptr && sqlite3_system_errno(db->getHandle()) == ENOSPC;
+}
+
+// Which operation SQLite's "disk I/O error" (an EIO from a failing disk,
+// mostly) met: the exception does not carry errno.
+std::string IoErrorDetail(int extended) {
+  switch (extended) {
+    case SQLITE_IOERR_READ:
+    case SQLITE_IOERR_SHORT_READ:
+      return " (a read of the file failed)";
+    case SQLITE_IOERR_WRITE:
+      return " (a write to the file failed)";
+    case SQLITE_IOERR_FSYNC:
+    case SQLITE_IOERR_DIR_FSYNC:
+      return " (fsync of the file failed)";
+    case SQLITE_IOERR_TRUNCATE:
+      return " (truncating the file failed)";
+    case SQLITE_IOERR_SHMSIZE:
+    case SQLITE_IOERR_SHMMAP:
+      return " (the -shm file cannot grow)";
+    default:
+      return "";
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path,
@@ -52,7 +115,15 @@ Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path,
     return Status::IOError(path + ": cannot write (" + std::strerror(err) +
                            "); commands that only read open it read-only");
   }
+  // A reader removes only side files it made: none of a running writer's.
+  const bool had_wal = Exists(path + "-wal"), had_shm = Exists(path + "-shm");
+  const bool may_go_exclusive = read_only && writable && !had_wal;
+  const bool exclusive = may_go_exclusive && NoRoomForWalIndex(DirOf(path));
   Status s = Guarded(path, [&]() -> Status {
+    if (exclusive) {
+      db = OpenExclusiveReader(path, had_shm);
+      return Status::OK();
+    }
     // NOMUTEX: a Dataset (one connection) is used by one thread at a time,
     // so SQLite's per-call connection mutex is pure overhead.
     int flags = SQLite::OPEN_READWRITE | SQLite::OPEN_NOMUTEX;
@@ -89,6 +160,14 @@ Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path,
     db->exec("PRAGMA cache_size = -524288");
     return Status::OK();
   });
+  if (!s.ok() && may_go_exclusive && !exclusive && NoRoomError(db.get())) {
+    // The disk filled up between the check above and the open.
+    db.reset();
+    s = Guarded(path, [&]() -> Status {
+      db = OpenExclusiveReader(path, had_shm);
+      return Status::OK();
+    });
+  }
   if (!s.ok()) {
     // SQLite says "disk I/O error" for a -shm it cannot grow: add errno's
     // cause (ENOSPC, EIO, EROFS).
@@ -124,6 +203,8 @@ Status FromException(const std::exception& e, const std::string& what) {
                              ")");
     case SQLITE_CANTOPEN:
       return Status::IOError(what + ": cannot open (" + e.what() + ")");
+    case SQLITE_IOERR:
+      return Status::IOError(msg + IoErrorDetail(se->getExtendedErrorCode()));
     default:
       return Status::IOError(msg);
   }

@@ -30,7 +30,10 @@ inline constexpr int kBusyTimeoutMs = 60000;
 // SQLite's last-connection cleanup removes the -wal/-shm files it creates)
 // but with query_only=ON; on read-only storage (read-only mount, chattr +i,
 // chmod a-w) they are opened SQLITE_OPEN_READONLY, with the immutable URI
-// flag unless a -wal file is present. A writer on read-only storage gets
+// flag unless a -wal file is present; on a disk too full for the -shm file
+// (and no -wal present) they take SQLite's EXCLUSIVE locking mode, which
+// keeps the wal-index in memory, for as long as they are open (writers wait
+// for it). A writer on read-only storage gets
 // IOError naming the cause. Writers get WAL, synchronous=FULL, foreign keys
 // and a busy timeout. Errors name `path`.
 Result<std::unique_ptr<SQLite::Database>> OpenDatabase(const std::string& path,

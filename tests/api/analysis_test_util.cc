@@ -1,31 +1,16 @@
 #include "analysis_test_util.h"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace xw::testing {
-
-TempDir::TempDir() {
-  std::string tmpl =
-      (std::filesystem::temp_directory_path() / "xwires-api-XXXXXX").string();
-  char* p = ::mkdtemp(tmpl.data());
-  if (p == nullptr) std::abort();
-  path_ = p;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
 
 DataSplits TinyData(const TinyRun& run) {
   DataOptions d;
@@ -90,25 +75,10 @@ Profile Edited(const std::string& base, const std::string& name,
 }
 
 int Run(const std::string& command, std::string* out) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return -1;
-  std::array<char, 4096> buf;
-  std::string text;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0)
-    text.append(buf.data(), n);
-  const int status = ::pclose(pipe);
-  if (out != nullptr) *out = text;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::string Cli() { return std::string(XWIRES_BINARY_DIR) + "/xwires"; }
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  const testutil::CommandResult r = testutil::Run(command);
+  if (out != nullptr) *out = r.out;
+  std::cerr << r.err;
+  return r.exit_code;
 }
 
 }  // namespace xw::testing

@@ -1,5 +1,5 @@
-// Helpers of the api tests: temp directories and tiny stored pairs trained
-// with the real trainer.
+// Helpers of the api tests: tiny stored pairs trained with the real trainer
+// (temp directories and commands: tests/testing).
 #ifndef XWIRES_TESTS_API_ANALYSIS_TEST_UTIL_H_
 #define XWIRES_TESTS_API_ANALYSIS_TEST_UTIL_H_
 
@@ -7,22 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "testing/cli_runner.h"
+#include "testing/file_tree.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/store/dataset.h"
 #include "xwires/trainers/profile.h"
 #include "xwires/trainers/trainer.h"
 
 namespace xw::testing {
 
-// A fresh empty directory under the system temp dir, removed by the dtor.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using TempDir = testutil::TempDir;
+using testutil::ReadFile;
 
 // A tiny training configuration on the synthetic data.
 struct TinyRun {
@@ -47,10 +42,10 @@ Profile Shipped(const std::string& name);
 Profile Edited(const std::string& base, const std::string& name,
                const std::vector<std::pair<std::string, std::string>>& edits);
 
-// Runs a shell command, returning its exit code and stdout.
+// Runs a shell command, returning its exit code and stdout (its stderr goes
+// to the test's).
 int Run(const std::string& command, std::string* out = nullptr);
-std::string Cli();  // path of the built xwires binary
-std::string ReadFile(const std::string& path);
+inline std::string Cli() { return testutil::XwiresBinary(); }
 
 }  // namespace xw::testing
 

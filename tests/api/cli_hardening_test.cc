@@ -4,11 +4,8 @@
 // stop `search` and `train` cleanly: exit 130/143, the search marked
 // "interrupted" with a shell-quoted resume command, nothing half-written.
 // Each case checks the message, the exit code and the dataset's files.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -22,87 +19,35 @@
 #include <thread>
 #include <vector>
 
+#include "testing/cli_runner.h"
+#include "testing/command_test.h"
+#include "testing/file_tree.h"
+#include "testing/search_rows.h"
 #include "xwires/dataset/store/dataset.h"
 #include "xwires/dataset/store/fsck.h"
 #include "xwires/dataset/query/query.h"
-
-extern char** environ;
 
 namespace xw {
 namespace {
 
 namespace fs = std::filesystem;
-
-const char* kBinary = XWIRES_BINARY_DIR "/xwires";
+using testutil::SearchTrials;
+using testutil::WaitExit;
 
 // A tiny mlp training: a fraction of a second.
 const std::vector<std::string> kTinyTrain = {
     "train", "--arch", "mlp", "--width", "0.125", "--train-limit", "50",
     "--test-limit", "20", "--quiet"};
 
-class CliHardeningTest : public ::testing::Test {
+class CliHardeningTest : public testutil::CommandTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("xw_cli_hardening_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-
   std::string Write(const std::string& name, const std::string& text) const {
     std::ofstream(Path(name)) << text;
     return Path(name);
   }
-
-  pid_t Spawn(std::vector<std::string> argv) const {
-    argv.insert(argv.begin(), kBinary);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, Path("stdout").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, Path("stderr").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    EXPECT_EQ(posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    return pid;
-  }
-
-  static int WaitExit(pid_t pid) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
-  int Run(const std::vector<std::string>& argv) const { return WaitExit(Spawn(argv)); }
-
-  std::string Read(const std::string& name) const {
-    std::ifstream in(Path(name));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-
-  // Every file under `dir` (relative path -> bytes): equal maps mean the
-  // dataset is byte-identical.
-  static std::map<std::string, std::string> Files(const std::string& dir) {
-    std::map<std::string, std::string> out;
-    for (const auto& e : fs::recursive_directory_iterator(dir)) {
-      if (!e.is_regular_file()) continue;
-      std::ifstream in(e.path(), std::ios::binary);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      out[fs::relative(e.path(), dir).string()] = ss.str();
-    }
-    return out;
-  }
+  // Spawn and Run start `xwires argv...`.
+  pid_t Spawn(const std::vector<std::string>& argv) const { return SpawnXwires(argv); }
+  int Run(const std::vector<std::string>& argv) const { return RunXwires(argv); }
 
   // A dataset holding one tiny trial.
   std::string MakeDataset(const std::string& name = "ds") const {
@@ -127,13 +72,11 @@ class CliHardeningTest : public ::testing::Test {
     EXPECT_NE(Read("stderr").find(needle), std::string::npos)
         << shown << "\nwanted: " << needle << "\ngot: " << Read("stderr");
   }
-
-  fs::path dir_;
 };
 
 TEST_F(CliHardeningTest, NumbersAreParsedWithoutSaturationOrWrapAround) {
   const std::string ds = MakeDataset();
-  const auto before = Files(ds);
+  const auto before = testutil::Snapshot(ds);
   auto train = [&](std::vector<std::string> extra) {
     std::vector<std::string> argv = kTinyTrain;
     argv.insert(argv.end(), {"--dataset", ds});
@@ -156,7 +99,7 @@ TEST_F(CliHardeningTest, NumbersAreParsedWithoutSaturationOrWrapAround) {
   ExpectRefused({"search", "--dataset", ds, "--seed", "-1"}, "--seed: -1 is out of range");
   ExpectRefused({"search", "--dataset", ds, "--jobs", "4294967296"},
                 "--jobs: 4294967296 is out of range [0, 2147483647]");
-  EXPECT_TRUE(Files(ds) == before) << "the dataset's files changed";
+  EXPECT_TRUE(testutil::Snapshot(ds) == before) << "the dataset's files changed";
   ExpectFsckClean(ds);
   // In range still works: the largest seed the store holds.
   std::vector<std::string> ok = train({"--seed", "9223372036854775807"});
@@ -188,19 +131,19 @@ TEST_F(CliHardeningTest, SearchConfigWithDuplicateKeysOrDeepNestingIsRefused) {
 
 TEST_F(CliHardeningTest, StatusesAreTheStoresOwn) {
   const std::string ds = MakeDataset();
-  const auto before = Files(ds);
+  const auto before = testutil::Snapshot(ds);
   ExpectRefused({"query", ds, "--status", "bogus"},
                 "unknown trial status 'bogus' (ok, diverged, failed, incomplete, pending)");
   ExpectRefused({"query", ds, "--status", "ok", "--status", "OK", "--count"},
                 "unknown trial status 'OK'");
-  EXPECT_TRUE(Files(ds) == before) << "the dataset's files changed";
+  EXPECT_TRUE(testutil::Snapshot(ds) == before) << "the dataset's files changed";
   EXPECT_EQ(Run({"query", ds, "--status", "ok", "--count"}), 0) << Read("stderr");
   EXPECT_EQ(Read("stdout"), "1\n");
 }
 
 TEST_F(CliHardeningTest, TrainingTheStoreWouldRefuseWritesNothing) {
   const std::string ds = MakeDataset();
-  const auto before = Files(ds);
+  const auto before = testutil::Snapshot(ds);
   auto train = [&](std::vector<std::string> extra) {
     std::vector<std::string> argv = kTinyTrain;
     argv.insert(argv.end(), {"--dataset", ds, "--out", Path("out")});
@@ -226,13 +169,13 @@ TEST_F(CliHardeningTest, TrainingTheStoreWouldRefuseWritesNothing) {
   ExpectRefused(train({"--profiles", "torch," + Write("bad.json", text)}),
                 "trial: model 'bad name/..': profile name must be 1-64 of [A-Za-z0-9_.-]");
   EXPECT_FALSE(fs::exists(Path("out")));
-  EXPECT_TRUE(Files(ds) == before) << "the dataset's files changed";
+  EXPECT_TRUE(testutil::Snapshot(ds) == before) << "the dataset's files changed";
   ExpectFsckClean(ds);
 }
 
 TEST_F(CliHardeningTest, FiltersHaveLimits) {
   const std::string ds = MakeDataset();
-  const auto before = Files(ds);
+  const auto before = testutil::Snapshot(ds);
   // 8,000 nested parentheses and 20,000 '!' crashed the parser (stack): deep
   // texts are refused for their nesting, longer ones for their size.
   ExpectRefused({"query", ds, "--where", std::string(8000, '(') + "lr > 0" + std::string(8000, ')')},
@@ -262,7 +205,7 @@ TEST_F(CliHardeningTest, FiltersHaveLimits) {
   EXPECT_EQ(Read("stdout"), "1\n");
   EXPECT_EQ(Run({"query", ds, "--count", "--where", many}), 0) << Read("stderr");
   EXPECT_EQ(Read("stdout"), "1\n");
-  EXPECT_TRUE(Files(ds) == before) << "the dataset's files changed";
+  EXPECT_TRUE(testutil::Snapshot(ds) == before) << "the dataset's files changed";
 }
 
 // 4 subspaces (lr x epochs) of `per` trials; an mlp on 600 images.
@@ -273,16 +216,6 @@ std::string SearchConfig(int per) {
       "train": {"width": 0.125, "batch_size": 50},
       "trials_per_subspace": )" +
          std::to_string(per) + R"(, "objective": "abs_acc_diff", "budget": {"max_seconds": 0}})";
-}
-
-std::vector<TrialRow> SearchTrials(const std::string& ds, bool must) {
-  auto d = Dataset::Open(ds, OpenMode::kReadOnly);
-  if (must) EXPECT_TRUE(d.ok()) << d.status().ToString();
-  if (!d.ok()) return {};
-  TrialQuery q;
-  q.where = "search_id = 1";
-  auto rows = (*d)->Query(q);
-  return rows.ok() ? *rows : std::vector<TrialRow>{};
 }
 
 std::string SearchStatus(const std::string& ds) {
@@ -357,7 +290,7 @@ TEST_F(CliHardeningTest, SigtermStopsTheSearchWithExit143) {
 
 TEST_F(CliHardeningTest, SigtermDuringTrainingWritesNothing) {
   const std::string ds = MakeDataset();
-  const auto before = Files(ds);
+  const auto before = testutil::Snapshot(ds);
   // Long enough to be caught mid-training: many small batches.
   const pid_t pid = Spawn({"train", "--arch", "mlp", "--width", "0.125", "--train-limit",
                            "2000", "--batch-size", "1", "--epochs", "50", "--dataset", ds,
@@ -373,7 +306,7 @@ TEST_F(CliHardeningTest, SigtermDuringTrainingWritesNothing) {
   const std::string err = Read("stderr");
   EXPECT_EQ(err.rfind("xwires: SIGTERM: profile torch: training was stopped", 0), 0u) << err;
   EXPECT_NE(err.find("; nothing was written"), std::string::npos) << err;
-  EXPECT_TRUE(Files(ds) == before) << "the dataset's files changed";
+  EXPECT_TRUE(testutil::Snapshot(ds) == before) << "the dataset's files changed";
   EXPECT_TRUE(!fs::exists(Path("out")) || fs::is_empty(Path("out")));
 }
 

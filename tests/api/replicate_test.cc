@@ -3,10 +3,8 @@
 // uninterrupted one, and fsck finds nothing; an injected systematic effect
 // (Adam's eps placement at eps 0.5) is called significant.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -14,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "testing/cli_runner.h"
+#include "testing/file_tree.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/store/dataset.h"
 #include "xwires/dataset/store/replicas.h"
 
@@ -22,67 +23,33 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int code;
-  std::string out;  // stdout + stderr
-};
+using CliRun = testutil::CommandResult;  // stdout and stderr merged in `out`
+using testutil::Snapshot;
 
-CliRun Sh(const std::string& cmd) {
-  CliRun r{-1, ""};
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string Bin() { return std::string(XWIRES_BINARY_DIR) + "/xwires"; }
-CliRun Xwires(const std::string& args) { return Sh(Bin() + " " + args); }
-
-std::string TempDir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() /
-                     ("xwires_replicate_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d.string();
-}
-
-// Every file under `dir` with its size and content.
-std::map<std::string, std::string> Snapshot(const std::string& dir) {
-  std::map<std::string, std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (!e.is_regular_file()) continue;
-    std::ifstream in(e.path(), std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    out[fs::relative(e.path(), dir).string()] = ss.str();
-  }
-  return out;
-}
+CliRun Sh(const std::string& cmd) { return testutil::RunMerged(cmd); }
+CliRun Xwires(const std::string& args) { return testutil::XwiresMerged(args); }
+std::string Bin() { return testutil::XwiresBinary(); }
 
 const char* kTiny =
     "--arch mlp --width 0.125 --epochs 1 --batch-size 32 --train-limit 128 --test-limit 100 "
     "--threads 1 --quiet";
 
 // A dataset with trials 1 (torch, tf) and 2 (torch, reference).
-std::string MakeDataset(const std::string& name) {
-  const std::string dir = TempDir(name);
-  const std::string ds = dir + "/ds";
+std::string MakeDataset(const testutil::TempDir& tmp) {
+  const std::string ds = tmp.Path("ds");
   EXPECT_EQ(Xwires(std::string("train ") + kTiny + " --profiles torch,tf --lr 0.01 --dataset " + ds)
-                .code,
+                .exit_code,
             0);
   EXPECT_EQ(Xwires(std::string("train ") + kTiny +
                    " --profiles torch,reference --lr 0.02 --seed 3 --dataset " + ds)
-                .code,
+                .exit_code,
             0);
   return ds;
 }
 
 TEST(ReplicateTest, BadInputIsRefusedAndWritesNothing) {
-  const std::string ds = MakeDataset("bad");
+  testutil::TempDir tmp("xwires-replicate-bad");
+  const std::string ds = MakeDataset(tmp);
   const auto before = Snapshot(ds);
   struct Case {
     std::string args, message;
@@ -99,7 +66,7 @@ TEST(ReplicateTest, BadInputIsRefusedAndWritesNothing) {
   };
   for (const Case& c : cases) {
     const CliRun r = Xwires("replicate " + ds + " " + c.args + " --threads 1");
-    EXPECT_EQ(r.code, 2) << c.args << ": " << r.out;
+    EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.out;
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << ": " << r.out;
     EXPECT_EQ(Snapshot(ds), before) << c.args << " changed the dataset";
   }
@@ -137,12 +104,13 @@ Stored ReadBack(const std::string& dir) {
 }
 
 TEST(ReplicateTest, KilledRunResumesToTheSameReplicasAndVerdicts) {
-  const std::string a = MakeDataset("resume");
+  testutil::TempDir tmp("xwires-replicate-resume");
+  const std::string a = MakeDataset(tmp);
   const std::string b = fs::path(a).parent_path().string() + "/copy";
   fs::copy(a, b, fs::copy_options::recursive);
   const std::string args = " 1,2 --replicas 4 --jobs 2 --threads 2";
   const CliRun whole = Xwires("replicate " + a + args);
-  ASSERT_EQ(whole.code, 0) << whole.out;
+  ASSERT_EQ(whole.exit_code, 0) << whole.out;
   EXPECT_NE(whole.out.find("16 replicas trained"), std::string::npos) << whole.out;
 
   // Killed once the first replica is stored (progress lines are printed
@@ -157,7 +125,7 @@ TEST(ReplicateTest, KilledRunResumesToTheSameReplicasAndVerdicts) {
                            "wait $pid; echo killed $?)");
   EXPECT_NE(killed.out.find("killed 137"), std::string::npos) << killed.out;
   const CliRun resumed = Xwires("replicate " + b + args);
-  ASSERT_EQ(resumed.code, 0) << resumed.out;
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
   EXPECT_NE(resumed.out.find("already stored"), std::string::npos) << resumed.out;
   EXPECT_EQ(resumed.out.find(" 0 already stored"), std::string::npos) << resumed.out;
   EXPECT_EQ(resumed.out.find("16 replicas trained"), std::string::npos) << resumed.out;
@@ -168,7 +136,7 @@ TEST(ReplicateTest, KilledRunResumesToTheSameReplicasAndVerdicts) {
   EXPECT_EQ(x.replicas, y.replicas);
   EXPECT_EQ(x.stats, y.stats);
   const CliRun fsck = Xwires("fsck " + b);
-  EXPECT_EQ(fsck.code, 0) << fsck.out;
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.out;
   // Running it again trains nothing and changes no verdict.
   const CliRun again = Xwires("replicate " + a + args);
   EXPECT_NE(again.out.find("0 replicas trained, 16 already stored"), std::string::npos)
@@ -181,9 +149,10 @@ TEST(ReplicateTest, KilledRunResumesToTheSameReplicasAndVerdicts) {
 // is stored with the statistics and printed, and fsck, which recomputes the
 // verdict through the same function, finds the dataset consistent.
 TEST(ReplicateTest, UlpReplicasThatDidNotSpreadAreInsufficientWithTheReason) {
-  const std::string ds = MakeDataset("ulp");
+  testutil::TempDir tmp("xwires-replicate-ulp");
+  const std::string ds = MakeDataset(tmp);
   const CliRun r = Xwires("replicate " + ds + " 1 --replicas 4 --perturb ulp --jobs 2 --threads 2");
-  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("ulp family"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("trial 1 torch vs tf: insufficient: ulp/order replicas did not spread"),
             std::string::npos)
@@ -195,20 +164,21 @@ TEST(ReplicateTest, UlpReplicasThatDidNotSpreadAreInsufficientWithTheReason) {
   EXPECT_EQ(st->front().stats.verdict, stats::Verdict::kInsufficient);
   EXPECT_NE(st->front().stats.verdict_reason.find("did not spread"), std::string::npos);
   const CliRun fsck = Xwires("fsck " + ds);
-  EXPECT_EQ(fsck.code, 0) << fsck.out;
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.out;
   EXPECT_NE(fsck.out.find("0 problem(s)"), std::string::npos) << fsck.out;
 }
 
 // Trained replicas travel: a bundle replays them bit for bit (torch and tf
 // are exact-order profiles), and a merge carries them (fsck clean after).
 TEST(ReplicateTest, ReplicasReplayFromABundleAndMergeIntoAnotherDataset) {
-  const std::string ds = MakeDataset("travel");
+  testutil::TempDir tmp("xwires-replicate-travel");
+  const std::string ds = MakeDataset(tmp);
   const std::string root = fs::path(ds).parent_path().string();
-  ASSERT_EQ(Xwires("replicate " + ds + " 1 --replicas 4 --threads 1 --quiet").code, 0);
-  ASSERT_EQ(Xwires("bundle create " + ds + " --trials 1,2 -o " + root + "/b.tar.zst").code, 0);
+  ASSERT_EQ(Xwires("replicate " + ds + " 1 --replicas 4 --threads 1 --quiet").exit_code, 0);
+  ASSERT_EQ(Xwires("bundle create " + ds + " --trials 1,2 -o " + root + "/b.tar.zst").exit_code, 0);
   const CliRun v = Xwires("bundle verify " + root +
                           "/b.tar.zst --replay 2 --replay-replicas -1 --threads 1");
-  ASSERT_EQ(v.code, 0) << v.out;
+  ASSERT_EQ(v.exit_code, 0) << v.out;
   // 2 + 2 models, and the 3 + 3 replicas r >= 1 of trial 1.
   size_t passed = 0;
   for (size_t at = v.out.find("bitwise check passed"); at != std::string::npos;
@@ -221,14 +191,14 @@ TEST(ReplicateTest, ReplicasReplayFromABundleAndMergeIntoAnotherDataset) {
             std::string::npos)
       << v.out;
   const std::string m = root + "/merged";
-  ASSERT_EQ(Xwires("train " + std::string(kTiny) + " --profiles torch --dataset " + m).code, 0);
+  ASSERT_EQ(Xwires("train " + std::string(kTiny) + " --profiles torch --dataset " + m).exit_code, 0);
   const CliRun merged = Xwires("merge " + m + " " + ds);
-  ASSERT_EQ(merged.code, 0) << merged.out;
+  ASSERT_EQ(merged.exit_code, 0) << merged.out;
   EXPECT_NE(merged.out.find("replicas: added 8, skipped 0 already present; statistics: added 1"),
             std::string::npos)
       << merged.out;
   const CliRun fsck = Xwires("fsck " + m);
-  EXPECT_EQ(fsck.code, 0) << fsck.out;
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.out;
   auto st = LoadReplicaStats(**Dataset::Open(m, OpenMode::kReadOnly));
   ASSERT_TRUE(st.ok());
   ASSERT_EQ(st->size(), 1u);
@@ -238,15 +208,16 @@ TEST(ReplicateTest, ReplicasReplayFromABundleAndMergeIntoAnotherDataset) {
 // mpirun as root needs --allow-run-as-root (CI runs as root), as the
 // search's MPI test does.
 TEST(ReplicateTest, MpiRanksShareTheReplicasAndRankZeroStoresThem) {
-  const std::string a = MakeDataset("mpi");
+  testutil::TempDir tmp("xwires-replicate-mpi");
+  const std::string a = MakeDataset(tmp);
   const std::string b = fs::path(a).parent_path().string() + "/copy";
   fs::copy(a, b, fs::copy_options::recursive);
   const std::string args = " 1,2 --replicas 4 --threads 2";
   const CliRun alone = Xwires("replicate " + a + args + " --jobs 2");
-  ASSERT_EQ(alone.code, 0) << alone.out;
+  ASSERT_EQ(alone.exit_code, 0) << alone.out;
   const CliRun mpi = Sh("mpirun -n 2 --oversubscribe --allow-run-as-root " + Bin() +
                         " replicate " + b + args + " --jobs 1");
-  ASSERT_EQ(mpi.code, 0) << mpi.out;
+  ASSERT_EQ(mpi.exit_code, 0) << mpi.out;
   EXPECT_NE(mpi.out.find("16 replicas trained, 0 already stored"), std::string::npos) << mpi.out;
   // Both ranks trained some of them (rank 0 stored every one).
   EXPECT_NE(mpi.out.find("(rank 0)"), std::string::npos) << mpi.out;
@@ -255,12 +226,12 @@ TEST(ReplicateTest, MpiRanksShareTheReplicasAndRankZeroStoresThem) {
   EXPECT_EQ(x.replicas.size(), 16u);
   EXPECT_EQ(x.replicas, y.replicas);
   EXPECT_EQ(x.stats, y.stats);
-  EXPECT_EQ(Xwires("fsck " + b).code, 0);
+  EXPECT_EQ(Xwires("fsck " + b).exit_code, 0);
   // Bad input under MPI: rank 0's error, exit code 2, nothing written.
   const auto before = Snapshot(b);
   const CliRun bad = Sh("mpirun -n 2 --oversubscribe --allow-run-as-root " + Bin() +
                         " replicate " + b + " 99 --threads 2");
-  EXPECT_NE(bad.code, 0) << bad.out;
+  EXPECT_NE(bad.exit_code, 0) << bad.out;
   EXPECT_NE(bad.out.find("trial 99 is not in"), std::string::npos) << bad.out;
   EXPECT_EQ(Snapshot(b), before);
 }
@@ -270,7 +241,8 @@ TEST(ReplicateTest, MpiRanksShareTheReplicasAndRankZeroStoresThem) {
 TEST(ReplicateTest, EpsPlacementAtEpsHalfIsSignificant) {
   // torch against a copy whose only change is Adam's eps placement (Keras'
   // eps-hat): a systematic effect, not noise.
-  const std::string dir = TempDir("inject");
+  testutil::TempDir tmp("xwires-replicate-inject");
+  const std::string dir = tmp.path();
   const std::string ds = dir + "/ds";
   std::ifstream in(std::string(XWIRES_SOURCE_DIR) + "/trainers/profiles/torch.json");
   std::stringstream ss;
@@ -290,13 +262,13 @@ TEST(ReplicateTest, EpsPlacementAtEpsHalfIsSignificant) {
   ASSERT_EQ(Xwires("train --arch mlp --width 0.25 --epochs 3 --batch-size 32 --train-limit 1000 "
                    "--test-limit 1000 --threads 2 --quiet --lr 0.1 --adam-eps 0.5 --profiles "
                    "torch," + dir + "/torch_epshat.json --dataset " + ds)
-                .code,
+                .exit_code,
             0);
   // No --perturb: the default family, `seed` (fresh training seeds, the
   // data unchanged), is the one the A/A calibration passes; the effect must
   // stand out against the draw-to-draw noise it measures.
   const CliRun r = Xwires("replicate " + ds + " 1 --replicas 5 --jobs 2 --threads 2 --quiet");
-  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("seed family"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("significant"), std::string::npos) << r.out;
   auto st = LoadReplicaStats(**Dataset::Open(ds, OpenMode::kReadOnly), 1);

@@ -12,7 +12,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "test_util.h"
+#include "testing/cli_runner.h"
+#include "testing/file_tree.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/analysis.h"
 #include "xwires/dataset/store/dataset.h"

@@ -6,7 +6,6 @@
 xwires_add_test(bundle_tests
   SOURCES
     bundle_test_util.cc
-    test_util.cc
     bundle_archive_test.cc
     bundle_manifest_test.cc
     bundle_ops_test.cc
@@ -18,7 +17,7 @@ xwires_add_test(bundle_tests
     bundle_cli_test.cc
     dataset_internal_test.cc
     unrecorded_test.cc
-  LIBS xwires_dataset LibArchive::LibArchive OpenSSL::Crypto nlohmann_json::nlohmann_json
+  LIBS xwires_dataset xwires_test_support LibArchive::LibArchive OpenSSL::Crypto nlohmann_json::nlohmann_json
        SQLiteCpp)
 target_include_directories(bundle_tests PRIVATE ${PROJECT_SOURCE_DIR})
 add_dependencies(bundle_tests xwires)  # bundle_cli_test drives the CLI

@@ -16,7 +16,9 @@
 #include "dataset/bundle/bundle_trials.h"
 #include "dataset/store/dataset_internal.h"
 #include "dataset/store/sha256.h"
-#include "test_util.h"
+#include "testing/cli_runner.h"
+#include "testing/file_tree.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/bundle/bundle.h"
 #include "xwires/dataset/store/analysis.h"
 

@@ -13,7 +13,8 @@
 
 #include "bundle_test_util.h"
 #include "dataset/store/dataset_internal.h"
-#include "test_util.h"
+#include "testing/cli_runner.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/bundle/bundle.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"

@@ -10,7 +10,7 @@
 
 #include "dataset/bundle/archive_io.h"
 #include "dataset/store/sha256.h"
-#include "test_util.h"
+#include "testing/temp_dir.h"
 
 namespace xw::bundle {
 namespace {

@@ -13,7 +13,7 @@
 #include "bundle_test_util.h"
 #include "dataset/store/dataset_internal.h"
 #include "dataset/store/sha256.h"
-#include "test_util.h"
+#include "testing/temp_dir.h"
 #include "xwires/core/build_info.h"
 #include "xwires/dataset/bundle/bundle.h"
 #include "xwires/dataset/query/query.h"

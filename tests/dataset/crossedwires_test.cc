@@ -12,7 +12,9 @@
 #include <map>
 #include <sstream>
 
-#include "test_util.h"
+#include "testing/cli_runner.h"
+#include "testing/file_tree.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/store/dataset.h"
 
 namespace xw {

@@ -8,7 +8,8 @@
 
 #include <filesystem>
 
-#include "test_util.h"
+#include "testing/file_tree.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/analysis.h"
 #include "xwires/dataset/store/dataset.h"

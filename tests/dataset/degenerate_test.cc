@@ -9,7 +9,7 @@
 #include <cmath>
 #include <limits>
 
-#include "test_util.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/query/stats.h"
 #include "xwires/dataset/store/dataset.h"

@@ -4,7 +4,6 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -12,7 +11,9 @@
 #include <fstream>
 #include <thread>
 
-#include "test_util.h"
+#include "testing/cli_runner.h"
+#include "testing/file_tree.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
 #include "xwires/dataset/store/fsck.h"
@@ -252,8 +253,7 @@ TEST(KilledWriter, NeverLeavesRowsPointingAtMissingFiles) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(40 + 37 * round));
     kill(pid, SIGKILL);
-    int status = 0;
-    waitpid(pid, &status, 0);
+    testutil::WaitExit(pid);
     auto check = Fsck(dir, {});
     ASSERT_TRUE(check.ok()) << check.status().ToString();
     for (const FsckIssue& i : check->issues) {

@@ -11,7 +11,7 @@
 #include <limits>
 #include <random>
 
-#include "test_util.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/bundle/bundle.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"

@@ -9,7 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "test_util.h"
+#include "testing/cli_runner.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/store/crossedwires.h"
 #include "xwires/dataset/store/dataset.h"
 

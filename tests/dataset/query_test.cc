@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "dataset/query/filter_parser.h"
-#include "test_util.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/query/export.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/query/stats.h"

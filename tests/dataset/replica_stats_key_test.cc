@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "replica_fixtures.h"
-#include "test_util.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/bundle/bundle.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/fsck.h"

@@ -18,7 +18,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "test_util.h"
+#include "testing/cli_runner.h"
+#include "testing/file_tree.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/store/dataset.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/fsck.h"
@@ -389,6 +391,42 @@ TEST_F(FullDiskTest, WritersFailWithOneMessageAndTheDatasetStaysIntact) {
   ASSERT_TRUE(check.ok()) << check.status().ToString();
   EXPECT_TRUE(check->Clean());
   for (const FsckIssue& i : check->issues) ADD_FAILURE() << i.kind << ": " << i.detail;
+}
+
+// Readers on a full disk: every read-only command and Python's read mode
+// succeed and leave no file (SQLite's -wal/-shm included), though the -shm a
+// WAL reader normally maps has no room: while open, a reader has no -shm
+// (its wal-index is in memory) and only SQLite's empty -wal, removed when
+// it closes.
+TEST_F(FullDiskTest, ReadersSucceedAndCreateNothing) {
+  Fill();
+  const std::string before = HashTree(dir_);
+  const std::string q = ShellQuote(dir_);
+  for (const std::string& args :
+       {"query " + q, "query " + q + " --where 'lr > 0.0005' --format json", "stats " + q,
+        "show " + q + " 1", "fsck " + q, "fsck " + q + " --verify", "top " + q}) {
+    auto r = Xwires(args);
+    EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.err;
+    EXPECT_FALSE(fs::exists(dir_ + "/xwires.db-wal")) << args;
+    EXPECT_FALSE(fs::exists(dir_ + "/xwires.db-shm")) << args;
+    if (args.rfind("show", 0) == 0) {
+      EXPECT_NE(r.out.find("torch"), std::string::npos) << r.out;
+    }
+    if (args.rfind("fsck", 0) == 0) {
+      EXPECT_NE(r.out.find("0 problem(s)"), std::string::npos) << r.out;
+    }
+  }
+  auto py = testutil::Run(
+      "PYTHONPATH=" XWIRES_BINARY_DIR "/python /usr/bin/python3 -c " +
+      ShellQuote("import os, sys, xwires\nds = xwires.open(sys.argv[1])\n"
+                 "print(len(ds.query()), ds.count('lr > 0.0005'),\n"
+                 "      os.path.exists(sys.argv[1] + '/xwires.db-shm'))") +
+      " " + q);
+  EXPECT_EQ(py.exit_code, 0) << py.err;
+  EXPECT_EQ(py.out, "1 1 False\n");
+  EXPECT_EQ(HashTree(dir_), before);
+  EXPECT_FALSE(fs::exists(dir_ + "/xwires.db-wal"));
+  EXPECT_FALSE(fs::exists(dir_ + "/xwires.db-shm"));
 }
 
 // A search that meets a full disk stops with the cause; once there is

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -11,7 +10,9 @@
 #include <fstream>
 #include <set>
 
-#include "test_util.h"
+#include "testing/cli_runner.h"
+#include "testing/file_tree.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
 
@@ -229,12 +230,7 @@ TEST(Store, ConcurrentWritersLoseNothing) {
     }
     pids.push_back(pid);
   }
-  for (pid_t pid : pids) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        << "writer failed: " << status;
-  }
+  for (pid_t pid : pids) EXPECT_EQ(testutil::WaitExit(pid), 0) << "writer failed";
   auto ds = Dataset::Open(dir);
   ASSERT_TRUE(ds.ok());
   EXPECT_EQ((*ds)->Count({}).value(), kProcs * kEach);

@@ -8,7 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "test_util.h"
+#include "testing/file_tree.h"
+#include "testing/temp_dir.h"
 
 namespace xw {
 namespace {

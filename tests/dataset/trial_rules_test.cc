@@ -9,7 +9,8 @@
 #include <limits>
 #include <string>
 
-#include "test_util.h"
+#include "testing/file_tree.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/store/dataset.h"
 
 namespace xw {

@@ -8,6 +8,8 @@
 #include <set>
 #include <utility>
 
+#include "testing/search_rows.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
 #include "xwires/hpo/search_driver.h"
@@ -29,16 +31,6 @@ DriverConfig TinyConfig() {
   return *c;
 }
 
-std::vector<TrialRow> Rows(const std::string& dir) {
-  auto ds = Dataset::Open(dir, OpenMode::kReadOnly);
-  EXPECT_TRUE(ds.ok()) << ds.status().ToString();
-  TrialQuery q;
-  q.where = "search_id = 1";
-  auto rows = (*ds)->Query(q);
-  EXPECT_TRUE(rows.ok()) << rows.status().ToString();
-  return *rows;
-}
-
 std::string SearchStatus(const std::string& dir) {
   auto ds = Dataset::Open(dir, OpenMode::kReadOnly);
   auto searches = (*ds)->Searches();
@@ -46,10 +38,8 @@ std::string SearchStatus(const std::string& dir) {
 }
 
 TEST(DriverInterruptTest, StopLeavesPendingRowsAndResumeFinishes) {
-  const std::string dir =
-      (fs::temp_directory_path() / ("xw_driver_interrupt_" + std::to_string(::getpid())))
-          .string();
-  fs::remove_all(dir);
+  testutil::TempDir tmp("xw_driver_interrupt");
+  const std::string dir = tmp.Path("ds");
   DriverOptions o;
   o.dataset_dir = dir;
   o.jobs = 2;
@@ -69,7 +59,7 @@ TEST(DriverInterruptTest, StopLeavesPendingRowsAndResumeFinishes) {
   EXPECT_EQ(SearchStatus(dir), "interrupted");
   std::set<int64_t> done_before;
   int pending = 0;
-  for (const TrialRow& r : Rows(dir)) {
+  for (const TrialRow& r : testutil::SearchTrials(dir)) {
     if (r.status == "pending") ++pending;
     if (r.status == "ok" || r.status == "diverged") done_before.insert(r.id);
     EXPECT_NE(r.status, "failed") << "trial " << r.id;
@@ -87,14 +77,13 @@ TEST(DriverInterruptTest, StopLeavesPendingRowsAndResumeFinishes) {
   EXPECT_EQ(SearchStatus(dir), "done");
   std::set<std::pair<double, int64_t>> points;
   std::set<int64_t> ids;
-  for (const TrialRow& r : Rows(dir)) {
+  for (const TrialRow& r : testutil::SearchTrials(dir)) {
     EXPECT_TRUE(r.status == "ok" || r.status == "diverged") << r.id << " " << r.status;
     points.insert({r.lr, r.epochs.value_or(-1)});
     ids.insert(r.id);
   }
   EXPECT_EQ(points.size(), 8u);  // nothing repeated
   for (int64_t id : done_before) EXPECT_TRUE(ids.count(id)) << id;  // nothing lost
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "testing/temp_dir.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
 #include "xwires/dataset/store/fsck.h"
@@ -20,17 +21,6 @@ using internal::SearchStore;
 
 class DriverStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = (fs::temp_directory_path() /
-            ("xw_driver_store_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-               .string();
-    fs::remove_all(dir_);
-  }
-  void TearDown() override {
-    if (!getenv("KEEP")) fs::remove_all(dir_);
-  }
-
   static DriverConfig Config() {
     auto c = ParseDriverConfigJson(R"({
         "arch": "mlp",
@@ -56,7 +46,8 @@ class DriverStoreTest : public ::testing::Test {
     return t;
   }
 
-  std::string dir_;
+  testutil::TempDir tmp_{"xw_driver_store"};
+  std::string dir_ = tmp_.Path("ds");
 };
 
 TEST_F(DriverStoreTest, SearchLogRowLifeCycle) {

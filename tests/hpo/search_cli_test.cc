@@ -2,11 +2,8 @@
 // invariants, kill -9 and resume without loss or duplicates, bad input leaving
 // the dataset untouched, and MPI runs with fewer ranks than subspaces (rank 0
 // gathering the results).
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -19,16 +16,18 @@
 #include <sstream>
 #include <thread>
 
+#include "testing/cli_runner.h"
+#include "testing/command_test.h"
+#include "testing/search_rows.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
-
-extern char** environ;
 
 namespace xw {
 namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using testutil::WaitExit;
 
 const char* kBinary = XWIRES_BINARY_DIR "/xwires";
 
@@ -55,79 +54,18 @@ std::string TinyConfig(int trials_per_subspace, int64_t train_limit,
   return c.dump();
 }
 
-class SearchCliTest : public ::testing::Test {
+class SearchCliTest : public testutil::CommandTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("xw_search_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Path(const std::string& name) const {
-    return (dir_ / name).string();
-  }
-
   std::string WriteConfig(const std::string& text,
                           const std::string& name = "config.json") const {
     std::ofstream(Path(name)) << text;
     return Path(name);
   }
 
-  // Starts argv with stdout/stderr to files in the test directory.
-  pid_t Spawn(const std::vector<std::string>& argv) const {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, Path("stdout").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, Path("stderr").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<char*> args;
-    for (const std::string& a : argv)
-      args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    const int rc =
-        posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    EXPECT_EQ(rc, 0) << "cannot start " << argv[0];
-    return pid;
-  }
-
-  static int WaitExit(pid_t pid) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
-  int Run(const std::vector<std::string>& argv) const {
-    return WaitExit(Spawn(argv));
-  }
-
-  std::string Read(const std::string& name) const {
-    std::ifstream in(Path(name));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-
   // The rows of search 1. While a search is starting, the dataset may not
   // exist yet: `must` = false then returns nothing instead of failing.
   std::vector<TrialRow> Trials(bool must = true) const {
-    auto ds = Dataset::Open(Path("ds"), OpenMode::kReadOnly);
-    if (must) {
-      EXPECT_TRUE(ds.ok()) << ds.status().ToString();
-    }
-    if (!ds.ok()) return {};
-    TrialQuery q;
-    q.where = "search_id = 1";
-    auto rows = (*ds)->Query(q);
-    if (must) {
-      EXPECT_TRUE(rows.ok()) << rows.status().ToString();
-    }
-    return rows.ok() ? *rows : std::vector<TrialRow>{};
+    return testutil::SearchTrials(Path("ds"), must);
   }
 
   // Every finished row is a distinct (subspace, point), the rows are
@@ -155,8 +93,6 @@ class SearchCliTest : public ::testing::Test {
     for (const auto& [s, n] : per)
       EXPECT_EQ(n, per_subspace) << "subspace " << s;
   }
-
-  fs::path dir_;
 };
 
 TEST_F(SearchCliTest, TinySearchRecordsEveryTrial) {

@@ -7,13 +7,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "testing/cli_runner.h"
+#include "testing/temp_dir.h"
 
 namespace xw {
 namespace {
@@ -26,11 +28,8 @@ const std::string kBinary = XWIRES_BINARY_DIR "/xwires";
 class SearchSettingsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new fs::path(fs::temp_directory_path() /
-                        ("xw_search_settings_" + std::to_string(::getpid())));
-    fs::remove_all(*dir_);
-    fs::create_directories(*dir_);
-    const std::string config = (*dir_ / "tiny.json").string();
+    tmp_ = new testutil::TempDir("xw_search_settings");
+    const std::string config = tmp_->Path("tiny.json");
     std::ofstream(config) << json{
         {"arch", "mlp"},
         {"data", {{"train_limit", 200}, {"test_limit", 100}}},
@@ -56,36 +55,22 @@ class SearchSettingsTest : public ::testing::Test {
                   " --epochs 1 --threads 1 --quiet"),
               0);
   }
-  static void TearDownTestSuite() {
-    fs::remove_all(*dir_);
-    delete dir_;
-  }
+  static void TearDownTestSuite() { delete tmp_; }
 
-  static std::string Ds() { return (*dir_ / "ds").string(); }
+  static std::string Ds() { return tmp_->Path("ds"); }
 
   static int Run(const std::string& args, const std::string& env = "") {
-    const std::string cmd = env + " " + kBinary + " " + args + " > /dev/null 2> " +
-                            (*dir_ / "stderr").string();
-    const int rc = std::system(cmd.c_str());
-    if (rc != 0) {
-      std::ifstream in(*dir_ / "stderr");
-      std::cerr << cmd << ":\n" << in.rdbuf();
-    }
-    return rc;
+    const testutil::CommandResult r = testutil::Run(env + " " + kBinary + " " + args);
+    if (r.exit_code != 0) std::cerr << args << ":\n" << r.err;
+    return r.exit_code;
   }
 
   // The parsed `--format json` stdout of a command on the dataset.
   static json Json(const std::string& args) {
-    const std::string cmd = kBinary + " " + args + " --format json 2>&1";
-    std::string out;
-    if (FILE* p = popen(cmd.c_str(), "r")) {
-      char buf[4096];
-      size_t n;
-      while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-      EXPECT_EQ(pclose(p), 0) << cmd << "\n" << out;
-    }
-    json j = json::parse(out, nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << cmd << "\n" << out;
+    const testutil::CommandResult r = testutil::XwiresMerged(args + " --format json");
+    EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.out;
+    json j = json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << args << "\n" << r.out;
     return j;
   }
 
@@ -96,9 +81,9 @@ class SearchSettingsTest : public ::testing::Test {
     return ids;
   }
 
-  static fs::path* dir_;
+  static testutil::TempDir* tmp_;
 };
-fs::path* SearchSettingsTest::dir_ = nullptr;
+testutil::TempDir* SearchSettingsTest::tmp_ = nullptr;
 
 using IdList = std::vector<int64_t>;
 

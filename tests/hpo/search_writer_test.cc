@@ -4,11 +4,8 @@
 // taken over, fsck flags two trials of one search at one point, and a
 // gp_hedge search over 4 subspaces killed with -9 twice and resumed stores
 // exactly the trials (points and divergences) of the uninterrupted run.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -22,19 +19,19 @@
 #include <sstream>
 #include <thread>
 
+#include "testing/cli_runner.h"
+#include "testing/command_test.h"
+#include "testing/search_rows.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
 #include "xwires/dataset/store/fsck.h"
-
-extern char** environ;
 
 namespace xw {
 namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-const char* kBinary = XWIRES_BINARY_DIR "/xwires";
+using testutil::WaitExit;
 
 // 2 dimensions -> 4 subspaces of gp_hedge optimisers, GP-guided from each
 // subspace's third trial; a tiny mlp per trial (a fraction of a second).
@@ -56,56 +53,17 @@ std::string HedgeConfig(int per_subspace, const std::string& objective = "abs_ac
   return c.dump();
 }
 
-class SearchWriterTest : public ::testing::Test {
+class SearchWriterTest : public testutil::CommandTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("xw_search_writer_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    std::ofstream(Path("c.json")) << HedgeConfig(6);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override { std::ofstream(Path("c.json")) << HedgeConfig(6); }
 
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-
-  pid_t Spawn(std::vector<std::string> argv, const std::string& log) const {
-    argv.insert(argv.begin(), kBinary);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, Path(log + ".out").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, Path(log + ".err").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    EXPECT_EQ(posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    return pid;
-  }
-  static int WaitExit(pid_t pid) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  std::string Read(const std::string& name) const {
-    std::ifstream in(Path(name));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+  // Starts `xwires args...` logging to `log`.out and `log`.err.
+  pid_t Spawn(const std::vector<std::string>& args, const std::string& log) const {
+    return SpawnXwires(args, log);
   }
 
   std::vector<TrialRow> Trials(const std::string& ds, bool must = true) const {
-    auto d = Dataset::Open(Path(ds), OpenMode::kReadOnly);
-    if (must) EXPECT_TRUE(d.ok()) << d.status().ToString();
-    if (!d.ok()) return {};
-    TrialQuery q;
-    q.where = "search_id = 1";
-    auto rows = (*d)->Query(q);
-    return rows.ok() ? *rows : std::vector<TrialRow>{};
+    return testutil::SearchTrials(Path(ds), must);
   }
   size_t Finished(const std::string& ds) const {
     size_t n = 0;
@@ -138,8 +96,6 @@ class SearchWriterTest : public ::testing::Test {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     for (const FsckIssue& i : r->issues) ADD_FAILURE() << i.kind << ": " << i.detail;
   }
-
-  fs::path dir_;
 };
 
 TEST_F(SearchWriterTest, SecondWriterIsRefusedAndADeadOnesLeaseIsTakenOver) {

@@ -5,11 +5,8 @@
 #ifndef XWIRES_TESTS_HPO_TWO_STAGE_FIXTURE_H_
 #define XWIRES_TESTS_HPO_TWO_STAGE_FIXTURE_H_
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,12 +18,13 @@
 #include <string>
 #include <vector>
 
+#include "testing/cli_runner.h"
+#include "testing/command_test.h"
+#include "testing/search_rows.h"
 #include "xwires/dataset/query/query.h"
 #include "xwires/dataset/store/dataset.h"
 #include "xwires/dataset/store/replicas.h"
 #include "xwires/hpo/schedule.h"
-
-extern char** environ;
 
 namespace xw::two_stage_test {
 
@@ -58,53 +56,14 @@ inline std::string TwoStageConfig() {
   return c.dump();
 }
 
-class TwoStageSearchFixture : public ::testing::Test {
+// The scratch directory, Spawn/Run/Read come from testutil::CommandTest.
+class TwoStageSearchFixture : public testutil::CommandTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("xw_two_stage_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
     std::ofstream(Path("config.json")) << TwoStageConfig();
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
-  std::string Path(const std::string& name) const {
-    return (dir_ / name).string();
-  }
-
-  pid_t Spawn(const std::vector<std::string>& argv) const {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, Path("stdout").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, Path("stderr").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<char*> args;
-    for (const std::string& a : argv)
-      args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    EXPECT_EQ(posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ),
-              0);
-    posix_spawn_file_actions_destroy(&fa);
-    return pid;
-  }
-  static int WaitExit(pid_t pid) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  int Run(const std::vector<std::string>& argv) const {
-    return WaitExit(Spawn(argv));
-  }
-  std::string Read(const std::string& name) const {
-    std::ifstream in(Path(name));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
+  static int WaitExit(pid_t pid) { return testutil::WaitExit(pid); }
   std::vector<std::string> Search(const std::string& ds, int jobs = 1) const {
     return {kBinary,     "search",
             "--config",  Path("config.json"),
@@ -113,8 +72,6 @@ class TwoStageSearchFixture : public ::testing::Test {
             "--threads", std::to_string(jobs),
             "--quiet"};
   }
-
-  fs::path dir_;
 };
 
 struct Trial {
@@ -128,12 +85,8 @@ struct Trial {
 inline std::vector<Trial> Load(const std::string& dir) {
   auto ds = Dataset::Open(dir, OpenMode::kReadOnly);
   EXPECT_TRUE(ds.ok()) << ds.status().ToString();
-  TrialQuery q;
-  q.where = "search_id = 1";
-  auto rows = (*ds)->Query(q);
-  EXPECT_TRUE(rows.ok()) << rows.status().ToString();
   std::vector<Trial> out;
-  for (const TrialRow& r : *rows) {
+  for (const TrialRow& r : testutil::SearchTrials(dir)) {
     Trial t;
     t.row = r;
     const json s = json::parse(r.extra_json)["search"];

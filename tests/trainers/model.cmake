@@ -8,7 +8,7 @@ xwires_add_test(trainers_model_tests
     ${CMAKE_CURRENT_LIST_DIR}/golden_bits_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/accel_golden_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/train_cli_test.cc
-  LIBS xwires_trainers xwires_dataset nlohmann_json::nlohmann_json)
+  LIBS xwires_trainers xwires_dataset xwires_test_support nlohmann_json::nlohmann_json)
 # grad_check.h is shared with the core tests.
 target_include_directories(trainers_model_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests/core)
 # The CLI tests run ${XWIRES_BINARY_DIR}/xwires, built by the default target.

@@ -2,15 +2,16 @@
 // printed accuracies, and bad input (clear error, exit code 2, existing files
 // untouched).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
+#include "testing/cli_runner.h"
+#include "testing/file_tree.h"
+#include "testing/temp_dir.h"
 #include "xwires/dataset/store/tensor_file.h"
 #include "xwires/trainers/architectures.h"
 
@@ -19,53 +20,26 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int code;
-  std::string out;  // stdout + stderr
-};
+using CliRun = testutil::CommandResult;  // stdout and stderr merged in `out`
+using testutil::ReadFile;
 
-CliRun Xwires(const std::string& args) {
-  const std::string cmd = std::string(XWIRES_BINARY_DIR) + "/xwires " + args + " 2>&1";
-  CliRun r{-1, ""};
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string TempDir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("xwires_train_cli_" + name + "_" +
-                                                  std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d.string();
-}
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+CliRun Xwires(const std::string& args) { return testutil::XwiresMerged(args); }
 
 const char* kTiny =
     "--arch simple_cnn --width 0.125 --epochs 2 --batch-size 16 --train-limit 48 "
     "--test-limit 20 --lr 0.05 --adam-eps 0.5 --threads 2 --seed 4";
 
 TEST(TrainCliTest, TrainsBothProfilesAndWritesWeightsAndMetrics) {
-  const std::string dir = TempDir("train");
+  testutil::TempDir tmp("xwires-train-cli-train");
+  const std::string dir = tmp.path();
   CliRun r = Xwires(std::string("train ") + kTiny + " --profiles torch,tf --out " + dir +
                      " --dataset " + dir + "/store");
-  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("stored trial 1 in " + dir + "/store"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("torch"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("|difference|"), std::string::npos) << r.out;
 
-  const auto metrics = nlohmann::json::parse(ReadText(dir + "/metrics.json"));
+  const auto metrics = nlohmann::json::parse(ReadFile(dir + "/metrics.json"));
   EXPECT_EQ(metrics["format"], "xwires-train-metrics-1");
   EXPECT_EQ(metrics["arch"], "simple_cnn");
   EXPECT_EQ(metrics["hparams"]["adam_eps"], 0.5);
@@ -92,7 +66,7 @@ TEST(TrainCliTest, TrainsBothProfilesAndWritesWeightsAndMetrics) {
   ASSERT_TRUE(WriteTensorFile(x_path, {{"x", Tensor({3, 3, 32, 32}, 0.5f), false}}).ok());
   CliRun p = Xwires("predict --arch simple_cnn --weights " + dir + "/torch.h5 --input " + x_path +
                  " --output " + dir + "/y.h5");
-  ASSERT_EQ(p.code, 0) << p.out;
+  ASSERT_EQ(p.exit_code, 0) << p.out;
   auto y = ReadTensorFile(dir + "/y.h5");
   ASSERT_TRUE(y.ok());
   ASSERT_EQ(y->size(), 1u);
@@ -102,7 +76,8 @@ TEST(TrainCliTest, TrainsBothProfilesAndWritesWeightsAndMetrics) {
 }
 
 TEST(TrainCliTest, BadInputFailsCleanlyAndLeavesFilesIntact) {
-  const std::string dir = TempDir("bad");
+  testutil::TempDir tmp("xwires-train-cli-bad");
+  const std::string dir = tmp.path();
   const std::string keep = dir + "/metrics.json";
   { std::ofstream(keep) << "previous run\n"; }
   struct Case {
@@ -117,16 +92,16 @@ TEST(TrainCliTest, BadInputFailsCleanlyAndLeavesFilesIntact) {
   };
   for (const Case& c : cases) {
     CliRun r = Xwires(std::string("train ") + kTiny + " " + c.args + " --out " + dir);
-    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find("xwires: error:"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
   }
-  EXPECT_EQ(ReadText(keep), "previous run\n");
+  EXPECT_EQ(ReadFile(keep), "previous run\n");
   EXPECT_FALSE(fs::exists(dir + "/torch.h5"));
   // A rejected run creates neither its output directory nor its dataset.
   CliRun fresh = Xwires(std::string("train ") + kTiny + " --arch resnet21 --out " + dir +
                         "/fresh --dataset " + dir + "/store");
-  EXPECT_EQ(fresh.code, 2) << fresh.out;
+  EXPECT_EQ(fresh.exit_code, 2) << fresh.out;
   EXPECT_FALSE(fs::exists(dir + "/fresh"));
   EXPECT_FALSE(fs::exists(dir + "/store"));
 
@@ -135,7 +110,7 @@ TEST(TrainCliTest, BadInputFailsCleanlyAndLeavesFilesIntact) {
   ASSERT_TRUE(WriteTensorFile(in, {{"images", Tensor({1, 3, 32, 32}), false}}).ok());
   CliRun p = Xwires("predict --arch mlp --weights " + in + " --input " + in + " --output " + dir +
                  "/y.h5");
-  EXPECT_NE(p.code, 0);
+  EXPECT_NE(p.exit_code, 0);
   EXPECT_NE(p.out.find("no dataset 'x'"), std::string::npos) << p.out;
   auto model = BuildModel("mlp", InputSpec{}, ArchOptions{0.125});
   ASSERT_TRUE(model.ok());
@@ -143,7 +118,7 @@ TEST(TrainCliTest, BadInputFailsCleanlyAndLeavesFilesIntact) {
   ASSERT_TRUE(WriteTensorFile(in, {{"x", Tensor({2, 1, 28, 28}), false}}).ok());
   p = Xwires("predict --arch mlp --width 0.125 --weights " + w + " --input " + in +
              " --output " + dir + "/y.h5");
-  EXPECT_EQ(p.code, 2) << p.out;
+  EXPECT_EQ(p.exit_code, 2) << p.out;
   EXPECT_NE(p.out.find("fc1.weight"), std::string::npos) << p.out;
   EXPECT_FALSE(fs::exists(dir + "/y.h5"));
   fs::remove_all(dir);
