@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -38,6 +39,17 @@ bool F32PanelSpec(const TensorCoreSpec& tc) {
          int64_t{tc.block + 1} << (24 + tc.align_bits) <= (int64_t{1} << 31) - 128;
 }
 
+bool F32PanelApplies(const TensorCoreSpec& tc, const OperandRange& a, const OperandRange& b,
+                     int64_t k) {
+  if (!F32PanelSpec(tc) || !a.reduced || !b.reduced) return false;
+  if (a.min_nonzero == 0 || b.min_nonzero == 0) return true;  // every product is zero
+  // Products of floats are exact in double; the bounds are powers of two.
+  const double smallest = static_cast<double>(a.min_nonzero) * b.min_nonzero;
+  const double largest = static_cast<double>(a.max_abs) * b.max_abs;
+  return smallest >= std::ldexp(1.0, tc.align_bits - 103) &&
+         largest * static_cast<double>(k) < std::ldexp(1.0, 126);
+}
+
 namespace {
 
 // Runs body(task) for task < tasks, on ParallelFor or on this thread.
@@ -70,8 +82,8 @@ void TensorCoreGemm(const float* a, int64_t lda, const float* b, int64_t ldb, fl
   // every row of the task goes through it.
   const int64_t chunk = tc.block * std::max(1, 256 / tc.block);
   const int64_t row_tasks = (m + kRowsPerTask - 1) / kRowsPerTask;
-  const bool f32 = F32PanelSpec(tc) && F32PanelOperands(a, m, k, lda) &&
-                   F32PanelOperands(b, k, n, ldb);
+  const bool f32 = F32PanelSpec(tc) &&
+                   F32PanelApplies(tc, F32PanelRange(a, m, k, lda), F32PanelRange(b, k, n, ldb), k);
   ForTasks(panels * row_tasks, parallel, [&](int64_t task) {
     const int64_t p = task / row_tasks, i0 = (task % row_tasks) * kRowsPerTask;
     const int64_t rows = std::min(kRowsPerTask, m - i0), j0 = p * kPanel;
