@@ -96,6 +96,10 @@ void TensorCoreGemm(const float* a, int64_t lda, const float* b, int64_t ldb, fl
     for (int64_t t0 = 0; t0 < k; t0 += chunk) {
       const int64_t kk = std::min(chunk, k - t0);
       if (f32) {
+        if (TensorCorePanelBlocks(a + i0 * lda + t0, lda, bp + t0 * ldbp, ldbp, rows, kk, tc,
+                                  acc32)) {
+          continue;
+        }
         TensorCorePanelF32(a + i0 * lda + t0, lda, bp + t0 * ldbp, ldbp, rows, kk, tc, acc32, bad);
       } else {
         TensorCorePanel(a + i0 * lda + t0, lda, bp + t0 * ldbp, ldbp, rows, kk, tc, acc, bad);

@@ -71,6 +71,12 @@ bool F32PanelApplies(const TensorCoreSpec& tc, const OperandRange& a, const Oper
 void TensorCorePanelF32(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows,
                         int64_t kk, const TensorCoreSpec& tc, float* acc, bool* bad);
 
+// TensorCorePanelF32 for the presets' block sizes (4, 8, 16) and vectors of
+// at least 4 floats (tc_block_tiles.cc), same bits; false (acc untouched)
+// where it does not apply.
+bool TensorCorePanelBlocks(const float* a, int64_t lda, const float* b, int64_t ldb,
+                           int64_t rows, int64_t kk, const TensorCoreSpec& tc, float* acc);
+
 }  // namespace accel
 }  // namespace xw
 
