@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "xwires/core/parallel.h"
@@ -14,7 +15,10 @@ namespace xw {
 namespace accel {
 namespace {
 
+// Rows per kernel call (its accumulators stay in cache across a chunk) and
+// at most per task.
 constexpr int64_t kRowsPerTask = 8;
+constexpr int64_t kMaxRows = 64;
 
 // Column j of B, contiguous.
 void Column(const float* b, int64_t ldb, int64_t k, int64_t j, float* col) {
@@ -79,30 +83,51 @@ void TensorCoreGemm(const float* a, int64_t lda, const float* b, int64_t ldb, fl
     }
   }
   // Terms in chunks of whole blocks, so a chunk of B stays in cache while
-  // every row of the task goes through it.
+  // every row of the task goes through it; B's chunk is packed contiguous
+  // where its rows lie far apart (a stride of a power of two maps every row
+  // to the same few cache sets). A task takes up to kMaxRows rows: all of
+  // them on one thread, else enough tasks for the workers.
   const int64_t chunk = tc.block * std::max(1, 256 / tc.block);
-  const int64_t row_tasks = (m + kRowsPerTask - 1) / kRowsPerTask;
+  const int64_t want_tasks = parallel ? 16 : 1;
+  const int64_t rows_per_task =
+      std::clamp<int64_t>(((m * panels + want_tasks - 1) / want_tasks / panels + 7) & ~int64_t{7},
+                          kRowsPerTask, kMaxRows);
+  const int64_t row_tasks = (m + rows_per_task - 1) / rows_per_task;
   const bool f32 = F32PanelSpec(tc) &&
                    F32PanelApplies(tc, F32PanelRange(a, m, k, lda), F32PanelRange(b, k, n, ldb), k);
   ForTasks(panels * row_tasks, parallel, [&](int64_t task) {
-    const int64_t p = task / row_tasks, i0 = (task % row_tasks) * kRowsPerTask;
-    const int64_t rows = std::min(kRowsPerTask, m - i0), j0 = p * kPanel;
+    const int64_t p = task / row_tasks, i0 = (task % row_tasks) * rows_per_task;
+    const int64_t rows = std::min(rows_per_task, m - i0), j0 = p * kPanel;
     const int64_t width = std::min(kPanel, n - j0);
     const float* bp = p < full ? b + j0 : tail.data();
     const int64_t ldbp = p < full ? ldb : kPanel;
-    double acc[kRowsPerTask * kPanel] = {};
-    float acc32[kRowsPerTask * kPanel] = {};
-    bool bad[kRowsPerTask] = {};
+    const bool pack = f32 && ldbp > kPanel && rows > 1;
+    alignas(64) float packed[256 * kPanel];
+    double acc[kMaxRows * kPanel];
+    float acc32[kMaxRows * kPanel];
+    std::fill(acc, acc + rows * kPanel, 0.0);
+    std::fill(acc32, acc32 + rows * kPanel, 0.0f);
+    bool bad[kMaxRows] = {};
     for (int64_t t0 = 0; t0 < k; t0 += chunk) {
       const int64_t kk = std::min(chunk, k - t0);
-      if (f32) {
-        if (TensorCorePanelBlocks(a + i0 * lda + t0, lda, bp + t0 * ldbp, ldbp, rows, kk, tc,
-                                  acc32)) {
-          continue;
+      const float* bc = bp + t0 * ldbp;
+      int64_t ldbc = ldbp;
+      if (pack) {
+        for (int64_t t = 0; t < kk; ++t) {
+          std::memcpy(packed + t * kPanel, bc + t * ldbp, sizeof(float) * kPanel);
         }
-        TensorCorePanelF32(a + i0 * lda + t0, lda, bp + t0 * ldbp, ldbp, rows, kk, tc, acc32, bad);
-      } else {
-        TensorCorePanel(a + i0 * lda + t0, lda, bp + t0 * ldbp, ldbp, rows, kk, tc, acc, bad);
+        bc = packed;
+        ldbc = kPanel;
+      }
+      for (int64_t r0 = 0; r0 < rows; r0 += kRowsPerTask) {
+        const int64_t rr = std::min(kRowsPerTask, rows - r0);
+        const float* ar = a + (i0 + r0) * lda + t0;
+        if (f32) {
+          if (TensorCorePanelBlocks(ar, lda, bc, ldbc, rr, kk, tc, acc32 + r0 * kPanel)) continue;
+          TensorCorePanelF32(ar, lda, bc, ldbc, rr, kk, tc, acc32 + r0 * kPanel, bad + r0);
+        } else {
+          TensorCorePanel(ar, lda, bc, ldbc, rr, kk, tc, acc + r0 * kPanel, bad + r0);
+        }
       }
     }
     std::vector<float> col;
