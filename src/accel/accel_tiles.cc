@@ -76,49 +76,50 @@ HWY_INLINE hn::Vec<DF> ConvertRz(DF df, VI s) {
 }
 
 // The range of x[i * ld + j] (i < rows, j < cols) for the float panels
-// (accel_gemm.h, OperandRange).
+// (accel_gemm.h, OperandRange), in one pass of four operations a vector:
+// the magnitudes' bits less one folded by unsigned minimum (a zero wraps to
+// the largest value, so the minimum is the smallest nonzero magnitude),
+// unsigned maximum and OR (the low 12 fraction bits of every value at
+// once). Subnormals and Inf/NaN show in the minimum and maximum.
 OperandRange OperandRangeImpl(const float* x, int64_t rows, int64_t cols, int64_t ld) {
   const hn::ScalableTag<uint32_t> du;
   const size_t n = hn::Lanes(du);
-  const hn::RebindToSigned<decltype(du)> di;
-  const auto abs_mask = hn::Set(du, 0x7fffffffu), low = hn::Set(du, 0xfffu);
-  const auto min_normal = hn::Set(di, 0x00800000), max_finite = hn::Set(di, 0x7f7fffff);
-  const auto zero = hn::Zero(du);
-  // Signed compares on magnitudes below 2^31 (AVX2 and SSE4 have no
-  // unsigned ones); zeros count as the largest value for the minimum.
-  auto lo = hn::Set(di, 0x7fffffff), hi = hn::Zero(di);
-  auto bad = hn::Lt(hn::Zero(di), hn::Zero(di));
-  auto check = [&](hn::Vec<decltype(du)> bits) {
-    const auto u = hn::And(bits, abs_mask);
-    const auto is_zero = hn::RebindMask(di, hn::Eq(u, zero));
-    const auto s = hn::BitCast(di, u);
-    // Not zero and (subnormal, Inf/NaN or more than 12 significant bits).
-    const auto wide = hn::Or(hn::Or(hn::Lt(s, min_normal), hn::Gt(s, max_finite)),
-                             hn::RebindMask(di, hn::Ne(hn::And(u, low), zero)));
-    bad = hn::Or(bad, hn::AndNot(is_zero, wide));
-    lo = hn::Min(lo, hn::IfThenElse(is_zero, hn::Set(di, 0x7fffffff), s));
-    hi = hn::Max(hi, s);
-  };
+  const auto abs_mask = hn::Set(du, 0x7fffffffu), one = hn::Set(du, 1u);
+  auto lo = hn::Set(du, 0xffffffffu), hi = hn::Zero(du), any = hn::Zero(du);
   for (int64_t i = 0; i < rows; ++i) {
     const uint32_t* r = reinterpret_cast<const uint32_t*>(x + i * ld);
     int64_t j = 0;
-    for (; j + static_cast<int64_t>(n) <= cols; j += n) check(hn::LoadU(du, r + j));
-    if (j < cols) {
-      HWY_ALIGN uint32_t tail[hn::MaxLanes(du)] = {};
-      for (int64_t t = j; t < cols; ++t) tail[t - j] = r[t];
-      check(hn::Load(du, tail));
+    for (; j + static_cast<int64_t>(n) <= cols; j += n) {
+      const auto u = hn::And(hn::LoadU(du, r + j), abs_mask);
+      lo = hn::Min(lo, hn::Sub(u, one));
+      hi = hn::Max(hi, u);
+      any = hn::Or(any, u);
     }
-    if (!hn::AllFalse(di, bad)) return OperandRange{};
+    for (; j < cols; ++j) {  // the row's last lanes, one at a time
+      const auto u = hn::Set(du, r[j] & 0x7fffffffu);
+      lo = hn::Min(lo, hn::Sub(u, one));
+      hi = hn::Max(hi, u);
+      any = hn::Or(any, u);
+    }
   }
-  HWY_ALIGN int32_t lanes[hn::MaxLanes(di)];
+  HWY_ALIGN uint32_t lanes[3][hn::MaxLanes(du)];
+  hn::Store(lo, du, lanes[0]);
+  hn::Store(hi, du, lanes[1]);
+  hn::Store(any, du, lanes[2]);
+  uint32_t lo_bits = 0xffffffffu, hi_bits = 0, any_bits = 0;
+  for (size_t l = 0; l < n; ++l) {
+    lo_bits = std::min(lo_bits, lanes[0][l]);
+    hi_bits = std::max(hi_bits, lanes[1][l]);
+    any_bits |= lanes[2][l];
+  }
   OperandRange range;
-  range.reduced = true;
-  hn::Store(lo, di, lanes);
-  uint32_t lo_bits = 0x7fffffffu, hi_bits = 0;
-  for (size_t l = 0; l < n; ++l) lo_bits = std::min(lo_bits, static_cast<uint32_t>(lanes[l]));
-  hn::Store(hi, di, lanes);
-  for (size_t l = 0; l < n; ++l) hi_bits = std::max(hi_bits, static_cast<uint32_t>(lanes[l]));
-  range.min_nonzero = lo_bits == 0x7fffffffu ? 0.0f : std::bit_cast<float>(lo_bits);
+  if (hi_bits == 0) {  // all zero
+    range.reduced = true;
+    return range;
+  }
+  const uint32_t min_bits = lo_bits + 1;
+  range.reduced = (any_bits & 0xfffu) == 0 && min_bits >= 0x00800000u && hi_bits < 0x7f800000u;
+  range.min_nonzero = std::bit_cast<float>(min_bits);
   range.max_abs = std::bit_cast<float>(hi_bits);
   return range;
 }

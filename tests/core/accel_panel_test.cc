@@ -202,6 +202,40 @@ TEST(AccelPanel, ProductsDownToTheFloorTakeTheFloatPanels) {
   }
 }
 
+// F32PanelRange: smallest nonzero and largest magnitude over a strided
+// block with ragged rows, and reduced only for zeros and normal floats of at
+// most 12 significant bits; one subnormal, Inf, NaN or 13-bit value anywhere
+// clears it, on every target.
+TEST(AccelPanel, OperandRangeOfAStridedBlock) {
+  const int64_t rows = 3, cols = 21, ld = 24;
+  std::vector<float> x(static_cast<size_t>(rows * ld), 0.0f);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      x[i * ld + j] = j % 3 == 0 ? 0.0f : std::ldexp(-1.5f + 0.25f * static_cast<float>(i), j - 10);
+    }
+  }
+  x[2 * ld + 20] = std::ldexp(1.0f, -100);  // the smallest, in a row's last lane
+  x[1 * ld + 7] = -std::ldexp(1.0f, 90);     // the largest
+  x[0 * ld + 22] = std::numeric_limits<float>::quiet_NaN();  // outside the block
+  const float special[] = {std::ldexp(1.0f, -130), std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN(), 1.0f + 0x1p-12f};
+  convtest::ForEachTarget([&](const std::string&) {
+    const auto r = accel::F32PanelRange(x.data(), rows, cols, ld);
+    EXPECT_TRUE(r.reduced);
+    EXPECT_EQ(r.min_nonzero, std::ldexp(1.0f, -100));
+    EXPECT_EQ(r.max_abs, std::ldexp(1.0f, 90));
+    for (float v : special) {
+      std::vector<float> y = x;
+      y[1 * ld + 19] = v;
+      EXPECT_FALSE(accel::F32PanelRange(y.data(), rows, cols, ld).reduced) << v;
+    }
+    const std::vector<float> zeros(40, 0.0f);
+    const auto z = accel::F32PanelRange(zeros.data(), 2, 19, 20);
+    EXPECT_TRUE(z.reduced);
+    EXPECT_EQ(z.min_nonzero, 0.0f);
+  });
+}
+
 // RoundLanes against RoundOperand on bit patterns spread over all of fp32
 // (every 4099th pattern: each exponent, both signs, NaN payloads) plus the
 // ties, overflow and subnormal edges of each format, on every target, with
