@@ -172,8 +172,9 @@ void Rows(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t kk, 
   for (int r = 0; r < kRows; ++r) {
     for (int64_t t = 0; t < rest; ++t) at[r * kBlock + t] = a[r * lda + whole * kBlock + t];
   }
+  const int64_t width = kVectors * static_cast<int64_t>(hn::Lanes(DF()));  // lanes in use
   for (int64_t t = 0; t < rest; ++t) {
-    std::copy(b + (whole * kBlock + t) * ldb, b + (whole * kBlock + t) * ldb + kPanel,
+    std::copy(b + (whole * kBlock + t) * ldb, b + (whole * kBlock + t) * ldb + width,
               bt + t * kPanel);
   }
   BlockRows<kVectors, kRows, kBlock, kKeep>(at, kBlock, bt, kPanel, 1, align, acc);
@@ -184,6 +185,23 @@ void Rows(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t kk, 
 template <int kVectors, int kBlock>
 void Panel(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows, int64_t kk,
            int align, float* acc) {
+  if constexpr (kRegisters == 16 && kVectors == 2) {
+    // 16 registers: the panel's two halves one after the other, each with
+    // two rows' chains (both halves' chains at once would spill).
+    const int64_t half = static_cast<int64_t>(hn::Lanes(DF()));
+    for (int v = 0; v < 2; ++v) {
+      int64_t r = 0;
+      for (; r + 2 <= rows; r += 2) {
+        Rows<1, 2, kBlock, (kBlock <= 4)>(a + r * lda, lda, b + v * half, ldb, kk, align,
+                                          acc + r * kPanel + v * half);
+      }
+      if (r < rows) {
+        Rows<1, 1, kBlock, (kBlock <= 8)>(a + r * lda, lda, b + v * half, ldb, kk, align,
+                                          acc + r * kPanel + v * half);
+      }
+    }
+    return;
+  }
   constexpr int kGroup = kVectors >= 4 ? 1 : 4 / kVectors;
   constexpr bool kKeep = kBlock * kVectors * kGroup + 2 * kVectors * kGroup + 4 <= kRegisters;
   constexpr bool kKeepOne = kBlock * kVectors + 2 * kVectors + 4 <= kRegisters;
