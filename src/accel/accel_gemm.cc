@@ -88,10 +88,13 @@ void TensorCoreGemm(const float* a, int64_t lda, const float* b, int64_t ldb, fl
   // to the same few cache sets). A task takes up to kMaxRows rows: all of
   // them on one thread, else enough tasks for the workers.
   const int64_t chunk = tc.block * std::max(1, 256 / tc.block);
-  const int64_t want_tasks = parallel ? 16 : 1;
-  const int64_t rows_per_task =
-      std::clamp<int64_t>(((m * panels + want_tasks - 1) / want_tasks / panels + 7) & ~int64_t{7},
-                          kRowsPerTask, kMaxRows);
+  // As many rows per task as leave the workers 8 tasks (a packed chunk then
+  // serves the most rows).
+  int64_t rows_per_task = kMaxRows;
+  while (parallel && rows_per_task > kRowsPerTask &&
+         panels * ((m + rows_per_task - 1) / rows_per_task) < 8) {
+    rows_per_task /= 2;
+  }
   const int64_t row_tasks = (m + rows_per_task - 1) / rows_per_task;
   const bool f32 = F32PanelSpec(tc) &&
                    F32PanelApplies(tc, F32PanelRange(a, m, k, lda), F32PanelRange(b, k, n, ldb), k);
@@ -113,7 +116,10 @@ void TensorCoreGemm(const float* a, int64_t lda, const float* b, int64_t ldb, fl
       const float* bc = bp + t0 * ldbp;
       int64_t ldbc = ldbp;
       if (pack) {
+        // Rows a page or more apart defeat the hardware's prefetch: fetch
+        // 40 rows ahead (the next chunk's first rows at the end).
         for (int64_t t = 0; t < kk; ++t) {
+          __builtin_prefetch(bc + (t + 40) * ldbp);
           std::memcpy(packed + t * kPanel, bc + t * ldbp, sizeof(float) * kPanel);
         }
         bc = packed;
