@@ -9,16 +9,21 @@
 // Operands are used as given: the callers round them while they pack
 // (RoundOperands on the packed rows, or on the image im2col reads).
 //
-// Tensor-core accumulation runs on panels (accel_tiles.cc, Highway,
-// dispatched per CPU): 16 outputs of one row of C per panel, one lane each;
-// per block FMA the exact products, the largest magnitude's exponent,
-// truncation onto the block's grid by an exact power of two, an exact
-// integer sum and rounding toward zero to fp32. Every step is exact, so the
-// lane width cannot change a bit. TensorCorePanelF32 runs on float lanes
-// with int32 sums when F32PanelApplies (reduced operands whose products stay
-// in fp32's normal range, the usual case); TensorCorePanel on double lanes otherwise. A lane that
-// meets a value outside what those exact steps cover (Inf/NaN, a result in
-// fp32's subnormal range) is recomputed by the scalar definition.
+// Tensor-core accumulation runs on panels (Highway, dispatched per CPU):
+// 16 outputs of one row of C per panel, one lane each; per block FMA the
+// exact products, the largest magnitude's exponent, truncation onto the
+// block's grid by an exact power of two, an exact integer sum and rounding
+// toward zero to fp32. Every step is exact, so the lane width cannot change
+// a bit. Where F32PanelApplies (reduced operands whose products stay in
+// fp32's normal range: what the profiles' rounded operands give unless a
+// gradient underflows past 2^-50 or so) the panels run on float lanes with
+// int32 sums: TensorCorePanelBlocks (tc_block_tiles.cc) for the presets'
+// block sizes, TensorCorePanelF32 (accel_tiles.cc) for the others; else
+// TensorCorePanel on double lanes, where a lane that meets a value outside
+// what the exact steps cover (Inf/NaN, a result in fp32's subnormal range)
+// is recomputed by the scalar definition. A task packs each chunk of its
+// panel of B contiguous (B's rows are often a power of two apart) and runs
+// up to 64 rows through it.
 // Ordered accumulation (used with split-K) runs xw::Dot per output.
 //
 // Thread-safety: pure functions of their arguments; `parallel` runs tiles
