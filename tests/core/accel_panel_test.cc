@@ -155,7 +155,8 @@ TEST(AccelPanel, SpecialValuesFallBackToTheScalarDefinition) {
 // GEMM to the double panels, with the same bits.
 TEST(AccelPanel, ProductsDownToTheFloorTakeTheFloatPanels) {
   const int64_t m = 6, n = 35, k = 70;
-  for (const TensorCoreSpec tc : {TensorCoreSpec{4, 1}, TensorCoreSpec{8, 2}, TensorCoreSpec{16, 2}}) {
+  for (const TensorCoreSpec tc :
+       {TensorCoreSpec{4, 1}, TensorCoreSpec{8, 2}, TensorCoreSpec{16, 2}}) {
     const int half = (tc.align_bits - 103) / 2;  // each operand's smallest exponent
     std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
     Philox rng(7 + tc.block, StreamId("accel-panel-floor"));
