@@ -38,6 +38,8 @@
 #include <vector>
 
 #include "bench/peak_tile.h"
+#include "src/accel/accel_gemm.h"
+#include "xwires/core/accel_numerics.h"
 #include "xwires/core/batchnorm.h"
 #include "xwires/core/conv.h"
 #include "xwires/core/dense.h"
@@ -157,6 +159,24 @@ void BM_Gemm(benchmark::State& state, KernelNumerics num) {
   });
 }
 
+// The emulated tensor-core GEMM alone (src/accel/accel_gemm.h), one thread,
+// on operands already rounded to TF32 (block 4 = the A100 preset, 8 = H100)
+// or bf16 (block 8 = A100, 16 = H100): the products and block FMAs that
+// the accelerator profiles' convolutions and dense layers run.
+void BM_AccelGemm(benchmark::State& state, OperandRounding r, TensorCoreSpec tc) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  Tensor a = Random({m, k}, 3), b = Random({k, n}, 4), c({m, n});
+  RoundOperands(a.data(), a.data(), a.size(), r, false);
+  RoundOperands(b.data(), b.data(), b.size(), r, false);
+  AccelSpec spec;
+  spec.accumulation = Accumulation::kTensorCore;
+  Measure(state, 2.0 * m * n * k, m, n, k, [&] {
+    accel::AccelGemm(a.data(), k, b.data(), n, c.data(), n, m, n, k, spec, tc, ReduceSpec{},
+                     false);
+    benchmark::DoNotOptimize(c.data());
+  });
+}
+
 enum class DensePass { kForward, kData, kWeight };
 
 // One pass of a Linear layer as training runs it (dense.h: y = x w^T,
@@ -266,6 +286,18 @@ void Register() {
     auto* b = benchmark::RegisterBenchmark(("gemm/" + gc.name).c_str(), BM_Gemm, gc.num);
     b->Args({64, 1024, 576})->Args({256, 256, 256})->Args({512, 512, 512})->Args({128, 10, 64});
     b->Args({128, 512, 3072})->Args({512, 3072, 128});  // mlp: fc1 forward, fc1 weight gradient
+    DefaultMinTime(b, 0.1)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+  }
+
+  const std::tuple<const char*, OperandRounding, TensorCoreSpec> tensor_cores[] = {
+      {"tf32_a100", OperandRounding::kTf32Rna, {4, 1}},
+      {"tf32_h100", OperandRounding::kTf32Rz, {8, 2}},
+      {"bf16_a100", OperandRounding::kBf16Rne, {8, 1}},
+      {"bf16_h100", OperandRounding::kBf16Rne, {16, 2}}};
+  for (const auto& [tc_name, rounding, tc] : tensor_cores) {
+    auto* b = benchmark::RegisterBenchmark((std::string("accel_gemm/") + tc_name).c_str(),
+                                           BM_AccelGemm, rounding, tc);
+    b->Args({64, 1024, 576})->Args({128, 512, 3072});
     DefaultMinTime(b, 0.1)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
   }
 

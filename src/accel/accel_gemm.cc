@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "xwires/core/parallel.h"
@@ -13,7 +15,10 @@ namespace xw {
 namespace accel {
 namespace {
 
+// Rows per kernel call (its accumulators stay in cache across a chunk) and
+// at most per task.
 constexpr int64_t kRowsPerTask = 8;
+constexpr int64_t kMaxRows = 64;
 
 // Column j of B, contiguous.
 void Column(const float* b, int64_t ldb, int64_t k, int64_t j, float* col) {
@@ -36,6 +41,17 @@ float ScalarTensorCoreDot(const float* a, const float* col, int64_t k, const Ten
 bool F32PanelSpec(const TensorCoreSpec& tc) {
   return tc.block >= 1 && tc.block <= 64 && tc.align_bits >= 0 && tc.align_bits <= 8 &&
          int64_t{tc.block + 1} << (24 + tc.align_bits) <= (int64_t{1} << 31) - 128;
+}
+
+bool F32PanelApplies(const TensorCoreSpec& tc, const OperandRange& a, const OperandRange& b,
+                     int64_t k) {
+  if (!F32PanelSpec(tc) || !a.reduced || !b.reduced) return false;
+  if (a.min_nonzero == 0 || b.min_nonzero == 0) return true;  // every product is zero
+  // Products of floats are exact in double; the bounds are powers of two.
+  const double smallest = static_cast<double>(a.min_nonzero) * b.min_nonzero;
+  const double largest = static_cast<double>(a.max_abs) * b.max_abs;
+  return smallest >= std::ldexp(1.0, tc.align_bits - 103) &&
+         largest * static_cast<double>(k) < std::ldexp(1.0, 126);
 }
 
 namespace {
@@ -67,26 +83,57 @@ void TensorCoreGemm(const float* a, int64_t lda, const float* b, int64_t ldb, fl
     }
   }
   // Terms in chunks of whole blocks, so a chunk of B stays in cache while
-  // every row of the task goes through it.
+  // every row of the task goes through it; B's chunk is packed contiguous
+  // where its rows lie far apart (a stride of a power of two maps every row
+  // to the same few cache sets). A task takes up to kMaxRows rows: all of
+  // them on one thread, else enough tasks for the workers.
   const int64_t chunk = tc.block * std::max(1, 256 / tc.block);
-  const int64_t row_tasks = (m + kRowsPerTask - 1) / kRowsPerTask;
-  const bool f32 = F32PanelSpec(tc) && F32PanelOperands(a, m, k, lda) &&
-                   F32PanelOperands(b, k, n, ldb);
+  // As many rows per task as leave the workers 8 tasks (a packed chunk then
+  // serves the most rows).
+  int64_t rows_per_task = kMaxRows;
+  while (parallel && rows_per_task > kRowsPerTask &&
+         panels * ((m + rows_per_task - 1) / rows_per_task) < 8) {
+    rows_per_task /= 2;
+  }
+  const int64_t row_tasks = (m + rows_per_task - 1) / rows_per_task;
+  const bool f32 = F32PanelSpec(tc) &&
+                   F32PanelApplies(tc, F32PanelRange(a, m, k, lda), F32PanelRange(b, k, n, ldb), k);
   ForTasks(panels * row_tasks, parallel, [&](int64_t task) {
-    const int64_t p = task / row_tasks, i0 = (task % row_tasks) * kRowsPerTask;
-    const int64_t rows = std::min(kRowsPerTask, m - i0), j0 = p * kPanel;
+    const int64_t p = task / row_tasks, i0 = (task % row_tasks) * rows_per_task;
+    const int64_t rows = std::min(rows_per_task, m - i0), j0 = p * kPanel;
     const int64_t width = std::min(kPanel, n - j0);
     const float* bp = p < full ? b + j0 : tail.data();
     const int64_t ldbp = p < full ? ldb : kPanel;
-    double acc[kRowsPerTask * kPanel] = {};
-    float acc32[kRowsPerTask * kPanel] = {};
-    bool bad[kRowsPerTask] = {};
+    const bool pack = f32 && ldbp > kPanel && rows > 1;
+    alignas(64) float packed[256 * kPanel];
+    double acc[kMaxRows * kPanel];
+    float acc32[kMaxRows * kPanel];
+    std::fill(acc, acc + rows * kPanel, 0.0);
+    std::fill(acc32, acc32 + rows * kPanel, 0.0f);
+    bool bad[kMaxRows] = {};
     for (int64_t t0 = 0; t0 < k; t0 += chunk) {
       const int64_t kk = std::min(chunk, k - t0);
-      if (f32) {
-        TensorCorePanelF32(a + i0 * lda + t0, lda, bp + t0 * ldbp, ldbp, rows, kk, tc, acc32, bad);
-      } else {
-        TensorCorePanel(a + i0 * lda + t0, lda, bp + t0 * ldbp, ldbp, rows, kk, tc, acc, bad);
+      const float* bc = bp + t0 * ldbp;
+      int64_t ldbc = ldbp;
+      if (pack) {
+        // Rows a page or more apart defeat the hardware's prefetch: fetch
+        // 40 rows ahead (the next chunk's first rows at the end).
+        for (int64_t t = 0; t < kk; ++t) {
+          __builtin_prefetch(bc + (t + 40) * ldbp);
+          std::memcpy(packed + t * kPanel, bc + t * ldbp, sizeof(float) * kPanel);
+        }
+        bc = packed;
+        ldbc = kPanel;
+      }
+      for (int64_t r0 = 0; r0 < rows; r0 += kRowsPerTask) {
+        const int64_t rr = std::min(kRowsPerTask, rows - r0);
+        const float* ar = a + (i0 + r0) * lda + t0;
+        if (f32) {
+          if (TensorCorePanelBlocks(ar, lda, bc, ldbc, rr, kk, tc, acc32 + r0 * kPanel)) continue;
+          TensorCorePanelF32(ar, lda, bc, ldbc, rr, kk, tc, acc32 + r0 * kPanel, bad + r0);
+        } else {
+          TensorCorePanel(ar, lda, bc, ldbc, rr, kk, tc, acc + r0 * kPanel, bad + r0);
+        }
       }
     }
     std::vector<float> col;

@@ -9,16 +9,21 @@
 // Operands are used as given: the callers round them while they pack
 // (RoundOperands on the packed rows, or on the image im2col reads).
 //
-// Tensor-core accumulation runs on panels (accel_tiles.cc, Highway,
-// dispatched per CPU): 16 outputs of one row of C per panel, one lane each;
-// per block FMA the exact products, the largest magnitude's exponent,
-// truncation onto the block's grid by an exact power of two, an exact
-// integer sum and rounding toward zero to fp32. Every step is exact, so the
-// lane width cannot change a bit. TensorCorePanelF32 runs on float lanes
-// with int32 sums when F32PanelApplies (reduced operands of moderate range,
-// the usual case); TensorCorePanel on double lanes otherwise. A lane that
-// meets a value outside what those exact steps cover (Inf/NaN, a result in
-// fp32's subnormal range) is recomputed by the scalar definition.
+// Tensor-core accumulation runs on panels (Highway, dispatched per CPU):
+// 16 outputs of one row of C per panel, one lane each; per block FMA the
+// exact products, the largest magnitude's exponent, truncation onto the
+// block's grid by an exact power of two, an exact integer sum and rounding
+// toward zero to fp32. Every step is exact, so the lane width cannot change
+// a bit. Where F32PanelApplies (reduced operands whose products stay in
+// fp32's normal range: what the profiles' rounded operands give unless a
+// gradient underflows past 2^-50 or so) the panels run on float lanes with
+// int32 sums: TensorCorePanelBlocks (tc_block_tiles.cc) for the presets'
+// block sizes, TensorCorePanelF32 (accel_tiles.cc) for the others; else
+// TensorCorePanel on double lanes, where a lane that meets a value outside
+// what the exact steps cover (Inf/NaN, a result in fp32's subnormal range)
+// is recomputed by the scalar definition. A task packs each chunk of its
+// panel of B contiguous (B's rows are often a power of two apart) and runs
+// up to 64 rows through it.
 // Ordered accumulation (used with split-K) runs xw::Dot per output.
 //
 // Thread-safety: pure functions of their arguments; `parallel` runs tiles
@@ -52,14 +57,30 @@ void AccelGemm(const float* a, int64_t lda, const float* b, int64_t ldb, float* 
 void TensorCorePanel(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows,
                      int64_t kk, const TensorCoreSpec& tc, double* acc, bool* bad);
 
-// The float panel's conditions: the block's integer sum stays below
-// 2^31 - 2^7, i.e. (block + 1) * 2^(24 + align_bits) does; and every
-// operand is zero or has at most 12 significant bits (TF32, bf16, fp16
-// values; products exact in fp32) and a magnitude in [2^-40, 2^40).
+// The float panels' conditions. On the spec: the block's integer sum stays
+// below 2^31 - 2^7, i.e. (block + 1) * 2^(24 + align_bits) does. On the
+// operands (OperandRange of A and of B): every value is zero or a normal
+// float with at most 12 significant bits (TF32, bf16, fp16 values, whose
+// products are exact in fp32); every nonzero product is at least
+// 2^(align_bits - 103) (min_nonzero of A times that of B); and k times the
+// largest product stays below 2^126 (no product or accumulator overflows).
+struct OperandRange {
+  bool reduced = false;     // zeros and normal floats of <= 12 significant bits
+  float min_nonzero = 0;    // smallest nonzero magnitude (0: all zero)
+  float max_abs = 0;        // largest magnitude
+};
 bool F32PanelSpec(const TensorCoreSpec& tc);
-bool F32PanelOperands(const float* x, int64_t rows, int64_t cols, int64_t ld);
+OperandRange F32PanelRange(const float* x, int64_t rows, int64_t cols, int64_t ld);
+bool F32PanelApplies(const TensorCoreSpec& tc, const OperandRange& a, const OperandRange& b,
+                     int64_t k);
 void TensorCorePanelF32(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows,
                         int64_t kk, const TensorCoreSpec& tc, float* acc, bool* bad);
+
+// TensorCorePanelF32 for the presets' block sizes (4, 8, 16) and vectors of
+// at least 4 floats (tc_block_tiles.cc), same bits; false (acc untouched)
+// where it does not apply.
+bool TensorCorePanelBlocks(const float* a, int64_t lda, const float* b, int64_t ldb,
+                           int64_t rows, int64_t kk, const TensorCoreSpec& tc, float* acc);
 
 }  // namespace accel
 }  // namespace xw

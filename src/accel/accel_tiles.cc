@@ -5,6 +5,8 @@
 // IEEE double (products of two floats have at most 48 bits; scaling by
 // powers of two; std::trunc; sums of integers below 2^53; clearing mantissa
 // bits), so all targets give the bits of TensorCoreBlockFma.
+#include <algorithm>
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -42,36 +44,84 @@ HWY_INLINE hn::Vec<DI> TruncToInt(DI di, V v) {
   return hn::ConvertTo(di, v);
 }
 
-// True when every x[i * ld + j] (i < rows, j < cols) is zero or has at most
-// 12 significant bits and a magnitude in [2^-40, 2^40).
-bool F32PanelOperandsImpl(const float* x, int64_t rows, int64_t cols, int64_t ld) {
+// max(m, |p|) for m >= 0 and finite p (the panels' operands admit no NaN):
+// AVX-512DQ's VRANGEPS does it in one instruction (larger magnitude, sign
+// cleared); elsewhere Abs then Max. The same value on every target.
+template <class V>
+HWY_INLINE V MaxAbs(V m, V p) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX3_ZEN4
+  if constexpr (sizeof(p.raw) == 64) return V{_mm512_range_ps(m.raw, p.raw, 0x0B)};
+  if constexpr (sizeof(p.raw) == 32) return V{_mm256_range_ps(m.raw, p.raw, 0x0B)};
+  if constexpr (sizeof(p.raw) == 16) return V{_mm_range_ps(m.raw, p.raw, 0x0B)};
+#endif
+  return hn::Max(m, hn::Abs(p));
+}
+
+// int32 lanes |s| < 2^31 - 2^7 to float, rounded toward zero: AVX-512's
+// conversion with embedded rounding; elsewhere the nearest conversion, one
+// step toward zero where it overshot (exact in int32: the float is an
+// integer below 2^31). The same value on every target.
+template <class DF, class VI>
+HWY_INLINE hn::Vec<DF> ConvertRz(DF df, VI s) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX3_ZEN4
+  if constexpr (sizeof(s.raw) == 64) {
+    return hn::Vec<DF>{_mm512_cvt_roundepi32_ps(s.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
+  }
+#endif
+  const hn::RebindToSigned<DF> di;
+  const auto f = hn::ConvertTo(df, s);
+  // over: -1 where |f| > |s|; the float one step toward zero has bits - 1.
+  const auto over = hn::VecFromMask(di, hn::Gt(hn::Abs(TruncToInt(di, f)), hn::Abs(s)));
+  return hn::BitCast(df, hn::Add(hn::BitCast(di, f), over));
+}
+
+// The range of x[i * ld + j] (i < rows, j < cols) for the float panels
+// (accel_gemm.h, OperandRange), in one pass of four operations a vector:
+// the magnitudes' bits less one folded by unsigned minimum (a zero wraps to
+// the largest value, so the minimum is the smallest nonzero magnitude),
+// unsigned maximum and OR (the low 12 fraction bits of every value at
+// once). Subnormals and Inf/NaN show in the minimum and maximum.
+OperandRange OperandRangeImpl(const float* x, int64_t rows, int64_t cols, int64_t ld) {
   const hn::ScalableTag<uint32_t> du;
   const size_t n = hn::Lanes(du);
-  const auto abs_mask = hn::Set(du, 0x7fffffffu), low = hn::Set(du, 0xfffu);
-  const auto lo = hn::Set(du, (127u - 40u) << 23), span = hn::Set(du, 80u << 23);
-  const auto zero = hn::Zero(du);
-  const hn::RebindToSigned<decltype(du)> di;
-  auto bad = hn::Lt(hn::Zero(di), hn::Zero(di));
-  auto check = [&](hn::Vec<decltype(du)> bits) {
-    const auto u = hn::And(bits, abs_mask);
-    // In range: u - lo (as signed; u < 2^31) in [0, span).
-    const auto off = hn::BitCast(di, hn::Sub(u, lo));
-    const auto in_range = hn::AndNot(hn::Lt(off, hn::Zero(di)), hn::Lt(off, hn::BitCast(di, span)));
-    const auto in = hn::And(in_range, hn::RebindMask(di, hn::Eq(hn::And(u, low), zero)));
-    bad = hn::Or(bad, hn::Not(hn::Or(in, hn::RebindMask(di, hn::Eq(u, zero)))));
-  };
+  const auto abs_mask = hn::Set(du, 0x7fffffffu), one = hn::Set(du, 1u);
+  auto lo = hn::Set(du, 0xffffffffu), hi = hn::Zero(du), any = hn::Zero(du);
   for (int64_t i = 0; i < rows; ++i) {
     const uint32_t* r = reinterpret_cast<const uint32_t*>(x + i * ld);
     int64_t j = 0;
-    for (; j + static_cast<int64_t>(n) <= cols; j += n) check(hn::LoadU(du, r + j));
-    if (j < cols) {
-      HWY_ALIGN uint32_t tail[hn::MaxLanes(du)] = {};
-      for (int64_t t = j; t < cols; ++t) tail[t - j] = r[t];
-      check(hn::Load(du, tail));
+    for (; j + static_cast<int64_t>(n) <= cols; j += n) {
+      const auto u = hn::And(hn::LoadU(du, r + j), abs_mask);
+      lo = hn::Min(lo, hn::Sub(u, one));
+      hi = hn::Max(hi, u);
+      any = hn::Or(any, u);
     }
-    if (!hn::AllFalse(di, bad)) return false;
+    for (; j < cols; ++j) {  // the row's last lanes, one at a time
+      const auto u = hn::Set(du, r[j] & 0x7fffffffu);
+      lo = hn::Min(lo, hn::Sub(u, one));
+      hi = hn::Max(hi, u);
+      any = hn::Or(any, u);
+    }
   }
-  return true;
+  HWY_ALIGN uint32_t lanes[3][hn::MaxLanes(du)];
+  hn::Store(lo, du, lanes[0]);
+  hn::Store(hi, du, lanes[1]);
+  hn::Store(any, du, lanes[2]);
+  uint32_t lo_bits = 0xffffffffu, hi_bits = 0, any_bits = 0;
+  for (size_t l = 0; l < n; ++l) {
+    lo_bits = std::min(lo_bits, lanes[0][l]);
+    hi_bits = std::max(hi_bits, lanes[1][l]);
+    any_bits |= lanes[2][l];
+  }
+  OperandRange range;
+  if (hi_bits == 0) {  // all zero
+    range.reduced = true;
+    return range;
+  }
+  const uint32_t min_bits = lo_bits + 1;
+  range.reduced = (any_bits & 0xfffu) == 0 && min_bits >= 0x00800000u && hi_bits < 0x7f800000u;
+  range.min_nonzero = std::bit_cast<float>(min_bits);
+  range.max_abs = std::bit_cast<float>(hi_bits);
+  return range;
 }
 
 using DD = hn::CappedTag<double, kPanel>;
@@ -149,15 +199,13 @@ void PanelF64(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t 
 
 
 // The same block FMAs on float lanes, for operands that F32PanelApplies
-// admits: every product is then exact in fp32 and lies in [2^-80, 2^80]
-// (or is zero), so E lies in [-80, 110] and both scale factors are normal
-// floats; the scaled, truncated terms are integers below 2^(24 + align)
-// whose sum over a block fits int32. The sum s is rounded toward zero to 24
-// bits (nearest, then one step down where that overshot; exact in int32)
-// and scaled back exactly. A lane whose products are all zero keeps c
-// (its grid is finer than c's ulp). A live lane's result is zero or at
-// least up >= 2^-111, never subnormal, so nothing is handed back (bad is
-// left as it is).
+// admits: every product is then exact in fp32, zero or in
+// [2^(align - 103), 2^127), so E lies in [align - 103, 127] and both scale
+// factors are normal floats; the scaled, truncated terms are integers below
+// 2^(24 + align) whose sum over a block fits int32. The sum s is rounded
+// toward zero to 24 bits (ConvertRz) and scaled back exactly: a live lane's
+// result is zero or at least up >= 2^-126, never subnormal, and stays below
+// 2^127, so nothing is handed back (bad is left as it is).
 // kBlock > 0: the block size as a constant, so that a whole block's
 // products stay in registers (the last, shorter block runs with a run-time
 // count); kBlock == 0: any block size.
@@ -178,8 +226,11 @@ void PanelF32Rows(const float* a, int64_t lda, const float* b, int64_t ldb, int6
   // 277 + align - field(2^E); up = 2^(E - 23 - align) has field - 23 - align.
   const auto down_base = hn::Set(du, static_cast<uint32_t>(277 + tc.align_bits) << 23);
   const auto up_sub = hn::Set(du, static_cast<uint32_t>(23 + tc.align_bits) << 23);
-  const V zero = hn::Zero(d);
-  const VI one_i = hn::Set(di, 1);
+  // Every nonzero product is at least 2^(align - 103) (F32PanelApplies), so
+  // starting the block's largest magnitude there changes no grid where a
+  // product is nonzero, and keeps both factors normal where all are zero
+  // (c, a multiple of a grid at least as fine, then stays as it is).
+  const V floor = hn::BitCast(d, hn::Set(du, static_cast<uint32_t>(24 + tc.align_bits) << 23));
   // prod[t * kChains + chain], chain = row * kVectors + v: kRows rows
   // advance together (independent accumulators, so their block chains
   // overlap in time) and share each load of B.
@@ -190,7 +241,7 @@ void PanelF32Rows(const float* a, int64_t lda, const float* b, int64_t ldb, int6
   }
   // One block FMA of `terms` terms from t0 (terms: an int or a constant).
   auto block_fma = [&](int64_t t0, auto terms) {
-    for (int q = 0; q < kChains; ++q) mp[q] = zero;
+    for (int q = 0; q < kChains; ++q) mp[q] = floor;
     for (int t = 0; t < terms; ++t) {
       const float* br = b + (t0 + t) * ldb;
       for (int v = 0; v < kVectors; ++v) {
@@ -199,23 +250,19 @@ void PanelF32Rows(const float* a, int64_t lda, const float* b, int64_t ldb, int6
           const int q = r * kVectors + v;
           const V p = hn::Mul(bv, hn::Set(d, a[r * lda + t0 + t]));
           prod[t * kChains + q] = p;
-          mp[q] = hn::Max(mp[q], hn::Abs(p));
+          mp[q] = MaxAbs(mp[q], p);
         }
       }
     }
     for (int q = 0; q < kChains; ++q) {
-      const auto field = hn::And(hn::BitCast(du, hn::Max(mp[q], hn::Abs(c[q]))), exp_mask);
+      const auto field = hn::And(hn::BitCast(du, MaxAbs(mp[q], c[q])), exp_mask);
       const V down = hn::BitCast(d, hn::Sub(down_base, field));
       const V up = hn::BitCast(d, hn::Sub(field, up_sub));
       VI s = TruncToInt(di, hn::Mul(c[q], down));
       for (int t = 0; t < terms; ++t) {
         s = hn::Add(s, TruncToInt(di, hn::Mul(prod[t * kChains + q], down)));
       }
-      V f = hn::ConvertTo(d, s);  // nearest; |s| < 2^31 - 2^7, so no overflow back
-      const auto over = hn::Gt(hn::Abs(TruncToInt(di, f)), hn::Abs(s));
-      f = hn::BitCast(d, hn::IfThenElse(over, hn::Sub(hn::BitCast(di, f), one_i),
-                                        hn::BitCast(di, f)));
-      c[q] = hn::IfThenElse(hn::Ne(mp[q], zero), hn::Mul(f, up), c[q]);
+      c[q] = hn::Mul(ConvertRz(d, s), up);
     }
   };
   int64_t t0 = 0;
@@ -255,8 +302,8 @@ void PanelF32(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t 
 
 }  // namespace
 
-bool F32PanelOperandsT(const float* x, int64_t rows, int64_t cols, int64_t ld) {
-  return F32PanelOperandsImpl(x, rows, cols, ld);
+OperandRange OperandRangeT(const float* x, int64_t rows, int64_t cols, int64_t ld) {
+  return OperandRangeImpl(x, rows, cols, ld);
 }
 
 void TensorCorePanelT(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows,
@@ -292,10 +339,10 @@ namespace accel {
 
 HWY_EXPORT(TensorCorePanelT);
 HWY_EXPORT(TensorCorePanelF32T);
-HWY_EXPORT(F32PanelOperandsT);
+HWY_EXPORT(OperandRangeT);
 
-bool F32PanelOperands(const float* x, int64_t rows, int64_t cols, int64_t ld) {
-  return HWY_DYNAMIC_DISPATCH(F32PanelOperandsT)(x, rows, cols, ld);
+OperandRange F32PanelRange(const float* x, int64_t rows, int64_t cols, int64_t ld) {
+  return HWY_DYNAMIC_DISPATCH(OperandRangeT)(x, rows, cols, ld);
 }
 
 void TensorCorePanel(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows,

@@ -9,4 +9,5 @@ target_sources(xwires_core PRIVATE
 # The tensor-core panels and the operand rounding, compiled once per SIMD target (see
 # src/kernels/sources.cmake for the dispatch and its disabled targets).
 target_sources(xwires_simd PRIVATE ${CMAKE_CURRENT_LIST_DIR}/accel_tiles.cc
+                                   ${CMAKE_CURRENT_LIST_DIR}/tc_block_tiles.cc
                                    ${CMAKE_CURRENT_LIST_DIR}/round_lanes.cc)

@@ -7,6 +7,7 @@
 // overflowing results).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cmath>
@@ -144,6 +145,96 @@ TEST(AccelPanel, SpecialValuesFallBackToTheScalarDefinition) {
   }
   EXPECT_TRUE(has_inf && has_nan && has_sub && has_max)
       << has_inf << has_nan << has_sub << has_max;
+}
+
+// Reduced operands whose products reach down to the float panels' floor,
+// 2^(align - 103): tiny gradients times small weights, blocks of zeros
+// (ReLU, padding) and cancellation that leaves the accumulator below the
+// floor. They take the float panels (F32PanelApplies), and give the scalar
+// definition's bits on every target; one product below the floor hands the
+// GEMM to the double panels, with the same bits.
+TEST(AccelPanel, ProductsDownToTheFloorTakeTheFloatPanels) {
+  const int64_t m = 6, n = 35, k = 70;
+  for (const TensorCoreSpec tc :
+       {TensorCoreSpec{4, 1}, TensorCoreSpec{8, 2}, TensorCoreSpec{16, 2}}) {
+    const int half = (tc.align_bits - 103) / 2;  // each operand's smallest exponent
+    std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+    Philox rng(7 + tc.block, StreamId("accel-panel-floor"));
+    auto value = [&](uint64_t i, int lowest) {
+      const uint32_t u = rng.U32(i);
+      if (u % 5 == 0) return 0.0f;
+      const float mant = 1.0f + static_cast<float>(u % 1024) / 1024.0f;  // 11 bits
+      const float v = std::ldexp(mant, lowest + static_cast<int>((u >> 10) % 14));
+      return (u >> 20) % 2 ? -v : v;
+    };
+    for (int64_t i = 0; i < m * k; ++i) a[i] = value(2 * i, half);
+    for (int64_t i = 0; i < k * n; ++i) b[i] = value(2 * i + 1, half + (tc.align_bits - 103) % 2);
+    const int low_b = half + (tc.align_bits - 103) % 2;             // half + low_b = floor
+    for (int64_t t = 16; t < 32; ++t) a[t] = 0;                     // whole zero blocks, row 0
+    a[k + 1] = std::ldexp(1.0f, half);                              // a product at the floor
+    b[1 * n + 2] = std::ldexp(1.0f, low_b);
+    for (int64_t t = 0; t < k; ++t) a[2 * k + t] = 0;               // row 2, column 2: 1.5 - 1
+    a[2 * k + 0] = std::ldexp(1.5f, half);                          // times the floor, half the
+    a[2 * k + 1] = -std::ldexp(1.0f, half);                         // floor, then zero blocks
+    b[0 * n + 2] = std::ldexp(1.0f, low_b);
+    for (int64_t t = 0; t < k; ++t) {  // row 3, column 3: 22-bit products in [floor, 4 floor)
+      a[3 * k + t] = std::ldexp(1.0f + static_cast<float>(2 * t + 1) / 1024.0f, half);
+      b[t * n + 3] = std::ldexp(1.0f + static_cast<float>(1023 - 2 * t) / 1024.0f, low_b);
+    }
+    const auto ra = accel::F32PanelRange(a.data(), m, k, k);
+    const auto rb = accel::F32PanelRange(b.data(), k, n, n);
+    ASSERT_TRUE(accel::F32PanelApplies(tc, ra, rb, k)) << tc.block;
+    AccelSpec s;
+    s.accumulation = Accumulation::kTensorCore;
+    const auto want = Bits(Scalar(a, b, m, n, k, s, tc));
+    convtest::ForEachTarget(
+        [&](const std::string&) { EXPECT_EQ(Bits(Fast(a, b, m, n, k, s, tc)), want); });
+    // Cancellation reached an accumulator below the floor somewhere.
+    const auto c = Scalar(a, b, m, n, k, s, tc);
+    EXPECT_TRUE(std::any_of(c.begin(), c.end(), [&](float v) {
+      return v != 0 && std::fabs(v) < std::ldexp(1.0f, tc.align_bits - 103);
+    })) << tc.block;
+    // Half the floor: the GEMM leaves the float panels, same bits.
+    a[k + 1] = std::ldexp(1.0f, half - 1);
+    ASSERT_FALSE(accel::F32PanelApplies(tc, accel::F32PanelRange(a.data(), m, k, k), rb, k));
+    const auto want2 = Bits(Scalar(a, b, m, n, k, s, tc));
+    convtest::ForEachTarget(
+        [&](const std::string&) { EXPECT_EQ(Bits(Fast(a, b, m, n, k, s, tc)), want2); });
+  }
+}
+
+// F32PanelRange: smallest nonzero and largest magnitude over a strided
+// block with ragged rows, and reduced only for zeros and normal floats of at
+// most 12 significant bits; one subnormal, Inf, NaN or 13-bit value anywhere
+// clears it, on every target.
+TEST(AccelPanel, OperandRangeOfAStridedBlock) {
+  const int64_t rows = 3, cols = 21, ld = 24;
+  std::vector<float> x(static_cast<size_t>(rows * ld), 0.0f);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      x[i * ld + j] = j % 3 == 0 ? 0.0f : std::ldexp(-1.5f + 0.25f * static_cast<float>(i), j - 10);
+    }
+  }
+  x[2 * ld + 20] = std::ldexp(1.0f, -100);  // the smallest, in a row's last lane
+  x[1 * ld + 7] = -std::ldexp(1.0f, 90);     // the largest
+  x[0 * ld + 22] = std::numeric_limits<float>::quiet_NaN();  // outside the block
+  const float special[] = {std::ldexp(1.0f, -130), std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN(), 1.0f + 0x1p-12f};
+  convtest::ForEachTarget([&](const std::string&) {
+    const auto r = accel::F32PanelRange(x.data(), rows, cols, ld);
+    EXPECT_TRUE(r.reduced);
+    EXPECT_EQ(r.min_nonzero, std::ldexp(1.0f, -100));
+    EXPECT_EQ(r.max_abs, std::ldexp(1.0f, 90));
+    for (float v : special) {
+      std::vector<float> y = x;
+      y[1 * ld + 19] = v;
+      EXPECT_FALSE(accel::F32PanelRange(y.data(), rows, cols, ld).reduced) << v;
+    }
+    const std::vector<float> zeros(40, 0.0f);
+    const auto z = accel::F32PanelRange(zeros.data(), 2, 19, 20);
+    EXPECT_TRUE(z.reduced);
+    EXPECT_EQ(z.min_nonzero, 0.0f);
+  });
 }
 
 // RoundLanes against RoundOperand on bit patterns spread over all of fp32
