@@ -107,11 +107,16 @@ class ReLU : public Module {
 class MaxPool2d : public Module {
  public:
   MaxPool2d(int kernel, int stride);
+  // Keeps the layer's path: the key of a random scatter order.
+  void Register(const std::string& prefix, std::vector<StateEntry>* out) override;
   Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
+  // Overlapping windows' gradients meet in ctx.accel's scatter order
+  // (PoolScatterOrder, keyed by seed, step and this layer's path).
   Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
   bool HasParameters() const override { return false; }
 
  private:
+  std::string name_ = "maxpool";
   Pool2dSpec spec_;
   std::vector<int32_t> argmax_;
   Shape x_shape_;
