@@ -63,7 +63,7 @@ Result<const Tensor*> Conv2d::Forward(const Tensor& x, const RunContext& ctx) {
   if (!geometry.ok()) return geometry.status();
   x_ = &x;
   AccelConv2dForward(x, weight_, has_bias_ ? &bias_ : nullptr, spec, ctx.kernels, ctx.accel,
-                     &y_);
+                     &y_, &rounded_);
   RoundActivations(ctx, &y_);
   return &y_;
 }
@@ -75,7 +75,7 @@ Result<Tensor*> Conv2d::Backward(Tensor& dy, const RunContext& ctx, bool need_dx
   accel.scatter_step = static_cast<uint64_t>(ctx.step);
   accel.scatter_tensor = StreamId(name_);
   AccelConv2dBackward(*x_, weight_, dy, Spec(ctx), ctx.kernels, accel, need_dx ? &dx_ : nullptr,
-                      &dweight_, has_bias_ ? &dbias_ : nullptr);
+                      &dweight_, has_bias_ ? &dbias_ : nullptr, &rounded_);
   if (need_dx) RoundActivations(ctx, &dx_);
   RoundActivations(ctx, &dweight_);  // the 16-bit weight's gradient, upcast exactly
   if (has_bias_) RoundActivations(ctx, &dbias_);
@@ -108,14 +108,15 @@ Result<const Tensor*> Linear::Forward(const Tensor& x, const RunContext& ctx) {
                                    "] input, got " + ShapeToString(x.shape()));
   }
   x_ = &x;
-  AccelDenseForward(x, weight_, has_bias_ ? &bias_ : nullptr, ctx.kernels, ctx.accel, &y_);
+  AccelDenseForward(x, weight_, has_bias_ ? &bias_ : nullptr, ctx.kernels, ctx.accel, &y_,
+                    &rounded_);
   RoundActivations(ctx, &y_);
   return &y_;
 }
 
 Result<Tensor*> Linear::Backward(Tensor& dy, const RunContext& ctx, bool need_dx) {
   AccelDenseBackward(*x_, weight_, dy, ctx.kernels, ctx.accel, need_dx ? &dx_ : nullptr,
-                     &dweight_, has_bias_ ? &dbias_ : nullptr);
+                     &dweight_, has_bias_ ? &dbias_ : nullptr, &rounded_);
   if (need_dx) RoundActivations(ctx, &dx_);
   RoundActivations(ctx, &dweight_);
   if (has_bias_) RoundActivations(ctx, &dbias_);

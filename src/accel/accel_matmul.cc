@@ -8,6 +8,7 @@
 #include "xwires/core/matmul.h"
 #include "xwires/core/parallel.h"
 #include "src/accel/accel_gemm.h"
+#include "src/accel/operand_cache.h"
 
 namespace xw {
 
@@ -61,15 +62,16 @@ void AccelMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
 }
 
 void AccelDenseForward(const Tensor& x, const Tensor& w, const Tensor* b,
-                       const KernelNumerics& num, const AccelSpec& accel, Tensor* y) {
+                       const KernelNumerics& num, const AccelSpec& accel, Tensor* y,
+                       AccelOperandCache* cache) {
   if (!accel.MatmulActive()) return DenseForward(x, w, b, num, y);
   const AccelSpec s = accel.For(accel.matmul_operands);
   if (s.accumulation == Accumulation::kOrdered && s.split_k <= 1) {
     // Rounding only: today's dense kernel on rounded copies.
-    Tensor xr(x.shape()), wr(w.shape());
-    RoundOperands(x.data(), xr.data(), x.size(), s.matmul_operands, s.flush_bf16_subnormals);
-    RoundOperands(w.data(), wr.data(), w.size(), s.matmul_operands, s.flush_bf16_subnormals);
-    return DenseForward(xr, wr, b, num, y);
+    AccelOperandCache local;
+    const accel::RoundedPair r = accel::RoundForward(x, w, s.matmul_operands,
+                                                     s.flush_bf16_subnormals, cache, &local);
+    return DenseForward(*r.x, *r.w, b, num, y);
   }
   const int64_t rows = x.dim(0), out = w.dim(0), in = w.dim(1);
   if (rows * in != x.size()) {  // DenseForward's shape message
@@ -85,17 +87,19 @@ void AccelDenseForward(const Tensor& x, const Tensor& w, const Tensor* b,
 
 void AccelDenseBackward(const Tensor& x, const Tensor& w, const Tensor& dy,
                         const KernelNumerics& num, const AccelSpec& accel, Tensor* dx,
-                        Tensor* dw, Tensor* db) {
+                        Tensor* dw, Tensor* db, AccelOperandCache* cache) {
   if (!accel.MatmulActive()) return DenseBackward(x, w, dy, num, dx, dw, db);
   const AccelSpec s = accel.For(accel.matmul_operands);
   if (db != nullptr) DenseBackward(x, w, dy, num, nullptr, nullptr, db);
   if (s.accumulation == Accumulation::kOrdered && s.split_k <= 1) {
-    Tensor xr(x.shape()), wr(w.shape()), dyr(dy.shape());
-    RoundOperands(x.data(), xr.data(), x.size(), s.matmul_operands, s.flush_bf16_subnormals);
-    RoundOperands(w.data(), wr.data(), w.size(), s.matmul_operands, s.flush_bf16_subnormals);
-    RoundOperands(dy.data(), dyr.data(), dy.size(), s.matmul_operands, s.flush_bf16_subnormals);
-    return DenseBackward(xr, wr, dyr, num, dx, dw, nullptr);
+    AccelOperandCache local;
+    const accel::RoundedPair r = accel::RoundBackward(x, w, s.matmul_operands,
+                                                      s.flush_bf16_subnormals, cache, &local);
+    Tensor* dyr = cache != nullptr ? &cache->dy : &local.dy;
+    accel::RoundInto(dy, s.matmul_operands, s.flush_bf16_subnormals, dyr);
+    return DenseBackward(*r.x, *r.w, *dyr, num, dx, dw, nullptr);
   }
+  if (cache != nullptr) cache->valid = false;
   const int64_t rows = dy.dim(0), out = w.dim(0), in = w.dim(1);
   if (dx != nullptr) {
     dx->Resize(x.shape());

@@ -44,14 +44,35 @@
 
 namespace xw {
 
+// The rounded operands of one layer's products, kept from its forward to
+// the backward that follows, for the operand-rounding-only route: the
+// forward rounds x and w into `x` and `w`, the backward reuses them and
+// rounds only dy (into `dy`), so each operand is rounded once per step, into
+// memory that is reused from step to step (no allocation, no zero fill, no
+// fresh pages). The backward uses `x` and `w` only when the forward filled
+// them from the same x and w storage (`x_source`, `w_source`) and `valid`
+// is set, and clears `valid`; the caller must not change x or w in between
+// (a training step's order: forward, backward, then the optimizer). Which
+// values are rounded, and so every bit, is the same with or without it. One
+// per layer; not thread-safe.
+struct AccelOperandCache {
+  Tensor x, w, dy;
+  const float* x_source = nullptr;
+  const float* w_source = nullptr;
+  bool valid = false;
+};
+
 // Conv2dForward / Conv2dBackward (conv.h) under accel.conv_operands and the
-// accumulation, split-K and scatter settings.
+// accumulation, split-K and scatter settings. `cache` (optional) keeps the
+// rounded operands from the forward to the backward (above).
 void AccelConv2dForward(const Tensor& x, const Tensor& w, const Tensor* bias,
                         const Conv2dSpec& spec, const KernelNumerics& num,
-                        const AccelSpec& accel, Tensor* y);
+                        const AccelSpec& accel, Tensor* y,
+                        AccelOperandCache* cache = nullptr);
 void AccelConv2dBackward(const Tensor& x, const Tensor& w, const Tensor& dy,
                          const Conv2dSpec& spec, const KernelNumerics& num,
-                         const AccelSpec& accel, Tensor* dx, Tensor* dw, Tensor* db);
+                         const AccelSpec& accel, Tensor* dx, Tensor* dw, Tensor* db,
+                         AccelOperandCache* cache = nullptr);
 // Matmul (matmul.h) under accel.matmul_operands, accumulation and split-K.
 void AccelMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
                  bool trans_a, bool trans_b, bool accumulate, const KernelNumerics& num,
@@ -60,10 +81,11 @@ void AccelMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
 // (y = x w^T, dx = dy w, dw = dy^T x); bias added in fp32 after the
 // product; db is DenseBackward's.
 void AccelDenseForward(const Tensor& x, const Tensor& w, const Tensor* b,
-                       const KernelNumerics& num, const AccelSpec& accel, Tensor* y);
+                       const KernelNumerics& num, const AccelSpec& accel, Tensor* y,
+                       AccelOperandCache* cache = nullptr);
 void AccelDenseBackward(const Tensor& x, const Tensor& w, const Tensor& dy,
                         const KernelNumerics& num, const AccelSpec& accel, Tensor* dx,
-                        Tensor* dw, Tensor* db);
+                        Tensor* dw, Tensor* db, AccelOperandCache* cache = nullptr);
 
 }  // namespace xw
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "xwires/core/accel_ops.h"
 #include "xwires/core/batchnorm.h"
 #include "xwires/core/conv.h"
 #include "xwires/core/pooling.h"
@@ -42,6 +43,7 @@ class Conv2d : public Module {
   Tensor weight_, bias_, dweight_, dbias_;
   Tensor y_, dx_;
   const Tensor* x_ = nullptr;
+  AccelOperandCache rounded_;  // rounded x and w from Forward to Backward
 };
 
 // y = x w^T + b; x [N, in] (or any [N, ...] flattening to in).
@@ -59,6 +61,7 @@ class Linear : public Module {
   Tensor weight_, bias_, dweight_, dbias_;
   Tensor y_, dx_;
   const Tensor* x_ = nullptr;
+  AccelOperandCache rounded_;  // rounded x and w from Forward to Backward
 };
 
 // Batch norm over NCHW channels (or [N, C]). Training: batch statistics,
