@@ -108,15 +108,14 @@ Result<const Tensor*> Linear::Forward(const Tensor& x, const RunContext& ctx) {
                                    "] input, got " + ShapeToString(x.shape()));
   }
   x_ = &x;
-  AccelDenseForward(x, weight_, has_bias_ ? &bias_ : nullptr, ctx.kernels, ctx.accel, &y_,
-                    &rounded_);
+  AccelDenseForward(x, weight_, has_bias_ ? &bias_ : nullptr, ctx.kernels, ctx.accel, &y_);
   RoundActivations(ctx, &y_);
   return &y_;
 }
 
 Result<Tensor*> Linear::Backward(Tensor& dy, const RunContext& ctx, bool need_dx) {
   AccelDenseBackward(*x_, weight_, dy, ctx.kernels, ctx.accel, need_dx ? &dx_ : nullptr,
-                     &dweight_, has_bias_ ? &dbias_ : nullptr, &rounded_);
+                     &dweight_, has_bias_ ? &dbias_ : nullptr);
   if (need_dx) RoundActivations(ctx, &dx_);
   RoundActivations(ctx, &dweight_);
   if (has_bias_) RoundActivations(ctx, &dbias_);

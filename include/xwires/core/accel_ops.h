@@ -80,12 +80,14 @@ void AccelMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
 // DenseForward / DenseBackward (dense.h) with their products on AccelMatmul
 // (y = x w^T, dx = dy w, dw = dy^T x); bias added in fp32 after the
 // product; db is DenseBackward's.
+// With operand rounding only, the dense products round their operands
+// while the GEMM packs them (KernelNumerics::operands, matmul.h): no
+// rounded copies.
 void AccelDenseForward(const Tensor& x, const Tensor& w, const Tensor* b,
-                       const KernelNumerics& num, const AccelSpec& accel, Tensor* y,
-                       AccelOperandCache* cache = nullptr);
+                       const KernelNumerics& num, const AccelSpec& accel, Tensor* y);
 void AccelDenseBackward(const Tensor& x, const Tensor& w, const Tensor& dy,
                         const KernelNumerics& num, const AccelSpec& accel, Tensor* dx,
-                        Tensor* dw, Tensor* db, AccelOperandCache* cache = nullptr);
+                        Tensor* dw, Tensor* db);
 
 }  // namespace xw
 

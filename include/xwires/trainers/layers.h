@@ -61,7 +61,6 @@ class Linear : public Module {
   Tensor weight_, bias_, dweight_, dbias_;
   Tensor y_, dx_;
   const Tensor* x_ = nullptr;
-  AccelOperandCache rounded_;  // rounded x and w from Forward to Backward
 };
 
 // Batch norm over NCHW channels (or [N, C]). Training: batch statistics,
