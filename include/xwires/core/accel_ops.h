@@ -8,11 +8,13 @@
 //
 // Two routes:
 //  * Operand rounding only (ordered accumulation, no split-K, and for the
-//    filter gradient no random scatter order): both operands of the product
-//    are rounded into scratch (one vectorised pass over each), and the
-//    profile's own kernels run on the rounded copies, so the order of every
-//    reduction is today's. For the data and filter gradients dy is rounded
-//    too (dgrad: dy and w; wgrad: x and dy).
+//    filter gradient no random scatter order): the profile's own kernels
+//    run on rounded operands, so the order of every reduction is today's.
+//    Dense products round while the owned GEMM packs (matmul.h,
+//    KernelNumerics::operands). Convolutions run on rounded x, w (kept in
+//    an AccelOperandCache from the forward to the backward) and dy, each
+//    rounded once per step in one vectorised pass (dgrad: dy and w; wgrad:
+//    x and dy).
 //  * Tensor-core accumulation or split-K (or random scatter order for the
 //    filter gradient): explicit products, each output an xw::AccelDot over
 //    its gathered terms, rounded while they are gathered:
