@@ -63,7 +63,7 @@ Result<const Tensor*> Conv2d::Forward(const Tensor& x, const RunContext& ctx) {
   if (!geometry.ok()) return geometry.status();
   x_ = &x;
   AccelConv2dForward(x, weight_, has_bias_ ? &bias_ : nullptr, spec, ctx.kernels, ctx.accel,
-                     &y_);
+                     &y_, &rounded_);
   RoundActivations(ctx, &y_);
   return &y_;
 }
@@ -75,7 +75,7 @@ Result<Tensor*> Conv2d::Backward(Tensor& dy, const RunContext& ctx, bool need_dx
   accel.scatter_step = static_cast<uint64_t>(ctx.step);
   accel.scatter_tensor = StreamId(name_);
   AccelConv2dBackward(*x_, weight_, dy, Spec(ctx), ctx.kernels, accel, need_dx ? &dx_ : nullptr,
-                      &dweight_, has_bias_ ? &dbias_ : nullptr);
+                      &dweight_, has_bias_ ? &dbias_ : nullptr, &rounded_);
   if (need_dx) RoundActivations(ctx, &dx_);
   RoundActivations(ctx, &dweight_);  // the 16-bit weight's gradient, upcast exactly
   if (has_bias_) RoundActivations(ctx, &dbias_);
@@ -201,6 +201,10 @@ Result<Tensor*> ReLU::Backward(Tensor& dy, const RunContext& ctx, bool need_dx) 
 
 MaxPool2d::MaxPool2d(int kernel, int stride) : spec_(Pool2dSpec::Square(kernel, stride)) {}
 
+void MaxPool2d::Register(const std::string& prefix, std::vector<StateEntry>* out) {
+  name_ = prefix.empty() ? "maxpool" : prefix.substr(0, prefix.size() - 1);
+}
+
 Result<const Tensor*> MaxPool2d::Forward(const Tensor& x, const RunContext& ctx) {
   x_shape_ = x.shape();
   XW_RETURN_IF_ERROR(MaxPool2dForward(x, spec_, &y_, &argmax_));
@@ -209,7 +213,12 @@ Result<const Tensor*> MaxPool2d::Forward(const Tensor& x, const RunContext& ctx)
 
 Result<Tensor*> MaxPool2d::Backward(Tensor& dy, const RunContext& ctx, bool need_dx) {
   if (!need_dx) return static_cast<Tensor*>(nullptr);
-  XW_RETURN_IF_ERROR(MaxPool2dBackward(dy, argmax_, x_shape_, spec_, &dx_));
+  PoolScatterOrder order;
+  order.random = ctx.accel.scatter_random;
+  order.seed = ctx.seed;
+  order.step = static_cast<uint64_t>(ctx.step);
+  order.tensor = StreamId("maxpool/" + name_);
+  XW_RETURN_IF_ERROR(MaxPool2dBackward(dy, argmax_, x_shape_, spec_, order, &dx_));
   return &dx_;
 }
 

@@ -3,6 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "xwires/core/parallel.h"
 
 namespace xw {
 namespace {
@@ -38,30 +43,56 @@ LossScaler::LossScaler(LossScaling kind) : kind_(kind) {
   }
 }
 
+namespace {
+
+// One pass over g: every value's finiteness (exponent field all ones: Inf
+// or NaN), or-ed without a branch so that the loop vectorises, and the
+// unscaled value. Chunks through xw::ParallelFor; the flag is an or of the
+// chunks' flags and every value is its own, so the thread count changes no
+// bit. Returns true when all were finite.
+template <typename Unscale>
+bool CheckAndUnscale(float* g, int64_t n, Unscale unscale) {
+  const int64_t grain = 1 << 15;
+  const int64_t chunks = (n + grain - 1) / grain;
+  std::vector<uint8_t> bad(static_cast<size_t>(std::max<int64_t>(chunks, 1)), 0);
+  ParallelFor(n, grain, [&](int64_t i0, int64_t i1) {
+    uint32_t any = 0;
+    for (int64_t i = i0; i < i1; ++i) {
+      uint32_t u;
+      std::memcpy(&u, g + i, sizeof(u));
+      any |= static_cast<uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+      g[i] = unscale(g[i]);
+    }
+    bad[static_cast<size_t>(i0 / grain)] |= static_cast<uint8_t>(any);
+  });
+  for (uint8_t b : bad) {
+    if (b != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool LossScaler::UnscaleAndCheck(float* g, int64_t n) const {
-  bool finite = true;
-  for (int64_t i = 0; i < n; ++i) finite = finite && std::isfinite(g[i]);
   switch (kind_) {
     case LossScaling::kNone: break;
     case LossScaling::kTorchDynamic: {
       // inv = reciprocal in double, cast to fp32; every grad is scaled even
       // after an inf, and not at all when inv == 1 (AmpKernels.cu).
       const float inv = static_cast<float>(1.0 / static_cast<double>(scale_));
-      if (inv != 1.0f) {
-        for (int64_t i = 0; i < n; ++i) g[i] = g[i] * inv;
-      }
+      if (inv != 1.0f) return CheckAndUnscale(g, n, [inv](float v) { return v * inv; });
       break;
     }
-    case LossScaling::kKeras3Dynamic:
-      for (int64_t i = 0; i < n; ++i) g[i] = g[i] / scale_;
-      break;
+    case LossScaling::kKeras3Dynamic: {
+      const float scale = scale_;
+      return CheckAndUnscale(g, n, [scale](float v) { return v / scale; });
+    }
     case LossScaling::kKeras2Dynamic: {
       const float inv = 1.0f / scale_;
-      for (int64_t i = 0; i < n; ++i) g[i] = g[i] * inv;
-      break;
+      return CheckAndUnscale(g, n, [inv](float v) { return v * inv; });
     }
   }
-  return finite;
+  return CheckAndUnscale(g, n, [](float v) { return v; });
 }
 
 bool LossScaler::Update(bool found_inf) {

@@ -8,6 +8,7 @@
 #include "xwires/core/accel_numerics.h"
 #include "xwires/core/parallel.h"
 #include "src/accel/accel_gemm.h"
+#include "src/accel/operand_cache.h"
 #include "src/kernels/conv_internal.h"
 
 namespace xw {
@@ -168,10 +169,15 @@ void ExplicitBackwardFilter(const ConvGeometry& g, const float* x, const float* 
 
 void AccelConv2dForward(const Tensor& x, const Tensor& w, const Tensor* bias,
                         const Conv2dSpec& spec, const KernelNumerics& num,
-                        const AccelSpec& accel, Tensor* y) {
+                        const AccelSpec& accel, Tensor* y, AccelOperandCache* cache) {
   if (!accel.ConvActive()) return Conv2dForward(x, w, bias, spec, num, y);
   const AccelSpec s = accel.For(accel.conv_operands);
-  if (!ExplicitProducts(s)) return Conv2dForward(Rounded(x, s), Rounded(w, s), bias, spec, num, y);
+  if (!ExplicitProducts(s)) {
+    AccelOperandCache local;
+    const accel::RoundedPair r = accel::RoundForward(x, w, s.conv_operands,
+                                                     s.flush_bf16_subnormals, cache, &local);
+    return Conv2dForward(*r.x, *r.w, bias, spec, num, y);
+  }
   const ConvGeometry g = Geometry(x, w, spec);
   y->Resize({g.n, g.o, g.oh, g.ow});
   ExplicitForward(g, x.data(), w.data(), bias ? bias->data() : nullptr, num, s, y->data());
@@ -179,17 +185,23 @@ void AccelConv2dForward(const Tensor& x, const Tensor& w, const Tensor* bias,
 
 void AccelConv2dBackward(const Tensor& x, const Tensor& w, const Tensor& dy,
                          const Conv2dSpec& spec, const KernelNumerics& num,
-                         const AccelSpec& accel, Tensor* dx, Tensor* dw, Tensor* db) {
+                         const AccelSpec& accel, Tensor* dx, Tensor* dw, Tensor* db,
+                         AccelOperandCache* cache) {
   if (!accel.ConvActive()) return Conv2dBackward(x, w, dy, spec, num, dx, dw, db);
   const AccelSpec s = accel.For(accel.conv_operands);
   const bool explicit_data = ExplicitProducts(s);
   const bool explicit_filter = explicit_data || s.scatter_random;
   if (db != nullptr) Conv2dBackward(x, w, dy, spec, num, nullptr, nullptr, db);
   if (!explicit_data && !explicit_filter) {
-    const Tensor dyr = Rounded(dy, s);
-    Conv2dBackward(Rounded(x, s), Rounded(w, s), dyr, spec, num, dx, dw, nullptr);
+    AccelOperandCache local;
+    const accel::RoundedPair r = accel::RoundBackward(x, w, s.conv_operands,
+                                                      s.flush_bf16_subnormals, cache, &local);
+    Tensor* dyr = cache != nullptr ? &cache->dy : &local.dy;
+    accel::RoundInto(dy, s.conv_operands, s.flush_bf16_subnormals, dyr);
+    Conv2dBackward(*r.x, *r.w, *dyr, spec, num, dx, dw, nullptr);
     return;
   }
+  if (cache != nullptr) cache->valid = false;
   const ConvGeometry g = Geometry(x, w, spec);
   if (dx != nullptr) {
     if (explicit_data) {

@@ -10,6 +10,17 @@
 #include "src/accel/accel_gemm.h"
 
 namespace xw {
+namespace {
+
+// The profile's kernels with the matmul operands rounded while packed.
+KernelNumerics RoundingKernels(const KernelNumerics& num, const AccelSpec& s) {
+  KernelNumerics r = num;
+  r.operands = s.matmul_operands;
+  r.flush_bf16_subnormals = s.flush_bf16_subnormals;
+  return r;
+}
+
+}  // namespace
 
 void AccelMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
                  bool trans_a, bool trans_b, bool accumulate, const KernelNumerics& num,
@@ -19,12 +30,8 @@ void AccelMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
   const OperandRounding r = s.matmul_operands;
   const bool flush = s.flush_bf16_subnormals;
   if (s.accumulation == Accumulation::kOrdered && s.split_k <= 1) {
-    // Rounding only: round both operands into scratch, same layouts.
-    std::vector<float> ar(static_cast<size_t>(m * k)), br(static_cast<size_t>(k * n));
-    RoundOperands(a, ar.data(), m * k, r, flush);
-    RoundOperands(b, br.data(), k * n, r, flush);
-    Matmul(ar.data(), br.data(), c, m, n, k, trans_a, trans_b, accumulate, num);
-    return;
+    // Rounding only: the profile's Matmul, rounding while it packs.
+    return Matmul(a, b, c, m, n, k, trans_a, trans_b, accumulate, RoundingKernels(num, s));
   }
   if (m <= 0 || n <= 0) return;
   // Rows of op(A) [m, k] and op(B) as [k, n] (the panels' layout), rounded
@@ -65,11 +72,8 @@ void AccelDenseForward(const Tensor& x, const Tensor& w, const Tensor* b,
   if (!accel.MatmulActive()) return DenseForward(x, w, b, num, y);
   const AccelSpec s = accel.For(accel.matmul_operands);
   if (s.accumulation == Accumulation::kOrdered && s.split_k <= 1) {
-    // Rounding only: today's dense kernel on rounded copies.
-    Tensor xr(x.shape()), wr(w.shape());
-    RoundOperands(x.data(), xr.data(), x.size(), s.matmul_operands, s.flush_bf16_subnormals);
-    RoundOperands(w.data(), wr.data(), w.size(), s.matmul_operands, s.flush_bf16_subnormals);
-    return DenseForward(xr, wr, b, num, y);
+    // Rounding only: today's dense kernel, rounding while it packs.
+    return DenseForward(x, w, b, RoundingKernels(num, s), y);
   }
   const int64_t rows = x.dim(0), out = w.dim(0), in = w.dim(1);
   if (rows * in != x.size()) {  // DenseForward's shape message
@@ -88,14 +92,11 @@ void AccelDenseBackward(const Tensor& x, const Tensor& w, const Tensor& dy,
                         Tensor* dw, Tensor* db) {
   if (!accel.MatmulActive()) return DenseBackward(x, w, dy, num, dx, dw, db);
   const AccelSpec s = accel.For(accel.matmul_operands);
-  if (db != nullptr) DenseBackward(x, w, dy, num, nullptr, nullptr, db);
   if (s.accumulation == Accumulation::kOrdered && s.split_k <= 1) {
-    Tensor xr(x.shape()), wr(w.shape()), dyr(dy.shape());
-    RoundOperands(x.data(), xr.data(), x.size(), s.matmul_operands, s.flush_bf16_subnormals);
-    RoundOperands(w.data(), wr.data(), w.size(), s.matmul_operands, s.flush_bf16_subnormals);
-    RoundOperands(dy.data(), dyr.data(), dy.size(), s.matmul_operands, s.flush_bf16_subnormals);
-    return DenseBackward(xr, wr, dyr, num, dx, dw, nullptr);
+    // db sums the unrounded dy (Matmul rounds only its own operands).
+    return DenseBackward(x, w, dy, RoundingKernels(num, s), dx, dw, db);
   }
+  if (db != nullptr) DenseBackward(x, w, dy, num, nullptr, nullptr, db);
   const int64_t rows = dy.dim(0), out = w.dim(0), in = w.dim(1);
   if (dx != nullptr) {
     dx->Resize(x.shape());

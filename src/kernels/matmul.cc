@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "src/accel/round_lanes.h"
 #include "src/kernels/conv_internal.h"
 #include "src/kernels/gemm_internal.h"
 #include "src/kernels/ordered_gemm.h"
@@ -48,26 +49,50 @@ void EigenGemm(const float* a, int64_t lda, const float* b, int64_t ldb, float* 
 
 namespace {
 
+// Rounds the floats just written to packed memory (cache-resident), per
+// chunk of rows so that large copies round in parallel.
+void RoundPacked(float* x, int64_t rows, int64_t cols, const KernelNumerics& num) {
+  ParallelFor(rows, GrainFor(rows, std::max<int64_t>(1, (int64_t{1} << 14) / cols), 16),
+              [&](int64_t r0, int64_t r1) {
+                accel::RoundLanes(x + r0 * cols, x + r0 * cols, (r1 - r0) * cols, num.operands,
+                                  num.flush_bf16_subnormals);
+              });
+}
+
 void OwnedMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
-                 bool trans_a, bool trans_b, bool accumulate, const ReduceSpec& spec) {
+                 bool trans_a, bool trans_b, bool accumulate, const KernelNumerics& num) {
+  const ReduceSpec& spec = num.reduce;
+  const OperandRounding rounding = num.operands;
+  const bool flush = num.flush_bf16_subnormals;
   kernels::OrderedGemmProblem p;
   p.m = m;
   p.n = n;
   p.t = k;
   // op(A) row-major: A itself, or A^T transposed once for the whole product
-  // (per-panel gathers would redo it for every 32 columns of C).
+  // (per-panel gathers would redo it for every 32 columns of C). Rounded
+  // operands: A is copied (transposed or not) and rounded in the copy.
   ScratchFloats at;
   const float* arows = a;
   if (trans_a) {
     at.resize(static_cast<size_t>(m * k));
     kernels::TransposeMatrix(a, k, m, at.data());
+    if (rounding != OperandRounding::kNone) RoundPacked(at.data(), m, k, num);
+    arows = at.data();
+  } else if (rounding != OperandRounding::kNone) {
+    at.resize(static_cast<size_t>(m * k));
+    ParallelFor(m, GrainFor(m, std::max<int64_t>(1, (int64_t{1} << 14) / k), 16),
+                [&](int64_t r0, int64_t r1) {
+                  accel::RoundLanes(a + r0 * k, at.data() + r0 * k, (r1 - r0) * k, rounding,
+                                    flush);
+                });
     arows = at.data();
   }
   p.a = [=](int64_t i0, int64_t, int64_t t0, int64_t, float*, int64_t* ld) -> const float* {
     *ld = k;
     return arows + i0 * k + t0;
   };
-  p.pack_b = [=](int64_t j0, int64_t t0, int64_t t1, float* dst) {
+  // B's panels are rounded as they are packed (zero padding stays zero).
+  const auto pack_plain = [=](int64_t j0, int64_t t0, int64_t t1, float* dst) {
     const int64_t cols = std::min<int64_t>(kernels::kPanel, n - j0);
     if (!trans_b) {
       // Full panels copy a constant 128 bytes per row, which the compiler
@@ -97,6 +122,14 @@ void OwnedMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
       }
     }
   };
+  if (rounding == OperandRounding::kNone) {
+    p.pack_b = pack_plain;
+  } else {
+    p.pack_b = [=](int64_t j0, int64_t t0, int64_t t1, float* dst) {
+      pack_plain(j0, t0, t1, dst);
+      accel::RoundLanes(dst, dst, (t1 - t0) * kernels::kPanel, rounding, flush);
+    };
+  }
   p.store = [=](int64_t i0, int64_t i1, int64_t j0, const float* blk) {
     const int64_t cols = std::min<int64_t>(kernels::kPanel, n - j0);
     for (int64_t i = i0; i < i1; ++i) {
@@ -154,9 +187,15 @@ void Matmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int6
     return;
   }
   if (num.gemm == GemmKind::kEigen) {
+    if (num.operands != OperandRounding::kNone) {  // Eigen packs internally: rounded copies
+      ScratchFloats ar(static_cast<size_t>(m * k)), br(static_cast<size_t>(k * n));
+      RoundOperands(a, ar.data(), m * k, num.operands, num.flush_bf16_subnormals);
+      RoundOperands(b, br.data(), k * n, num.operands, num.flush_bf16_subnormals);
+      return ParallelEigenMatmul(ar.data(), br.data(), c, m, n, k, trans_a, trans_b, accumulate);
+    }
     ParallelEigenMatmul(a, b, c, m, n, k, trans_a, trans_b, accumulate);
   } else {
-    OwnedMatmul(a, b, c, m, n, k, trans_a, trans_b, accumulate, num.reduce);
+    OwnedMatmul(a, b, c, m, n, k, trans_a, trans_b, accumulate, num);
   }
 }
 

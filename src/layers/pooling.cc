@@ -7,6 +7,7 @@
 
 #include "layer_util.h"
 #include "src/kernels/pool_tiles.h"
+#include "xwires/core/accel_numerics.h"
 #include "xwires/core/parallel.h"
 
 namespace xw {
@@ -148,6 +149,44 @@ Status MaxPool2dForward(const Tensor& x, const Pool2dSpec& spec, Tensor* y,
 Status MaxPool2dBackward(const Tensor& dy, const std::vector<int32_t>& argmax,
                          const Shape& x_shape, const Pool2dSpec& spec,
                          Tensor* dx) {
+  return MaxPool2dBackward(dy, argmax, x_shape, spec, PoolScatterOrder{}, dx);
+}
+
+namespace {
+
+// One plane's random scatter: the addends of every input element listed in
+// output row-major order (counting sort by destination), then each element
+// with two or more of them summed into +0 in its Philox permutation.
+void RandomScatterPlane(const float* grad, const int32_t* idx, int64_t outputs, int64_t plane,
+                        int64_t first_element, const PoolScatterOrder& order, float* out,
+                        std::vector<int32_t>* offsets, std::vector<int32_t>* sources,
+                        std::vector<int64_t>* perm) {
+  offsets->assign(static_cast<size_t>(plane + 1), 0);
+  for (int64_t o = 0; o < outputs; ++o) ++(*offsets)[idx[o] + 1];
+  for (int64_t i = 0; i < plane; ++i) (*offsets)[i + 1] += (*offsets)[i];
+  sources->resize(static_cast<size_t>(outputs));
+  std::vector<int32_t> fill(offsets->begin(), offsets->end() - 1);
+  for (int64_t o = 0; o < outputs; ++o) (*sources)[fill[idx[o]]++] = static_cast<int32_t>(o);
+  for (int64_t i = 0; i < plane; ++i) {
+    const int32_t begin = (*offsets)[i], count = (*offsets)[i + 1] - begin;
+    if (count == 0) continue;
+    float r = 0.0f;
+    if (count == 1) {
+      r = r + grad[(*sources)[begin]];
+    } else {
+      ScatterPermutation(order.seed, order.step, order.tensor,
+                         static_cast<uint64_t>(first_element + i), count, perm);
+      for (int32_t k = 0; k < count; ++k) r = r + grad[(*sources)[begin + (*perm)[k]]];
+    }
+    out[i] = r;
+  }
+}
+
+}  // namespace
+
+Status MaxPool2dBackward(const Tensor& dy, const std::vector<int32_t>& argmax,
+                         const Shape& x_shape, const Pool2dSpec& spec,
+                         const PoolScatterOrder& order, Tensor* dx) {
   constexpr const char* kOp = "MaxPool2dBackward";
   XW_RETURN_IF_ERROR(layers::CheckNotNull(kOp, "dx", dx));
   XW_ASSIGN_OR_RETURN(const Geometry g, GeometryOf(kOp, x_shape, spec));
@@ -166,6 +205,20 @@ Status MaxPool2dBackward(const Tensor& dy, const std::vector<int32_t>& argmax,
           "MaxPool2dBackward: argmax index " + std::to_string(i) +
           " outside the input plane of " + std::to_string(plane));
     }
+  }
+  // Windows overlap only where a stride is below its kernel size.
+  const bool overlap = spec.stride_h < spec.kernel_h || spec.stride_w < spec.kernel_w;
+  if (order.random && overlap) {
+    ParallelFor(g.planes, 1, [&](int64_t p0, int64_t p1) {
+      std::vector<int32_t> offsets, sources;
+      std::vector<int64_t> perm;
+      for (int64_t p = p0; p < p1; ++p) {
+        RandomScatterPlane(dy.data() + p * g.oh * g.ow, argmax.data() + p * g.oh * g.ow,
+                           g.oh * g.ow, plane, p * plane, order, dx->data() + p * plane,
+                           &offsets, &sources, &perm);
+      }
+    });
+    return Status::OK();
   }
   ParallelFor(g.planes, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {

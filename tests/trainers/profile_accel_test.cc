@@ -3,13 +3,16 @@
 // naming the key path for a bad value of every new key.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "xwires/core/accel_numerics.h"
+#include "xwires/core/pooling.h"
 #include "xwires/core/rng.h"
 #include "xwires/trainers/layers.h"
 #include "xwires/trainers/profile.h"
@@ -212,6 +215,43 @@ TEST(ProfileAccel, AveragePoolingRoundsItsOutputUnderMixedPrecision) {
       EXPECT_EQ((**dx16)[i], RoundToFormat((**dx32)[i], StorageFormat::kBf16));
     }
   }
+}
+
+
+// `scatter_order` reaches max pooling: with overlapping 3x3 windows at
+// stride 1 on a plane whose maxima repeat, the layer's backward under a
+// profile with `random` is PoolScatterOrder's random order keyed by (seed,
+// step, "maxpool/" + the layer's path), and the index profile's is the
+// plain output order.
+TEST(ProfileAccel, ScatterOrderReachesOverlappingMaxPooling) {
+  Tensor x({1, 2, 6, 6});
+  for (int64_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7) % 5);
+  Tensor dy({1, 2, 4, 4});
+  for (int64_t i = 0; i < dy.size(); ++i) dy[i] = std::ldexp(1.0f + i % 3, (i % 5) * 6 - 12);
+  const Pool2dSpec spec = Pool2dSpec::Square(3, 1);
+  Tensor y;
+  std::vector<int32_t> idx;
+  ASSERT_TRUE(MaxPool2dForward(x, spec, &y, &idx).ok());
+  RunContext index, random;
+  random.accel.scatter_random = true;
+  random.seed = index.seed = 9;
+  random.step = index.step = 4;
+  MaxPool2d a(3, 1), b(3, 1);
+  std::vector<StateEntry> entries;
+  b.Register("features.2.", &entries);
+  ASSERT_TRUE(a.Forward(x, index).ok());
+  ASSERT_TRUE(b.Forward(x, random).ok());
+  Tensor dy1 = dy, dy2 = dy;
+  auto di = a.Backward(dy1, index, true);
+  auto dr = b.Backward(dy2, random, true);
+  ASSERT_TRUE(di.ok() && dr.ok());
+  Tensor want_index, want_random;
+  ASSERT_TRUE(MaxPool2dBackward(dy, idx, x.shape(), spec, &want_index).ok());
+  PoolScatterOrder order{true, 9, 4, StreamId("maxpool/features.2")};
+  ASSERT_TRUE(MaxPool2dBackward(dy, idx, x.shape(), spec, order, &want_random).ok());
+  EXPECT_TRUE((*di)->BitwiseEqual(want_index));
+  EXPECT_TRUE((*dr)->BitwiseEqual(want_random));
+  EXPECT_FALSE(want_index.BitwiseEqual(want_random));
 }
 
 }  // namespace

@@ -8,11 +8,13 @@
 //
 // Two routes:
 //  * Operand rounding only (ordered accumulation, no split-K, and for the
-//    filter gradient no random scatter order): both operands of the product
-//    are rounded into scratch (one vectorised pass over each), and the
-//    profile's own kernels run on the rounded copies, so the order of every
-//    reduction is today's. For the data and filter gradients dy is rounded
-//    too (dgrad: dy and w; wgrad: x and dy).
+//    filter gradient no random scatter order): the profile's own kernels
+//    run on rounded operands, so the order of every reduction is today's.
+//    Dense products round while the owned GEMM packs (matmul.h,
+//    KernelNumerics::operands). Convolutions run on rounded x, w (kept in
+//    an AccelOperandCache from the forward to the backward) and dy, each
+//    rounded once per step in one vectorised pass (dgrad: dy and w; wgrad:
+//    x and dy).
 //  * Tensor-core accumulation or split-K (or random scatter order for the
 //    filter gradient): explicit products, each output an xw::AccelDot over
 //    its gathered terms, rounded while they are gathered:
@@ -44,14 +46,35 @@
 
 namespace xw {
 
+// The rounded operands of one layer's products, kept from its forward to
+// the backward that follows, for the operand-rounding-only route: the
+// forward rounds x and w into `x` and `w`, the backward reuses them and
+// rounds only dy (into `dy`), so each operand is rounded once per step, into
+// memory that is reused from step to step (no allocation, no zero fill, no
+// fresh pages). The backward uses `x` and `w` only when the forward filled
+// them from the same x and w storage (`x_source`, `w_source`) and `valid`
+// is set, and clears `valid`; the caller must not change x or w in between
+// (a training step's order: forward, backward, then the optimizer). Which
+// values are rounded, and so every bit, is the same with or without it. One
+// per layer; not thread-safe.
+struct AccelOperandCache {
+  Tensor x, w, dy;
+  const float* x_source = nullptr;
+  const float* w_source = nullptr;
+  bool valid = false;
+};
+
 // Conv2dForward / Conv2dBackward (conv.h) under accel.conv_operands and the
-// accumulation, split-K and scatter settings.
+// accumulation, split-K and scatter settings. `cache` (optional) keeps the
+// rounded operands from the forward to the backward (above).
 void AccelConv2dForward(const Tensor& x, const Tensor& w, const Tensor* bias,
                         const Conv2dSpec& spec, const KernelNumerics& num,
-                        const AccelSpec& accel, Tensor* y);
+                        const AccelSpec& accel, Tensor* y,
+                        AccelOperandCache* cache = nullptr);
 void AccelConv2dBackward(const Tensor& x, const Tensor& w, const Tensor& dy,
                          const Conv2dSpec& spec, const KernelNumerics& num,
-                         const AccelSpec& accel, Tensor* dx, Tensor* dw, Tensor* db);
+                         const AccelSpec& accel, Tensor* dx, Tensor* dw, Tensor* db,
+                         AccelOperandCache* cache = nullptr);
 // Matmul (matmul.h) under accel.matmul_operands, accumulation and split-K.
 void AccelMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
                  bool trans_a, bool trans_b, bool accumulate, const KernelNumerics& num,
@@ -59,6 +82,9 @@ void AccelMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
 // DenseForward / DenseBackward (dense.h) with their products on AccelMatmul
 // (y = x w^T, dx = dy w, dw = dy^T x); bias added in fp32 after the
 // product; db is DenseBackward's.
+// With operand rounding only, the dense products round their operands
+// while the GEMM packs them (KernelNumerics::operands, matmul.h): no
+// rounded copies.
 void AccelDenseForward(const Tensor& x, const Tensor& w, const Tensor* b,
                        const KernelNumerics& num, const AccelSpec& accel, Tensor* y);
 void AccelDenseBackward(const Tensor& x, const Tensor& w, const Tensor& dy,

@@ -14,6 +14,11 @@
 //  * GemmKind::kEigen: Eigen's blocked sgemm (its own ISA-dependent order);
 //    accumulate uses Eigen's C += A * B.
 //
+// With num.operands other than kNone, both operands are rounded per
+// RoundOperand before the product (the bits of the same product on rounded
+// copies): the owned kernel rounds them while it packs them (each packed B
+// panel, and A as it copies it), Eigen on rounded copies.
+//
 // Work is split with xw::ParallelFor into row/column tiles fixed by (M, N, K),
 // so results are bitwise identical for any thread count. Thread-safe for
 // distinct C. A, B and C must not overlap. M, N or K == 0 is allowed (K == 0

@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "xwires/core/accel_numerics.h"
 #include "xwires/core/reduce.h"
 #include "xwires/core/status.h"
 
@@ -30,6 +31,12 @@ struct KernelNumerics {
   ConvAlgo conv_algo = ConvAlgo::kDirect;
   GemmKind gemm = GemmKind::kOwned;
   ReduceSpec reduce;  // sequential, no FMA
+  // Matmul only (matmul.h): both operands of every product are taken as
+  // RoundOperand(value, operands, flush_bf16_subnormals) (accel_numerics.h).
+  // Default kNone: as given. Set by the accelerator emulation (accel_ops.h)
+  // for its operand-rounding-only route, never by a profile's "kernels".
+  OperandRounding operands = OperandRounding::kNone;
+  bool flush_bf16_subnormals = false;
 };
 
 // True when every kernel these knobs select is exact-order (gemm "owned",

@@ -60,6 +60,23 @@ Status MaxPool2dBackward(const Tensor& dy, const std::vector<int32_t>& argmax,
                          const Shape& x_shape, const Pool2dSpec& spec,
                          Tensor* dx);
 
+// The order in which max pooling's backward adds the gradients of
+// overlapping windows whose maximum is the same input element: what a GPU
+// does with atomic adds (cuDNN's max-pooling backward; profile key
+// `accelerator.scatter_order`). Every element's addends are added into +0:
+// in output row-major order (random false: the function above), or in the
+// order ScatterPermutation(seed, step, tensor, e, count) (accel_numerics.h)
+// draws for element e (the flat index into dx) over its `count` addends
+// listed in output row-major order. Elements with at most one addend (every
+// element when windows do not overlap) are the same either way.
+struct PoolScatterOrder {
+  bool random = false;
+  uint64_t seed = 0, step = 0, tensor = 0;
+};
+Status MaxPool2dBackward(const Tensor& dy, const std::vector<int32_t>& argmax,
+                         const Shape& x_shape, const Pool2dSpec& spec,
+                         const PoolScatterOrder& order, Tensor* dx);
+
 // Average pooling: each window's real elements are gathered in row-major
 // order, summed with xw::Sum(reduce) and divided by the divisor
 // (count_include_pad decides it). y is resized to the output shape.

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "xwires/core/accel_ops.h"
 #include "xwires/core/batchnorm.h"
 #include "xwires/core/conv.h"
 #include "xwires/core/pooling.h"
@@ -42,6 +43,7 @@ class Conv2d : public Module {
   Tensor weight_, bias_, dweight_, dbias_;
   Tensor y_, dx_;
   const Tensor* x_ = nullptr;
+  AccelOperandCache rounded_;  // rounded x and w from Forward to Backward
 };
 
 // y = x w^T + b; x [N, in] (or any [N, ...] flattening to in).
@@ -107,11 +109,16 @@ class ReLU : public Module {
 class MaxPool2d : public Module {
  public:
   MaxPool2d(int kernel, int stride);
+  // Keeps the layer's path: the key of a random scatter order.
+  void Register(const std::string& prefix, std::vector<StateEntry>* out) override;
   Result<const Tensor*> Forward(const Tensor& x, const RunContext& ctx) override;
+  // Overlapping windows' gradients meet in ctx.accel's scatter order
+  // (PoolScatterOrder, keyed by seed, step and this layer's path).
   Result<Tensor*> Backward(Tensor& dy, const RunContext& ctx, bool need_dx) override;
   bool HasParameters() const override { return false; }
 
  private:
+  std::string name_ = "maxpool";
   Pool2dSpec spec_;
   std::vector<int32_t> argmax_;
   Shape x_shape_;
