@@ -71,6 +71,15 @@ Status ParseBatchNorm(Reader& r, BatchNormSpec* bn) {
   XW_RETURN_IF_ERROR(r.Enum(
       "running_update", {{"lerp", RunningUpdate::kLerp}, {"subtract", RunningUpdate::kSubtract}},
       &bn->update));
+  // Optional, both: absent means float32 accumulators and no fused
+  // multiply-add (every profile written before the keys existed computed so).
+  if (r.Has("accumulate")) {
+    XW_RETURN_IF_ERROR(r.Enum(
+        "accumulate",
+        {{"float", BatchNormAccumulate::kFloat}, {"double", BatchNormAccumulate::kDouble}},
+        &bn->accumulate));
+  }
+  if (r.Has("fma")) XW_RETURN_IF_ERROR(r.Bool("fma", &bn->fma));
   XW_RETURN_IF_ERROR(r.Finish());
   if (!(eps > 0) || !std::isfinite(eps)) {
     return r.Error("eps", "must be a finite number > 0, got " + std::to_string(eps));
@@ -207,6 +216,13 @@ std::string ProfileJson(const Profile& p, bool with_accelerator) {
                      {"momentum", FloatForJson(p.bn.momentum)},
                      {"running_var", p.bn.unbiased_running_var ? "unbiased" : "biased"},
                      {"running_update", p.bn.update == RunningUpdate::kLerp ? "lerp" : "subtract"}};
+  // Printed where it is not the default, and always in the full form, so
+  // that `attribute` sees (and ablates) it between any two profiles.
+  if (with_accelerator || p.bn.accumulate != BatchNormAccumulate::kFloat) {
+    j["batch_norm"]["accumulate"] =
+        p.bn.accumulate == BatchNormAccumulate::kDouble ? "double" : "float";
+  }
+  if (with_accelerator || p.bn.fma) j["batch_norm"]["fma"] = p.bn.fma;
   j["same_padding"] = SamePaddingName(p.same_padding);
   j["loss"] = {{"numerics", LossNumericsName(p.loss.numerics)},
                {"clip_eps", FloatForJson(p.loss.clip_eps)}};

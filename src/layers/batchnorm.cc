@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "batchnorm_acc64.h"
 #include "layer_util.h"
 #include "src/kernels/channel_chains.h"
 #include "src/kernels/conv_internal.h"
@@ -59,7 +60,7 @@ void SegmentsWithPrefetch(int64_t len, const float* next_a, const float* next_b,
 // one contiguous run per image, where a channel at a time read runs of one
 // plane (256 bytes at 8x8) a whole image apart, which the hardware
 // prefetchers do not follow; the next image's run is fetched meanwhile.
-template <bool kResidual, bool kRelu>
+template <bool kResidual, bool kRelu, bool kFma>
 void ScaleShiftEpilogue(const float* x, const float* r, const ChannelLayout& l, int64_t c0,
                         int k, const float* a, const float* b, float* y) {
   const int64_t image = l.c * l.s;
@@ -75,7 +76,7 @@ void ScaleShiftEpilogue(const float* x, const float* r, const ChannelLayout& l, 
                            more && kResidual ? rs + image : nullptr,
                            [&](int64_t s0, int64_t s1) {
                              for (int64_t s = s0; s < s1; ++s) {
-                               float v = xs[s] * aj + bj;
+                               float v = kFma ? std::fma(xs[s], aj, bj) : xs[s] * aj + bj;
                                if constexpr (kResidual) v = v + rs[s];
                                if constexpr (kRelu) v = v < 0.0f ? 0.0f : v;
                                ys[s] = v;
@@ -85,13 +86,25 @@ void ScaleShiftEpilogue(const float* x, const float* r, const ChannelLayout& l, 
   }
 }
 
-void ScaleShift(const float* x, const BatchNormEpilogue& e, const ChannelLayout& l, int64_t c0,
-                int k, const float* a, const float* b, float* y) {
+template <bool kFma>
+void ScaleShiftOf(const float* x, const BatchNormEpilogue& e, const ChannelLayout& l, int64_t c0,
+                  int k, const float* a, const float* b, float* y) {
   const float* r = e.residual ? e.residual->data() : nullptr;
-  if (r && e.relu) return ScaleShiftEpilogue<true, true>(x, r, l, c0, k, a, b, y);
-  if (r) return ScaleShiftEpilogue<true, false>(x, r, l, c0, k, a, b, y);
-  if (e.relu) return ScaleShiftEpilogue<false, true>(x, r, l, c0, k, a, b, y);
-  ScaleShiftEpilogue<false, false>(x, r, l, c0, k, a, b, y);
+  if (r && e.relu) return ScaleShiftEpilogue<true, true, kFma>(x, r, l, c0, k, a, b, y);
+  if (r) return ScaleShiftEpilogue<true, false, kFma>(x, r, l, c0, k, a, b, y);
+  if (e.relu) return ScaleShiftEpilogue<false, true, kFma>(x, r, l, c0, k, a, b, y);
+  ScaleShiftEpilogue<false, false, kFma>(x, r, l, c0, k, a, b, y);
+}
+
+void ScaleShift(const float* x, const BatchNormEpilogue& e, const ChannelLayout& l, int64_t c0,
+                int k, const float* a, const float* b, bool fma, float* y) {
+  if (fma) return ScaleShiftOf<true>(x, e, l, c0, k, a, b, y);
+  ScaleShiftOf<false>(x, e, l, c0, k, a, b, y);
+}
+
+// beta - mean * a: ATen's `bias_v - mean * alpha`, contracted under fma.
+float Shift(float beta, float mean, float a, bool fma) {
+  return fma ? std::fma(-mean, a, beta) : beta - mean * a;
 }
 
 // Strictly sequential sums over the (n, s) order of up to kChains channels at
@@ -172,6 +185,15 @@ inline float DotAcc(float acc, float p, float q, bool fma) {
   return fma ? std::fma(p, q, acc) : acc + p * q;
 }
 
+// ATen's running_var update under acc_type double: `momentum * unbiased_var
+// + (1 - momentum) * running_var` with momentum a float and unbiased_var a
+// double, so the first product and the sum are in double, the second in
+// float.
+float LerpWideNew(float r, float b, float m) {
+  return static_cast<float>(static_cast<double>(m) * static_cast<double>(b) +
+                            static_cast<double>((1.0f - m) * r));
+}
+
 float UpdateRunning(float r, float b, const BatchNormSpec& spec) {
   const float m = spec.momentum;
   if (spec.update == RunningUpdate::kSubtract) return r - (r - b) * m;
@@ -221,13 +243,19 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
   cache->invstd.Resize({l.c});
   const float count = static_cast<float>(l.count());
   const bool sequential = reduce.order == ReduceOrder::kSequential;
+  const bool acc64 = spec.accumulate == BatchNormAccumulate::kDouble;
+  const double eps64 = layers::EpsAsWritten(spec.eps);
+  cache->accumulate = spec.accumulate;
+  cache->fma = spec.fma;
   // Channel groups of kChains: the vector kernels' groups, and the
   // interleaved scalar chains' where those do not run.
   ParallelFor(l.c, kernels::ChannelReduce8Order(reduce) ? kChains : 1, [&](int64_t c0, int64_t c1) {
     float mean[kChains], var_sum[kChains];
     const int k = static_cast<int>(c1 - c0);
-    if (k == kChains && GroupStats(kernels::ChainKind::kSum, reduce, l, c0, x.data(), nullptr,
-                                   nullptr, mean, nullptr)) {
+    if (acc64) {
+      layers::Acc64Stats({x.data(), l.n, l.c, l.s, c0, k}, mean, var_sum);
+    } else if (k == kChains && GroupStats(kernels::ChainKind::kSum, reduce, l, c0, x.data(),
+                                          nullptr, nullptr, mean, nullptr)) {
       for (int j = 0; j < k; ++j) mean[j] /= count;
       GroupStats(kernels::ChainKind::kShiftedSq, reduce, l, c0, x.data(), nullptr, mean,
                  var_sum, nullptr);
@@ -254,9 +282,11 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
     for (int j = 0; j < k; ++j) {
       const int64_t c = c0 + j;
       const float var = var_sum[j] / count;
-      const float invstd = 1.0f / std::sqrt(var + spec.eps);
+      const float invstd =
+          acc64 ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(var) + eps64))
+                : 1.0f / std::sqrt(var + spec.eps);
       scale[j] = gamma[c] * invstd;
-      shift[j] = beta[c] - mean[j] * scale[j];
+      shift[j] = Shift(beta[c], mean[j], scale[j], spec.fma);
       cache->mean[c] = mean[j];
       cache->invstd[c] = invstd;
       if (running_mean)
@@ -264,10 +294,12 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
       if (running_var) {
         const float stored =
             spec.unbiased_running_var ? var_sum[j] / (count - 1.0f) : var;
-        (*running_var)[c] = UpdateRunning((*running_var)[c], stored, spec);
+        (*running_var)[c] = acc64 && spec.update == RunningUpdate::kLerp
+                                ? LerpWideNew((*running_var)[c], stored, spec.momentum)
+                                : UpdateRunning((*running_var)[c], stored, spec);
       }
     }
-    ScaleShift(x.data(), epilogue, l, c0, k, scale, shift, y->data());
+    ScaleShift(x.data(), epilogue, l, c0, k, scale, shift, spec.fma, y->data());
   });
   return Status::OK();
 }
@@ -292,9 +324,9 @@ Status BatchNormForwardEval(const Tensor& x, const Tensor& gamma,
       const int64_t c = c0 + j;
       const float invstd = 1.0f / std::sqrt(running_var[c] + spec.eps);
       scale[j] = gamma[c] * invstd;
-      shift[j] = beta[c] - running_mean[c] * scale[j];
+      shift[j] = Shift(beta[c], running_mean[c], scale[j], spec.fma);
     }
-    ScaleShift(x.data(), BatchNormEpilogue{}, l, c0, k, scale, shift, y->data());
+    ScaleShift(x.data(), BatchNormEpilogue{}, l, c0, k, scale, shift, spec.fma, y->data());
   });
   return Status::OK();
 }
@@ -314,10 +346,16 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
   if (dbeta) dbeta->Resize({l.c});
   const float count = static_cast<float>(l.count());
   const bool sequential = reduce.order == ReduceOrder::kSequential;
+  const bool acc64 = cache.accumulate == BatchNormAccumulate::kDouble;
+  const bool fma = cache.fma;
   ParallelFor(l.c, kernels::ChannelReduce8Order(reduce) ? kChains : 1, [&](int64_t c0, int64_t c1) {
     float sum_dy[kChains], dotp[kChains];
+    double sum_dy64[kChains], dotp64[kChains];
     const int k = static_cast<int>(c1 - c0);
-    if (k == kChains && GroupStats(kernels::ChainKind::kSumAndDot, reduce, l, c0, x.data(),
+    if (acc64) {
+      layers::Acc64Grads({x.data(), l.n, l.c, l.s, c0, k}, dy.data(), cache.mean.data() + c0,
+                         reduce, sum_dy64, dotp64);
+    } else if (k == kChains && GroupStats(kernels::ChainKind::kSumAndDot, reduce, l, c0, x.data(),
                                    dy.data(), cache.mean.data() + c0, sum_dy, dotp)) {
       // The two reductions per channel, 8 channels per vector.
     } else if (sequential) {
@@ -342,10 +380,17 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
     for (int j = 0; j < k; ++j) {
       const int64_t c = c0 + j;
       const float invstd = cache.invstd[c];
+      if (acc64) {  // ATen: float(dotp) * invstd * invstd / N, float(sum / N)
+        sum_dy[j] = static_cast<float>(sum_dy64[j]);
+        dotp[j] = static_cast<float>(dotp64[j]);
+        if (dgamma) (*dgamma)[c] = static_cast<float>(dotp64[j] * invstd);
+        mean_dy[j] = static_cast<float>(sum_dy64[j] / static_cast<double>(l.count()));
+      } else {
+        if (dgamma) (*dgamma)[c] = dotp[j] * invstd;
+        mean_dy[j] = sum_dy[j] / count;
+      }
       if (dbeta) (*dbeta)[c] = sum_dy[j];
-      if (dgamma) (*dgamma)[c] = dotp[j] * invstd;
       kk[j] = dotp[j] * invstd * invstd / count;
-      mean_dy[j] = sum_dy[j] / count;
     }
     if (!dx) return;
     // PyTorch's CPU form: dx = (dy - mean(dy) - (x - mean) * k) * invstd *
@@ -362,8 +407,13 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
         const bool more = n + 1 < l.n;
         SegmentsWithPrefetch(l.s, more ? xs + image : nullptr, more ? gs + image : nullptr,
                              [&](int64_t s0, int64_t s1) {
-                               for (int64_t s = s0; s < s1; ++s)
-                                 out[s] = (gs[s] - mj - (xs[s] - mean) * kj) * invstd * w;
+                               if (fma) {  // ATen's `dy - mean_dy - dx`, contracted
+                                 for (int64_t s = s0; s < s1; ++s)
+                                   out[s] = std::fma(-(xs[s] - mean), kj, gs[s] - mj) * invstd * w;
+                               } else {
+                                 for (int64_t s = s0; s < s1; ++s)
+                                   out[s] = (gs[s] - mj - (xs[s] - mean) * kj) * invstd * w;
+                               }
                              });
       }
     }

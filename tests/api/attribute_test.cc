@@ -32,6 +32,9 @@ TEST(AttributeKnobTest, DifferingKnobsOfTorchAndTf) {
   EXPECT_NE(std::find(paths.begin(), paths.end(), "init"), paths.end());
   EXPECT_NE(std::find(paths.begin(), paths.end(), "rng_stream"), paths.end());
   EXPECT_EQ(std::find(paths.begin(), paths.end(), "name"), paths.end());
+  // Printed for tf at their defaults too, so they are ablatable knobs.
+  EXPECT_NE(std::find(paths.begin(), paths.end(), "batch_norm.accumulate"), paths.end());
+  EXPECT_NE(std::find(paths.begin(), paths.end(), "batch_norm.fma"), paths.end());
   for (const Knob& k : knobs) {
     if (k.path == "adam.variant") {
       EXPECT_EQ(k.a_value, "\"torch\"");
@@ -51,6 +54,10 @@ TEST(AttributeKnobTest, SwitchKnobChangesOnlyThatKnob) {
   const std::vector<Knob> diff = DifferingKnobs(torch, *p);
   ASSERT_EQ(diff.size(), 1u);
   EXPECT_EQ(diff[0].path, "adam.variant");
+  auto acc = SwitchKnob(torch, "batch_norm.accumulate", "\"float\"");
+  ASSERT_TRUE(acc.ok()) << acc.status().ToString();
+  EXPECT_EQ(acc->bn.accumulate, BatchNormAccumulate::kFloat);
+  EXPECT_TRUE(acc->bn.fma);
   auto bad = SwitchKnob(torch, "adam.nesterov", "true");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("adam.nesterov"), std::string::npos);

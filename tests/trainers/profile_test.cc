@@ -45,6 +45,8 @@ TEST(ProfileTest, TorchHasTableValues) {
   EXPECT_EQ(p->bn.momentum, 0.1f);
   EXPECT_TRUE(p->bn.unbiased_running_var);
   EXPECT_EQ(p->bn.update, RunningUpdate::kLerp);
+  EXPECT_EQ(p->bn.accumulate, BatchNormAccumulate::kDouble);  // ATen CPU's acc_type
+  EXPECT_TRUE(p->bn.fma);
   EXPECT_EQ(p->same_padding, SamePadding::kSymmetric);
   EXPECT_EQ(p->loss.numerics, LossNumerics::kFusedLogSoftmax);
   EXPECT_FALSE(p->shuffle);
@@ -109,7 +111,7 @@ TEST(ProfileTest, RoundTripOfEveryKnob) {
   p.kernels.reduce = *ParseReduceOrder("lanes16", false);
   p.adam = {AdamVariant::kKeras, false, WeightDecayMode::kDecoupled, true, true};
   p.init = InitScheme::kGlorotUniform;
-  p.bn = {1.001e-5f, 0.01f, false, RunningUpdate::kSubtract};
+  p.bn = {1.001e-5f, 0.01f, false, RunningUpdate::kSubtract, BatchNormAccumulate::kDouble, true};
   p.same_padding = SamePadding::kTfSame;
   p.loss = {LossNumerics::kClippedSoftmax, 1e-6f};
   p.shuffle = true;
@@ -127,6 +129,8 @@ TEST(ProfileTest, RoundTripOfEveryKnob) {
   EXPECT_TRUE(q->adam.fma);
   EXPECT_EQ(q->bn.eps, 1.001e-5f);
   EXPECT_FALSE(q->bn.unbiased_running_var);
+  EXPECT_EQ(q->bn.accumulate, BatchNormAccumulate::kDouble);
+  EXPECT_TRUE(q->bn.fma);
   EXPECT_EQ(q->loss.clip_eps, 1e-6f);
   EXPECT_TRUE(q->shuffle);
   EXPECT_EQ(q->rng_stream, "mine");
@@ -171,8 +175,33 @@ TEST(ProfileTest, BadValuesAreNamed) {
   ExpectError([](auto& j) { j["same_padding"] = "valid"; }, "same_padding: unknown value");
   ExpectError([](auto& j) { j["batch_norm"]["momentum"] = 0.99 + 1; }, "batch_norm.momentum");
   ExpectError([](auto& j) { j["batch_norm"]["eps"] = 0; }, "batch_norm.eps");
+  ExpectError([](auto& j) { j["batch_norm"]["accumulate"] = "half"; },
+              "batch_norm.accumulate: unknown value 'half'");
+  ExpectError([](auto& j) { j["batch_norm"]["fma"] = "yes"; }, "batch_norm.fma");
   ExpectError([](auto& j) { j["loss"]["clip_eps"] = 0.7; }, "loss.clip_eps");
   ExpectError([](auto& j) { j["rng_stream"] = ""; }, "rng_stream: must not be empty");
+}
+
+// batch_norm.accumulate and .fma are optional: a profile written before
+// they existed (every stored run's) reads as float and false, how it ran.
+TEST(ProfileTest, BatchNormAccumulateAndFmaDefaultToFloat) {
+  auto j = nlohmann::json::parse(LoadProfile("torch")->json);
+  j["batch_norm"].erase("accumulate");
+  j["batch_norm"].erase("fma");
+  auto p = ParseProfileJson(j.dump());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->bn.accumulate, BatchNormAccumulate::kFloat);
+  EXPECT_FALSE(p->bn.fma);
+  EXPECT_EQ(p->json.find("accumulate"), std::string::npos);  // defaults not printed
+  EXPECT_NE(ProfileToJsonWithAccelerator(*p).find("\"accumulate\": \"float\""),
+            std::string::npos);
+  for (const std::string name : {"tf", "reference", "torch-a100", "torch-h100",
+                                 "torch-amp-fp16", "torch-bf16"}) {
+    auto q = LoadProfile(name);
+    ASSERT_TRUE(q.ok()) << name;
+    EXPECT_EQ(q->bn.accumulate, BatchNormAccumulate::kFloat) << name;
+    EXPECT_FALSE(q->bn.fma) << name;
+  }
 }
 
 TEST(ProfileTest, NotJsonIsRejected) {

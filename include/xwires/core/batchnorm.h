@@ -7,13 +7,16 @@
 //
 // Numerics (the framework-visible choices are knobs in BatchNormSpec):
 //  - mean = Sum(x_c) / count, var = Dot(x_c - mean, x_c - mean) / count
-//    (two passes, biased). Both reductions run through xw::Sum / xw::Dot
-//    with the caller's ReduceSpec over the channel's values gathered in
-//    (n, h, w) row-major order; ReduceSpec::fma applies to the variance.
-//  - invstd = 1 / std::sqrt(var + eps) in float.
+//    (two passes, biased). Under BatchNormAccumulate::kFloat both
+//    reductions run through xw::Sum / xw::Dot with the caller's ReduceSpec
+//    over the channel's values gathered in (n, h, w) row-major order;
+//    ReduceSpec::fma applies to the variance. Under kDouble they follow
+//    PyTorch's CPU kernel instead (see BatchNormAccumulate).
+//  - invstd = 1 / std::sqrt(var + eps) in float (kDouble: in double).
 //  - y = x * a + b with a = gamma * invstd and b = beta - mean * a, the
 //    folded scale/shift form both PyTorch (CPU) and TensorFlow use; two
-//    roundings per element (the build never contracts to FMA).
+//    roundings per element (the build never contracts to FMA), one under
+//    BatchNormSpec::fma.
 //  - backward: dbeta = Sum(dy_c), dotp = Dot(x_c - mean, dy_c),
 //    dgamma = dotp * invstd, and
 //    dx = (dy - dbeta / count - (x - mean) * (dotp * invstd^2 / count)) *
@@ -36,6 +39,26 @@ enum class RunningUpdate {
   kSubtract,  // r = r - (r - b) * m             (TF assign_moving_average)
 };
 
+// Precision of the per-channel accumulators (docs/profiles.md,
+// "batch_norm.accumulate").
+enum class BatchNormAccumulate {
+  // float32 sums in the ReduceSpec's order (the header comment above).
+  kFloat,
+  // PyTorch 1.13's CPU kernels (aten/src/ATen/native/cpu/
+  // batch_norm_kernel.cpp, acc_type<float, false> = double), NCHW path:
+  // forward, sum += x and var_sum += float((x - mean) * (x - mean)) into one
+  // double each, sequentially over (n, h, w); mean = float(sum / count);
+  // invstd = float(1 / sqrt(double(float(var_sum) / count) + eps)) with eps
+  // the double of its shortest decimal; running_var = float(m * double(
+  // float(var_sum) / (count - 1)) + double((1 - m) * r)). Backward: per
+  // image plane, Sum(dy) and Dot(x - mean, dy) in the ReduceSpec's float
+  // order (a plane shorter than kLanes' width summed sequentially, as
+  // ATen's vec_reduce_all does), each added to a double over the images;
+  // mean(dy) = float(sum / count), dgamma = float(dotp * invstd).
+  // Deterministic, the same bits on every SIMD target and thread count.
+  kDouble,
+};
+
 struct BatchNormSpec {
   float eps = 1e-5f;
   // Weight of the NEW batch statistic (PyTorch convention). Keras'
@@ -46,12 +69,22 @@ struct BatchNormSpec {
   // count). Normalisation always uses the biased batch variance.
   bool unbiased_running_var = true;
   RunningUpdate update = RunningUpdate::kLerp;
+  // Default: float32 accumulators (TensorFlow, PyTorch on CUDA).
+  BatchNormAccumulate accumulate = BatchNormAccumulate::kFloat;
+  // One rounding where ATen's CPU kernel, compiled by GCC with FMA
+  // (-ffp-contract=fast), contracts: b = fma(-mean, a, beta), y = fma(x, a,
+  // b) (train and eval), and in backward dx = fma(-(x - mean), k, dy -
+  // mean(dy)) * invstd * gamma. Default: false (two roundings each).
+  bool fma = false;
 };
 
 // What the training forward pass saves for the backward pass; both [C].
 struct BatchNormCache {
   Tensor mean;    // batch mean
   Tensor invstd;  // 1 / sqrt(biased batch var + eps)
+  // How the forward accumulated and fused; the backward does the same.
+  BatchNormAccumulate accumulate = BatchNormAccumulate::kFloat;
+  bool fma = false;
 };
 
 // What the training forward applies to each normalised value as it writes

@@ -13,7 +13,8 @@
 //              "weight_decay": "l2", "amsgrad": false, "fma": true},
 //     "init": "torch_default",
 //     "batch_norm": {"eps": 1e-5, "momentum": 0.1, "running_var": "unbiased",
-//                    "running_update": "lerp"},
+//                    "running_update": "lerp", "accumulate": "double",
+//                    "fma": true},
 //     "same_padding": "symmetric",
 //     "loss": {"numerics": "fused_log_softmax", "clip_eps": 1e-7},
 //     "shuffle": false,
@@ -37,7 +38,9 @@
 // sequential|pairwise|kahan|lanes1|lanes4|lanes8|lanes16; adam.variant
 // torch|keras; bias_correction double|float32; weight_decay l2|decoupled;
 // init torch_default|glorot_uniform; running_var unbiased|biased;
-// running_update lerp|subtract; same_padding symmetric|tf_same; loss.numerics
+// running_update lerp|subtract; batch_norm.accumulate float|double and
+// batch_norm.fma (both optional, absent = float and false; printed only when
+// not, or always by ProfileToJsonWithAccelerator); same_padding symmetric|tf_same; loss.numerics
 // fused_log_softmax|clipped_softmax. batch_norm.momentum is the weight of the
 // NEW batch (PyTorch convention; Keras momentum 0.99 is 0.01 here).
 //
@@ -153,7 +156,8 @@ Result<Profile> ParseProfileJson(const std::string& text);
 // ParseProfileJson(ProfileToJson(p)) has the same knobs and the same text.
 std::string ProfileToJson(const Profile& profile);
 // The same with the "accelerator" object even when every key is at its
-// default (ProfileToJson leaves it out then), so that two profiles compare
+// default (ProfileToJson leaves it out then), and batch_norm.accumulate and
+// .fma even at their defaults, so that two profiles compare
 // key by key (attribute). Parses back to the same knobs.
 std::string ProfileToJsonWithAccelerator(const Profile& profile);
 
