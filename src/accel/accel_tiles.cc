@@ -18,6 +18,7 @@
 #define HWY_TARGET_INCLUDE "src/accel/accel_tiles.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "src/accel/tc_lanes-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace xw {
@@ -27,53 +28,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 namespace {
 
 
-// Float to int32 toward zero for values known to lie inside int32 (the
-// block's scaled terms): the bare conversion instruction where the target
-// has one, without ConvertTo's saturation fix-up (same value in range).
-template <class DI, class V>
-HWY_INLINE hn::Vec<DI> TruncToInt(DI di, V v) {
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX3_ZEN4
-  if constexpr (sizeof(v.raw) == 64) return hn::Vec<DI>{_mm512_cvttps_epi32(v.raw)};
-#endif
-#if HWY_TARGET == HWY_AVX2 || HWY_TARGET <= HWY_AVX3
-  if constexpr (sizeof(v.raw) == 32) return hn::Vec<DI>{_mm256_cvttps_epi32(v.raw)};
-#endif
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
-  if constexpr (sizeof(v.raw) == 16) return hn::Vec<DI>{_mm_cvttps_epi32(v.raw)};
-#endif
-  return hn::ConvertTo(di, v);
-}
-
-// max(m, |p|) for m >= 0 and finite p (the panels' operands admit no NaN):
-// AVX-512DQ's VRANGEPS does it in one instruction (larger magnitude, sign
-// cleared); elsewhere Abs then Max. The same value on every target.
-template <class V>
-HWY_INLINE V MaxAbs(V m, V p) {
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX3_ZEN4
-  if constexpr (sizeof(p.raw) == 64) return V{_mm512_range_ps(m.raw, p.raw, 0x0B)};
-  if constexpr (sizeof(p.raw) == 32) return V{_mm256_range_ps(m.raw, p.raw, 0x0B)};
-  if constexpr (sizeof(p.raw) == 16) return V{_mm_range_ps(m.raw, p.raw, 0x0B)};
-#endif
-  return hn::Max(m, hn::Abs(p));
-}
-
-// int32 lanes |s| < 2^31 - 2^7 to float, rounded toward zero: AVX-512's
-// conversion with embedded rounding; elsewhere the nearest conversion, one
-// step toward zero where it overshot (exact in int32: the float is an
-// integer below 2^31). The same value on every target.
-template <class DF, class VI>
-HWY_INLINE hn::Vec<DF> ConvertRz(DF df, VI s) {
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX3_ZEN4
-  if constexpr (sizeof(s.raw) == 64) {
-    return hn::Vec<DF>{_mm512_cvt_roundepi32_ps(s.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
-  }
-#endif
-  const hn::RebindToSigned<DF> di;
-  const auto f = hn::ConvertTo(df, s);
-  // over: -1 where |f| > |s|; the float one step toward zero has bits - 1.
-  const auto over = hn::VecFromMask(di, hn::Gt(hn::Abs(TruncToInt(di, f)), hn::Abs(s)));
-  return hn::BitCast(df, hn::Add(hn::BitCast(di, f), over));
-}
+using tc_lanes::ConvertRz;
+using tc_lanes::MaxAbs;
+using tc_lanes::TruncToInt;
 
 // The range of x[i * ld + j] (i < rows, j < cols) for the float panels
 // (accel_gemm.h, OperandRange), in one pass of four operations a vector:

@@ -17,6 +17,7 @@
 #define HWY_TARGET_INCLUDE "src/accel/tc_block_tiles.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "src/accel/tc_lanes-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace xw {
@@ -41,44 +42,9 @@ constexpr int kRegisters = 16;
 constexpr int kRegisters = 32;
 #endif
 
-// Float to int32 toward zero, for values inside int32 (no saturation fix-up).
-template <class DI, class V>
-HWY_INLINE hn::Vec<DI> TruncToInt(DI di, V v) {
-#if XW_TC_AVX3
-  if constexpr (sizeof(v.raw) == 64) return hn::Vec<DI>{_mm512_cvttps_epi32(v.raw)};
-#endif
-#if HWY_TARGET == HWY_AVX2 || XW_TC_AVX3
-  if constexpr (sizeof(v.raw) == 32) return hn::Vec<DI>{_mm256_cvttps_epi32(v.raw)};
-#endif
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
-  if constexpr (sizeof(v.raw) == 16) return hn::Vec<DI>{_mm_cvttps_epi32(v.raw)};
-#endif
-  return hn::ConvertTo(di, v);
-}
-
-// max(m, |p|) for m >= 0 and finite p: VRANGEPS on AVX-512, else Abs, Max.
-template <class V>
-HWY_INLINE V MaxAbs(V m, V p) {
-#if XW_TC_AVX3
-  if constexpr (sizeof(p.raw) == 64) return V{_mm512_range_ps(m.raw, p.raw, 0x0B)};
-#endif
-  return hn::Max(m, hn::Abs(p));
-}
-
-// int32 |s| < 2^31 - 2^7 to float toward zero: embedded rounding on
-// AVX-512; else nearest, then one step toward zero where it overshot.
-template <class D, class VI>
-HWY_INLINE hn::Vec<D> ConvertRz(D d, VI s) {
-#if XW_TC_AVX3
-  if constexpr (sizeof(s.raw) == 64) {
-    return hn::Vec<D>{_mm512_cvt_roundepi32_ps(s.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
-  }
-#endif
-  const hn::RebindToSigned<D> di;
-  const auto f = hn::ConvertTo(d, s);
-  const auto over = hn::VecFromMask(di, hn::Gt(hn::Abs(TruncToInt(di, f)), hn::Abs(s)));
-  return hn::BitCast(d, hn::Add(hn::BitCast(di, f), over));
-}
+using tc_lanes::ConvertRz;
+using tc_lanes::MaxAbs;
+using tc_lanes::TruncToInt;
 
 // Rows [0, kRows) of the panel through `blocks` whole blocks of kBlock terms
 // from a and b (a[r * lda + t], b[t * ldb + j]); acc[r * kPanel + j] holds
