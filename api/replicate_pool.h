@@ -34,10 +34,6 @@ struct Done {
   int rank = 0;  // the MPI rank that trained it
 };
 
-// The stored form of a trained replica of model `model` of `s`.
-ReplicaRecord ToRecord(const TrialSetup& s, size_t model, const std::string& family,
-                       ReplicaResult& r, bool keep_weights);
-
 // Trains job `j` with `threads` threads; `stop` is polled inside training.
 Done TrainJob(const std::vector<TrialSetup>& setups, const Job& j, PerturbFamily family,
               const std::string& family_name, bool keep_weights, int threads,

@@ -207,7 +207,8 @@ Status Coordinator::StoreReplica(const ReplicaTask& t, Result<ReplicaResult> r,
     return r.status().WithContext("trial " + std::to_string(t.trial_id) +
                                   " replica " + std::to_string(t.replica));
   }
-  ReplicaRecord rec = ReplicaRecordOf(t, "", PerturbFamilyName(t.family), *r);
+  ReplicaRecord rec = ToReplicaRecord(t.trial_id, "", PerturbFamilyName(t.family), *r,
+                                      /*keep_weights=*/false);
   return StoreRecord(t, std::move(rec), seconds, rank_note);
 }
 
@@ -352,7 +353,8 @@ Status RemoteSink::ReplicaDone(const ReplicaTask& t, Result<ReplicaResult> r,
   w.Str(r.status().message());
   if (r.ok()) {
     // Rank 0 fills in the profile's name as it stores.
-    PutRecord(w, ReplicaRecordOf(t, "", PerturbFamilyName(t.family), *r));
+    PutRecord(w, ToReplicaRecord(t.trial_id, "", PerturbFamilyName(t.family), *r,
+                                      /*keep_weights=*/false));
   }
   cluster_.Send(0, kTagReplicaResult, w.bytes());
   return Status::OK();

@@ -18,27 +18,6 @@ std::vector<uint8_t> Labels(const TrialContext& ctx) {
 
 }  // namespace
 
-ReplicaRecord ReplicaRecordOf(const ReplicaTask& t, const std::string& profile,
-                              const std::string& family, ReplicaResult& r) {
-  ReplicaRecord rec;
-  rec.trial_id = t.trial_id;
-  rec.profile = profile;
-  rec.family = family;
-  rec.replica = r.perturbation.replica;
-  rec.params_json = r.perturbation.ParamsJson();
-  ModelRecord& m = r.train.record;
-  rec.status = m.status == "ok" ? "ok" : "diverged";
-  rec.test_acc = m.test_acc;
-  rec.test_loss = m.test_loss;
-  rec.first_nonfinite_step = r.train.diverged_step;
-  rec.curves = m.curves;
-  rec.predictions = std::move(r.train.test_predictions);
-  rec.weights_sha256 = m.weights_sha256;
-  rec.wall_time_s = m.wall_time_s;
-  rec.fingerprint_json = m.fingerprint_json;
-  return rec;
-}
-
 Result<std::unique_ptr<TwoStage>> TwoStage::Create(const TrialContext& ctx, Dataset& ds,
                                                    const std::vector<HistoryEntry>& history) {
   std::unique_ptr<TwoStage> t(new TwoStage(ctx, ds));

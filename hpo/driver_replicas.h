@@ -59,10 +59,6 @@ struct Retold {
   ReplicaObservation obs;
 };
 
-// The row of a trained replica of task `t` (profile: its name).
-ReplicaRecord ReplicaRecordOf(const ReplicaTask& t, const std::string& profile,
-                              const std::string& family, ReplicaResult& r);
-
 class TwoStage {
  public:
   // `history`: the search's rows when it (re)started. `ds` and `ctx` must
@@ -86,7 +82,7 @@ class TwoStage {
   Status Plan(bool screening_ended, std::vector<Retold>* retold);
   // The next queued replica (nullopt: none now), in planning order.
   std::optional<ReplicaTask> Next();
-  // Stores a trained replica's row (ReplicaRecordOf; its trial, profile
+  // Stores a trained replica's row (ToReplicaRecord; its trial, profile
   // and family are set from `t`).
   Status Store(const ReplicaTask& t, ReplicaRecord rec, std::string* note);
   // A task that did not run (the search was stopped): planned again later.

@@ -190,4 +190,27 @@ Result<ReplicaResult> TrainReplica(const Profile& profile, const DataSplits& dat
   return out;
 }
 
+ReplicaRecord ToReplicaRecord(int64_t trial_id, const std::string& profile,
+                              const std::string& family, ReplicaResult& r,
+                              bool keep_weights) {
+  ReplicaRecord rec;
+  rec.trial_id = trial_id;
+  rec.profile = profile;
+  rec.family = family;
+  rec.replica = r.perturbation.replica;
+  rec.params_json = r.perturbation.ParamsJson();
+  ModelRecord& m = r.train.record;
+  rec.status = m.status == "ok" ? "ok" : "diverged";
+  rec.test_acc = m.test_acc;
+  rec.test_loss = m.test_loss;
+  rec.first_nonfinite_step = r.train.diverged_step;
+  rec.curves = m.curves;
+  rec.predictions = std::move(r.train.test_predictions);
+  rec.weights_sha256 = m.weights_sha256;
+  if (keep_weights) rec.weights = std::move(m.weights);
+  rec.wall_time_s = m.wall_time_s;
+  rec.fingerprint_json = m.fingerprint_json;
+  return rec;
+}
+
 }  // namespace xw

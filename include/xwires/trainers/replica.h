@@ -48,6 +48,7 @@
 #include "xwires/core/data.h"
 #include "xwires/core/reduce.h"
 #include "xwires/core/status.h"
+#include "xwires/dataset/store/replicas.h"
 #include "xwires/trainers/model.h"
 #include "xwires/trainers/profile.h"
 #include "xwires/trainers/trainer.h"
@@ -115,6 +116,14 @@ struct ReplicaResult {
 Result<ReplicaResult> TrainReplica(const Profile& profile, const DataSplits& data,
                                    const TrainOptions& options, int64_t replica,
                                    PerturbFamily family);
+
+// The stored row (dataset/store/replicas.h) of trained replica `r` of the
+// model of `profile` in trial `trial_id`, perturbed by `family` (its stored
+// name). Moves r's test predictions, and its weights when `keep_weights`,
+// into the row.
+ReplicaRecord ToReplicaRecord(int64_t trial_id, const std::string& profile,
+                              const std::string& family, ReplicaResult& r,
+                              bool keep_weights);
 
 }  // namespace xw
 
