@@ -1,6 +1,6 @@
-// Batch normalisation: statistics per channel, each reduction over the
-// channel's (n, h, w) terms in order, read in place: the bits of xw::Sum /
-// xw::Dot on the channel gathered into one buffer.
+// Batch normalisation: the layer's entry points, the running statistics'
+// update and the scale-shift epilogue; the per-channel reductions are
+// batchnorm_stats.cc's (float) and batchnorm_acc64.cc's (double).
 #include "xwires/core/batchnorm.h"
 
 #include <algorithm>
@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "batchnorm_acc64.h"
+#include "batchnorm_stats.h"
 #include "layer_util.h"
 #include "src/kernels/channel_chains.h"
-#include "src/kernels/conv_internal.h"
 #include "src/kernels/prefetcher.h"
 #include "xwires/core/parallel.h"
 
@@ -19,25 +19,8 @@ namespace xw {
 
 namespace {
 
-// x viewed as [N, C, S] with S = H*W (rank 4) or 1 (rank 2).
-struct ChannelLayout {
-  int64_t n = 0, c = 0, s = 0;
-  int64_t count() const { return n * s; }
-};
-
-Result<ChannelLayout> LayoutOf(const char* op, const Tensor& x) {
-  if (x.rank() != 2 && x.rank() != 4) {
-    return Status::InvalidArgument(std::string(op) +
-                                   ": x must be [N, C] or [N, C, H, W], got " +
-                                   ShapeToString(x.shape()));
-  }
-  ChannelLayout l{x.dim(0), x.dim(1), x.rank() == 4 ? x.dim(2) * x.dim(3) : 1};
-  if (l.count() == 0 || l.c == 0) {
-    return Status::InvalidArgument(std::string(op) + ": empty input " +
-                                   ShapeToString(x.shape()));
-  }
-  return l;
-}
+using layers::ChannelLayout;
+using layers::kChains;
 
 // body(s0, s1) over [0, len) in segments of 64 floats, fetching the same
 // segment of next_a and next_b (when not null) towards the cache first: a
@@ -107,83 +90,6 @@ float Shift(float beta, float mean, float a, bool fma) {
   return fma ? std::fma(-mean, a, beta) : beta - mean * a;
 }
 
-// Strictly sequential sums over the (n, s) order of up to kChains channels at
-// once, read in place: acc[j] = fold of term(acc, j, p, q) over channel
-// c0 + j, p and q the channel's values in x and y (q = 0 when y is null).
-// Each channel is still one chain in index order (the same bits as gathering
-// it and calling xw::Sum / xw::Dot), but the chains interleave, so the adder
-// latency of one chain hides behind the others. A full group goes through
-// blocks transposed to [pixel][channel] (the dispatched transpose), where the
-// compiler advances all kChains chains with one vector operation per pixel.
-// These are the fallback of GroupStats below (partial groups, planes under 8
-// pixels, targets without 8-float vectors).
-constexpr int kChains = 8;
-constexpr int64_t kPixelBlock = 64;
-
-// Two chains per channel in one sweep (acc1 from term1, acc2 from term2),
-// each the chain SequentialChains would give: x and y are read and
-// transposed once and the two chains hide each other's adder latency.
-template <typename Term1, typename Term2>
-void SequentialChainPair(const ChannelLayout& l, int64_t c0, int k, const float* x,
-                         const float* y, const Term1& term1, float* acc1, const Term2& term2,
-                         float* acc2) {
-  float a[kChains] = {}, b[kChains] = {};
-  if (k == kChains && l.s >= 16) {
-    alignas(64) float tx[kPixelBlock * kChains], ty[kPixelBlock * kChains] = {};
-    for (int64_t n = 0; n < l.n; ++n) {
-      const int64_t base = (n * l.c + c0) * l.s;
-      for (int64_t s0 = 0; s0 < l.s; s0 += kPixelBlock) {
-        const int64_t w = std::min(kPixelBlock, l.s - s0);
-        kernels::TransposeToPanel(x + base + s0, l.s, w, kChains, tx);
-        if (y) kernels::TransposeToPanel(y + base + s0, l.s, w, kChains, ty);
-        for (int64_t i = 0; i < w; ++i) {
-          for (int j = 0; j < kChains; ++j) {
-            a[j] = term1(a[j], j, tx[i * kChains + j], ty[i * kChains + j]);
-            b[j] = term2(b[j], j, tx[i * kChains + j], ty[i * kChains + j]);
-          }
-        }
-      }
-    }
-  } else {
-    for (int64_t n = 0; n < l.n; ++n) {
-      const int64_t base = (n * l.c + c0) * l.s;
-      for (int64_t s = 0; s < l.s; ++s) {
-        for (int j = 0; j < k; ++j) {
-          const int64_t i = base + j * l.s + s;
-          a[j] = term1(a[j], j, x[i], y ? y[i] : 0.0f);
-          b[j] = term2(b[j], j, x[i], y ? y[i] : 0.0f);
-        }
-      }
-    }
-  }
-  for (int j = 0; j < k; ++j) acc1[j] = a[j];
-  if (acc2) {
-    for (int j = 0; j < k; ++j) acc2[j] = b[j];
-  }
-}
-
-// One chain per channel over x (the second of the pair is constant and
-// folds away).
-template <typename Term>
-void SequentialChains(const ChannelLayout& l, int64_t c0, int k, const float* x,
-                      const Term& term, float* acc) {
-  SequentialChainPair(l, c0, k, x, nullptr, term, acc,
-                      [](float, int, float, float) { return 0.0f; }, nullptr);
-}
-
-// `kind` over channels [c0, c0 + kChains) of x (and y) on the vector
-// kernels, in the order of r: the bits of Sum / Dot on each gathered
-// channel. False (nothing computed) where they do not run.
-bool GroupStats(kernels::ChainKind kind, const ReduceSpec& r, const ChannelLayout& l,
-                int64_t c0, const float* x, const float* y, const float* shift, float* acc1,
-                float* acc2) {
-  return kernels::ChannelReduce8(kind, r, x + c0 * l.s, y ? y + c0 * l.s : nullptr, l.n,
-                                 l.c * l.s, l.s, shift, acc1, acc2);
-}
-
-inline float DotAcc(float acc, float p, float q, bool fma) {
-  return fma ? std::fma(p, q, acc) : acc + p * q;
-}
 
 // ATen's running_var update under acc_type double: `momentum * unbiased_var
 // + (1 - momentum) * running_var` with momentum a float and unbiased_var a
@@ -215,7 +121,7 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
                              BatchNormCache* cache,
                              const BatchNormEpilogue& epilogue) {
   constexpr const char* kOp = "BatchNormForwardTrain";
-  XW_ASSIGN_OR_RETURN(const ChannelLayout l, LayoutOf(kOp, x));
+  XW_ASSIGN_OR_RETURN(const ChannelLayout l, layers::ChannelLayoutOf(kOp, x));
   XW_RETURN_IF_ERROR(CheckParams(kOp, l, gamma, beta));
   XW_RETURN_IF_ERROR(layers::CheckNotNull(kOp, "y", y));
   XW_RETURN_IF_ERROR(layers::CheckNotNull(kOp, "cache", cache));
@@ -242,7 +148,6 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
   cache->mean.Resize({l.c});
   cache->invstd.Resize({l.c});
   const float count = static_cast<float>(l.count());
-  const bool sequential = reduce.order == ReduceOrder::kSequential;
   const bool acc64 = spec.accumulate == BatchNormAccumulate::kDouble;
   const double eps64 = layers::EpsAsWritten(spec.eps);
   cache->accumulate = spec.accumulate;
@@ -254,29 +159,8 @@ Status BatchNormForwardTrain(const Tensor& x, const Tensor& gamma,
     const int k = static_cast<int>(c1 - c0);
     if (acc64) {
       layers::Acc64Stats({x.data(), l.n, l.c, l.s, c0, k}, mean, var_sum);
-    } else if (k == kChains && GroupStats(kernels::ChainKind::kSum, reduce, l, c0, x.data(),
-                                          nullptr, nullptr, mean, nullptr)) {
-      for (int j = 0; j < k; ++j) mean[j] /= count;
-      GroupStats(kernels::ChainKind::kShiftedSq, reduce, l, c0, x.data(), nullptr, mean,
-                 var_sum, nullptr);
-    } else if (sequential) {
-      const float* xp = x.data();
-      SequentialChains(l, c0, k, xp, [](float a, int, float p, float) { return a + p; },
-                       mean);
-      for (int j = 0; j < k; ++j) mean[j] /= count;
-      SequentialChains(l, c0, k, xp,
-                       [&mean, fma = reduce.fma](float a, int j, float p, float) {
-                         const float d = p - mean[j];
-                         return DotAcc(a, d, d, fma);
-                       },
-                       var_sum);
-    } else {  // in place, the bits of Sum / Dot on the gathered channel
-      for (int j = 0; j < k; ++j) {
-        Segmented xs{x.data() + (c0 + j) * l.s, l.s, l.c * l.s, 0.0f};
-        mean[j] = SegmentedSum(xs, l.count(), reduce) / count;
-        xs.shift = mean[j];
-        var_sum[j] = SegmentedDot(xs, xs, l.count(), reduce);
-      }
+    } else {
+      layers::FloatChannelStats(reduce, l, c0, k, x.data(), mean, var_sum);
     }
     float scale[kChains], shift[kChains];
     for (int j = 0; j < k; ++j) {
@@ -309,7 +193,7 @@ Status BatchNormForwardEval(const Tensor& x, const Tensor& gamma,
                             const Tensor& running_var,
                             const BatchNormSpec& spec, Tensor* y) {
   constexpr const char* kOp = "BatchNormForwardEval";
-  XW_ASSIGN_OR_RETURN(const ChannelLayout l, LayoutOf(kOp, x));
+  XW_ASSIGN_OR_RETURN(const ChannelLayout l, layers::ChannelLayoutOf(kOp, x));
   XW_RETURN_IF_ERROR(CheckParams(kOp, l, gamma, beta));
   XW_RETURN_IF_ERROR(
       layers::CheckShape(kOp, "running_mean", running_mean, {l.c}));
@@ -335,7 +219,7 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
                          const BatchNormCache& cache, const ReduceSpec& reduce,
                          Tensor* dx, Tensor* dgamma, Tensor* dbeta) {
   constexpr const char* kOp = "BatchNormBackward";
-  XW_ASSIGN_OR_RETURN(const ChannelLayout l, LayoutOf(kOp, x));
+  XW_ASSIGN_OR_RETURN(const ChannelLayout l, layers::ChannelLayoutOf(kOp, x));
   XW_RETURN_IF_ERROR(layers::CheckShape(kOp, "gamma", gamma, {l.c}));
   XW_RETURN_IF_ERROR(layers::CheckShape(kOp, "dy", dy, x.shape()));
   XW_RETURN_IF_ERROR(layers::CheckShape(kOp, "cache.mean", cache.mean, {l.c}));
@@ -345,7 +229,6 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
   if (dgamma) dgamma->Resize({l.c});
   if (dbeta) dbeta->Resize({l.c});
   const float count = static_cast<float>(l.count());
-  const bool sequential = reduce.order == ReduceOrder::kSequential;
   const bool acc64 = cache.accumulate == BatchNormAccumulate::kDouble;
   const bool fma = cache.fma;
   ParallelFor(l.c, kernels::ChannelReduce8Order(reduce) ? kChains : 1, [&](int64_t c0, int64_t c1) {
@@ -355,26 +238,9 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
     if (acc64) {
       layers::Acc64Grads({x.data(), l.n, l.c, l.s, c0, k}, dy.data(), cache.mean.data() + c0,
                          reduce, sum_dy64, dotp64);
-    } else if (k == kChains && GroupStats(kernels::ChainKind::kSumAndDot, reduce, l, c0, x.data(),
-                                   dy.data(), cache.mean.data() + c0, sum_dy, dotp)) {
-      // The two reductions per channel, 8 channels per vector.
-    } else if (sequential) {
-      const float* xp = x.data();
-      const float* gp = dy.data();
-      const float* mean = cache.mean.data() + c0;
-      SequentialChainPair(
-          l, c0, k, xp, gp, [](float a, int, float, float g) { return a + g; }, sum_dy,
-          [mean, fma = reduce.fma](float a, int j, float p, float g) {
-            return DotAcc(a, p - mean[j], g, fma);
-          },
-          dotp);
-    } else {  // in place, the bits of Sum / Dot on the gathered channel
-      for (int j = 0; j < k; ++j) {
-        const int64_t c = c0 + j;
-        const Segmented xs{x.data() + c * l.s, l.s, l.c * l.s, cache.mean[c]};
-        const Segmented gs{dy.data() + c * l.s, l.s, l.c * l.s, 0.0f};
-        SegmentedSumAndDot(xs, gs, l.count(), reduce, &sum_dy[j], &dotp[j]);
-      }
+    } else {
+      layers::FloatChannelGrads(reduce, l, c0, k, x.data(), dy.data(), cache.mean.data() + c0,
+                                sum_dy, dotp);
     }
     float kk[kChains], mean_dy[kChains];
     for (int j = 0; j < k; ++j) {

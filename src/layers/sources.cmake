@@ -3,6 +3,7 @@ target_sources(xwires_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/layer_util.cc
   ${CMAKE_CURRENT_LIST_DIR}/batchnorm.cc
   ${CMAKE_CURRENT_LIST_DIR}/batchnorm_acc64.cc
+  ${CMAKE_CURRENT_LIST_DIR}/batchnorm_stats.cc
   ${CMAKE_CURRENT_LIST_DIR}/activation.cc
   ${CMAKE_CURRENT_LIST_DIR}/pooling.cc
   ${CMAKE_CURRENT_LIST_DIR}/dropout.cc
