@@ -11,13 +11,8 @@
 #include "xwires/core/simd_target.h"
 #include "xwires/core/tensor_ops.h"
 
-namespace xw {
+namespace xw::layer_test {
 namespace {
-
-using gradcheck::CheckGradient;
-using gradcheck::GradCheckOptions;
-using gradcheck::RandomTensor;
-using gradcheck::WeightedSum;
 
 Tensor FromValues(Shape shape, const std::vector<float>& v) {
   Tensor t(std::move(shape));
@@ -360,4 +355,4 @@ TEST(BatchNormLayerTest, BadInputIsRejectedAndStateKept) {
 }
 
 }  // namespace
-}  // namespace xw
+}  // namespace xw::layer_test

@@ -12,13 +12,8 @@
 #include "xwires/core/parallel.h"
 #include "xwires/core/tensor_ops.h"
 
-namespace xw {
+namespace xw::layer_test {
 namespace {
-
-using gradcheck::CheckGradient;
-using gradcheck::GradCheckOptions;
-using gradcheck::RandomTensor;
-using gradcheck::WeightedSum;
 
 TEST(ReluLayerTest, KnownValuesAndGradientAtZero) {
   Tensor x({5});
@@ -208,4 +203,4 @@ TEST(TensorOpsTest, AxpyWithAndWithoutFma) {
 }
 
 }  // namespace
-}  // namespace xw
+}  // namespace xw::layer_test

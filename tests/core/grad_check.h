@@ -144,6 +144,17 @@ inline ::testing::AssertionResult AllClose(const std::string& name, const Tensor
 }
 
 }  // namespace gradcheck
+
+// The gradient checks' names for the layer tests (batch norm, pooling,
+// elementwise, loss, ...), which open `namespace xw::layer_test` rather
+// than each repeating these using-declarations.
+namespace layer_test {
+using gradcheck::CheckGradient;
+using gradcheck::GradCheckOptions;
+using gradcheck::RandomTensor;
+using gradcheck::WeightedSum;
+}  // namespace layer_test
+
 }  // namespace xw
 
 #endif  // XWIRES_TESTS_CORE_GRAD_CHECK_H_

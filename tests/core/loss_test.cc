@@ -9,12 +9,8 @@
 #include "grad_check.h"
 #include "xwires/core/parallel.h"
 
-namespace xw {
+namespace xw::layer_test {
 namespace {
-
-using gradcheck::CheckGradient;
-using gradcheck::GradCheckOptions;
-using gradcheck::RandomTensor;
 
 const LossSpec kFused{LossNumerics::kFusedLogSoftmax};
 const LossSpec kClipped{LossNumerics::kClippedSoftmax};
@@ -164,4 +160,4 @@ TEST(LossTest, BadInputIsRejected) {
 }
 
 }  // namespace
-}  // namespace xw
+}  // namespace xw::layer_test

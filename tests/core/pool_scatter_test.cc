@@ -17,13 +17,8 @@
 #include "xwires/core/pooling.h"
 #include "xwires/core/simd_target.h"
 
-namespace xw {
+namespace xw::layer_test {
 namespace {
-
-using gradcheck::CheckGradient;
-using gradcheck::GradCheckOptions;
-using gradcheck::RandomTensor;
-using gradcheck::WeightedSum;
 
 // FNV-1a over the float bits.
 uint64_t BitsHash(const Tensor& t) {
@@ -163,4 +158,4 @@ TEST(PoolScatterTest, WithoutOverlapRandomEqualsIndex) {
 }
 
 }  // namespace
-}  // namespace xw
+}  // namespace xw::layer_test

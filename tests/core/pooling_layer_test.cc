@@ -8,13 +8,8 @@
 #include "xwires/core/pooling.h"
 #include "xwires/core/simd_target.h"
 
-namespace xw {
+namespace xw::layer_test {
 namespace {
-
-using gradcheck::CheckGradient;
-using gradcheck::GradCheckOptions;
-using gradcheck::RandomTensor;
-using gradcheck::WeightedSum;
 
 Tensor FromValues(Shape shape, const std::vector<float>& v) {
   Tensor t(std::move(shape));
@@ -286,4 +281,4 @@ TEST(PoolingLayerTest, BadInputIsRejected) {
 }
 
 }  // namespace
-}  // namespace xw
+}  // namespace xw::layer_test
