@@ -14,6 +14,7 @@
 #include "dataset/store/dataset_internal.h"
 #include "dataset/store/sha256.h"
 #include "testing/temp_dir.h"
+#include "testing/trial_builder.h"
 #include "xwires/core/build_info.h"
 #include "xwires/dataset/bundle/bundle.h"
 #include "xwires/dataset/query/query.h"
@@ -27,25 +28,17 @@ using json = nlohmann::json;
 using Entries = std::vector<std::pair<std::string, std::string>>;
 
 TrialRecord MakeTrial(int i, std::optional<int64_t> search_id) {
-  TrialRecord t;
-  t.arch = "simple_cnn";
-  t.data_spec = "synthetic";
-  t.lr = 1e-3 * (i + 1);
-  t.adam_eps = 1e-7;
-  t.beta1 = 0.9;
-  t.beta2 = 0.999;
-  t.weight_decay = 0;
-  t.batch_size = 32;
-  t.epochs = 2;
-  t.seed = i;
+  TrialRecord t = testutil::BaseTrial({.arch = "simple_cnn",
+                                       .seed = i,
+                                       .lr = 1e-3 * (i + 1),
+                                       .epochs = 2,
+                                       .provenance = "bundle_ops_test"});
   t.hparams_json = json{{"lr", t.lr}, {"adam_eps", 1e-7}, {"seed", i}}.dump(2);
   t.search_id = search_id;
-  t.provenance = "bundle_ops_test";
-  for (const char* p : {"torch", "tf"}) {
-    ModelRecord m;
-    m.profile = p;
-    m.profile_json = std::string("{\n  \"name\": \"") + p + "\",\n  \"conv\": \"direct\"\n}";
-    m.test_acc = 0.2 + 0.01 * i + (p[1] == 'f' ? 0.1 : 0.0);
+  for (ModelRecord& m : t.models) {
+    const bool tf = m.profile == "tf";
+    m.profile_json = "{\n  \"name\": \"" + m.profile + "\",\n  \"conv\": \"direct\"\n}";
+    m.test_acc = 0.2 + 0.01 * i + (tf ? 0.1 : 0.0);
     m.train_acc = m.test_acc + 0.05;
     m.test_loss = 2.0 - 0.1 * i;
     m.train_loss = i == 2 ? INFINITY : 1.5;  // a diverged loss survives too
@@ -56,12 +49,11 @@ TrialRecord MakeTrial(int i, std::optional<int64_t> search_id) {
     m.threads = 1;
     m.curves = {{1, 2.0, 1.9, 0.2, 2.1, 0.15}, {2, 1.5, 1.4, 0.3 + 0.01 * i, 1.6, kUnknown}};
     Tensor w({2, 3});
-    for (int k = 0; k < 6; ++k) w[k] = 0.5f * static_cast<float>(i * 10 + k) + (p[1] == 'f');
+    for (int k = 0; k < 6; ++k) w[k] = 0.5f * static_cast<float>(i * 10 + k) + tf;
     m.weights.push_back({"fc.weight", w});
     Tensor n(Shape{});
     n[0] = static_cast<float>(i);
     m.weights.push_back({"bn.num_batches_tracked", n, true});
-    t.models.push_back(std::move(m));
   }
   t.divergence = 0.1;
   return t;

@@ -11,6 +11,7 @@
 
 #include "testing/cli_runner.h"
 #include "testing/temp_dir.h"
+#include "testing/trial_builder.h"
 #include "xwires/dataset/query/isa_pooling.h"
 #include "xwires/dataset/store/dataset.h"
 
@@ -22,16 +23,12 @@ using testutil::ShellQuote;
 using testutil::Xwires;
 
 TrialRecord Trial(int seed, const std::string& target, bool isa_dependent) {
-  TrialRecord t;
-  t.arch = "mlp";
-  t.data_spec = "synthetic";
-  t.lr = 1e-3;
-  t.seed = seed;
-  t.provenance = "isa_pooling_test";
-  for (const char* p : {"torch", "mine"}) {
-    ModelRecord m;
-    m.profile = p;
-    m.profile_json = std::string("{\"name\": \"") + p + "\"}";
+  TrialRecord t = testutil::BaseTrial({.arch = "mlp",
+                                       .seed = seed,
+                                       .lr = 1e-3,
+                                       .profiles = {"torch", "mine"},
+                                       .provenance = "isa_pooling_test"});
+  for (ModelRecord& m : t.models) {
     m.test_acc = 0.5;
     m.param_count = 6;
     nlohmann::json fp = {{"isa", "native:avx512f"}, {"kernel_target", target}};
@@ -39,7 +36,6 @@ TrialRecord Trial(int seed, const std::string& target, bool isa_dependent) {
     // its models from the same targets must not be reported.
     if (isa_dependent && m.profile == "mine") fp["isa_dependent"] = true;
     m.fingerprint_json = fp.dump();
-    t.models.push_back(std::move(m));
   }
   return t;
 }

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "testing/trial_builder.h"
 #include "xwires/core/build_info.h"
 
 namespace xw::testutil {
@@ -19,30 +20,16 @@ std::vector<uint8_t> ReplicaLabels() {
 }
 
 TrialRecord ReplicaTrial(int seed) {
-  TrialRecord t;
-  t.arch = "mlp";
-  t.data_spec = "synthetic";
-  t.lr = 0.01;
-  t.adam_eps = 1e-7;
-  t.beta1 = 0.9;
-  t.beta2 = 0.999;
-  t.weight_decay = 0;
-  t.batch_size = 32;
-  t.epochs = 1;
-  t.seed = seed;
+  TrialRecord t = BaseTrial({.arch = "mlp", .seed = seed});
   t.hparams_json = json{{"lr", 0.01}, {"seed", seed}}.dump();
-  for (const char* p : {"torch", "tf"}) {
-    ModelRecord m;
-    m.profile = p;
-    m.profile_json = std::string("{\"name\": \"") + p + "\"}";
-    m.test_acc = p[1] == 'o' ? 0.6 : 0.3;
+  for (ModelRecord& m : t.models) {
+    m.test_acc = m.profile == "torch" ? 0.6 : 0.3;
     m.test_loss = 1.5;
     m.train_acc = m.test_acc;
     m.train_loss = 1.4;
     m.fingerprint_json = MachineFingerprintJson(1);
     m.threads = 1;
     m.curves = {{1, 2.0, 1.9, 0.2, 2.1, m.test_acc}};
-    t.models.push_back(std::move(m));
   }
   t.divergence = 0.3;
   return t;

@@ -11,35 +11,25 @@
 
 #include "testing/file_tree.h"
 #include "testing/temp_dir.h"
+#include "testing/trial_builder.h"
 #include "xwires/dataset/store/dataset.h"
 
 namespace xw {
 namespace {
 
 TrialRecord Good() {
-  TrialRecord t;
-  t.arch = "simple_cnn";
-  t.data_spec = "synthetic";
-  t.lr = 0.01;
-  t.adam_eps = 1e-8;
-  t.beta1 = 0.9;
-  t.beta2 = 0.999;
-  t.weight_decay = 0;
-  t.batch_size = 32;
-  t.epochs = 2;
-  t.seed = 1;
-  t.provenance = "trial_rules_test";
+  TrialRecord t = testutil::BaseTrial({.arch = "simple_cnn",
+                                       .adam_eps = 1e-8,
+                                       .epochs = 2,
+                                       .provenance = "trial_rules_test"});
   t.external_id = "good";
-  for (const char* p : {"torch", "tf"}) {
-    ModelRecord m;
-    m.profile = p;
-    m.test_acc = p[1] == 'f' ? 0.5 : 0.25;
+  for (ModelRecord& m : t.models) {
+    m.test_acc = m.profile == "tf" ? 0.5 : 0.25;
     m.train_acc = 0.6;
     m.test_loss = 1.5;
     m.train_loss = 1.4;
     m.param_count = 10;
     m.curves = {{1, 2.0, 1.9, 0.2, 2.1, 0.15}, {2, 1.5, 1.4, 0.3, 1.6, 0.25}};
-    t.models.push_back(m);
   }
   t.divergence = 0.25;
   return t;
