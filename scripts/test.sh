@@ -7,6 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
+# The clang fuzzers of bundle_fuzz_smoke (not part of `all`), built here so
+# that the test's time is fuzzing.
+cmake --build build -j "$(nproc)" --target xwires_fuzzers
 bash tests/cross/aarch64.sh build-aarch64
 cd build
 ctest --output-on-failure -j "$(nproc)" --timeout 900

@@ -16,7 +16,8 @@ if [ -z "$cxx" ] || [ -z "$cc" ]; then
   exit 1
 fi
 mkdir -p "$build"
-# The main build configures and builds BUILD_DIR (tests/dataset/bundle.cmake):
+# The build target xwires_fuzzers (tests/dataset/bundle.cmake; scripts/test.sh
+# builds it) configures and builds BUILD_DIR:
 # then this build only checks that the fuzzers are up to date.
 configure=(cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release
            -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc")
