@@ -145,7 +145,7 @@ void ExplicitBackwardFilter(const ConvGeometry& g, const float* x, const float* 
     for (int64_t n = n0; n < n1; ++n) {
       ranges[n].a = accel::FillPadded(src, x + n * image, g.h, g.w, 1, s.conv_operands,
                                       s.flush_bf16_subnormals, pad);
-      kernels::Im2colImage(ps, 0, xcols.data() + n * pixels, terms);
+      accel::PatchRows(ps, xcols.data() + n * pixels, terms);
       accel::RoundLanes(dy + n * out, dyr, out, s.conv_operands, s.flush_bf16_subnormals);
       ranges[n].b = accel::F32PanelRange(dyr, 1, out, out);
       accel::TransposeToPanels(dyr, pixels, pixels, g.o, stride,

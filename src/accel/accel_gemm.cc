@@ -135,8 +135,11 @@ void TensorCoreGemm(const float* a, int64_t lda, const PanelB& b, float* c, int6
     alignas(64) float packed[256 * kPanel];
     double acc[kMaxRows * kPanel];
     float acc32[kMaxRows * kPanel];
-    std::fill(acc, acc + rows * kPanel, 0.0);
-    std::fill(acc32, acc32 + rows * kPanel, 0.0f);
+    if (f32) {
+      std::fill(acc32, acc32 + rows * kPanel, 0.0f);
+    } else {
+      std::fill(acc, acc + rows * kPanel, 0.0);
+    }
     bool bad[kMaxRows] = {};
     for (int64_t t0 = 0; t0 < k; t0 += chunk) {
       const int64_t kk = std::min(chunk, k - t0);

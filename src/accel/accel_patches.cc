@@ -87,6 +87,17 @@ void PanelPatches(const kernels::TapSource& s, float* dst) {
       i += len;
     }
     float* out = dst + j0 * taps;
+    if (st == 1 && nr == 1 && valid == kPanel) {  // one whole run: a row of 16
+      const float* src = s.data + runs[0].off;
+      for (int64_t c = 0; c < s.channels; ++c, src += plane) {
+        for (int a = 0; a < s.kh; ++a) {
+          for (int b = 0; b < s.kw; ++b, out += kPanel) {
+            std::memcpy(out, src + a * s.w + b, kPanel * sizeof(float));
+          }
+        }
+      }
+      continue;
+    }
     for (int64_t c = 0; c < s.channels; ++c) {
       for (int a = 0; a < s.kh; ++a) {
         for (int b = 0; b < s.kw; ++b, out += kPanel) {
@@ -101,6 +112,27 @@ void PanelPatches(const kernels::TapSource& s, float* dst) {
             }
           }
           if (valid < kPanel) std::fill(out + valid, out + kPanel, 0.0f);
+        }
+      }
+    }
+  }
+}
+
+void PatchRows(const kernels::TapSource& s, float* dst, int64_t ld) {
+  const int64_t plane = s.h * s.w, st = s.stride;
+  float* out = dst;
+  for (int64_t c = 0; c < s.channels; ++c) {
+    for (int a = 0; a < s.kh; ++a) {
+      for (int b = 0; b < s.kw; ++b, out += ld) {
+        const float* src = s.data + c * plane + a * s.w + b;
+        for (int64_t p = 0; p < s.oh; ++p) {
+          const float* from = src + p * st * s.w;
+          float* to = out + p * s.ow;
+          if (st == 1) {
+            std::copy_n(from, s.ow, to);
+          } else {
+            for (int64_t q = 0; q < s.ow; ++q) to[q] = from[q * st];
+          }
         }
       }
     }

@@ -45,6 +45,9 @@ OperandRange FillPadded(const kernels::TapSource& s, const float* image, int64_t
 // PanelFloats(taps, oh * ow).
 void PanelPatches(const kernels::TapSource& s, float* dst);
 
+// The same patch matrix row-major: dst[t * ld + pixel] (im2col's layout).
+void PatchRows(const kernels::TapSource& s, float* dst, int64_t ld);
+
 // B [rows, cols] = src^T for src [cols, rows] (row c at src + c * ld), in
 // panel layout with panels `panel_stride` floats apart: dst[p * panel_stride
 // + r * kPanel + j] = src[(p * kPanel + j) * ld + r], zero for the last
