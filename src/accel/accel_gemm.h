@@ -22,8 +22,10 @@
 // TensorCorePanel on double lanes, where a lane that meets a value outside
 // what the exact steps cover (Inf/NaN, a result in fp32's subnormal range)
 // is recomputed by the scalar definition. A task packs each chunk of its
-// panel of B contiguous (B's rows are often a power of two apart) and runs
-// up to 64 rows through it.
+// panel of row-major B contiguous (B's rows are often a power of two apart)
+// and runs up to 64 rows through it; B in panel layout (PanelB, what the
+// convolutions' gathers and the dense products' transposes write) is read
+// as it is.
 // Ordered accumulation (used with split-K) runs xw::Dot per output.
 //
 // Thread-safety: pure functions of their arguments; `parallel` runs tiles
