@@ -38,8 +38,12 @@ REPEATS=${4:-3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ARCHS=${ARCHS:-"resnet20 vgg11 simple_cnn mlp"}
 
-rate() {  # images_per_s of one run of "$@"
-  "$@" | sed -n 's/.*images_per_s=\([0-9.]*\).*/\1/p'
+rate() {  # images_per_s of one run of "$@" (CPU_RATE=1: images per CPU second)
+  if [[ -n "${CPU_RATE:-}" ]]; then
+    "$@" | sed -n 's/.*cpu_ms_per_image=\([0-9.]*\).*/\1/p' | awk '{printf "%.2f\n", 1000 / $1}'
+  else
+    "$@" | sed -n 's/.* images_per_s=\([0-9.]*\).*/\1/p'
+  fi
 }
 max() { awk -v a="$1" -v b="$2" 'BEGIN{print (b>a)?b:a}'; }
 
@@ -54,6 +58,10 @@ steps() { case "$1" in vgg11) echo "5 1" ;; mlp) echo "300 10" ;; simple_cnn) ec
 # gives both best-of rates, their ratio and the median over rounds of the
 # per-round ratio. ACCEL_STEPS="arch:steps:warmup ..." overrides steps() for
 # the slow emulated products (default: resnet20 2:1, vgg11 1:1, mlp 100:10).
+# CPU_RATE=1 rates each run by its CPU time instead of the wall clock
+# (train_throughput's cpu_ms_per_image): on a machine that other work
+# loads, a one-thread run's CPU time is its own work, so the ratios move
+# far less between rounds; the columns are then images per CPU second.
 if [[ -n "${ACCEL_PROFILES:-}" ]]; then
   accel_steps() {
     local spec

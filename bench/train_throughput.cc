@@ -4,10 +4,15 @@
 //   train_throughput --arch resnet20 --profile torch --threads 2 --batch 128
 //                    [--width 1] [--steps 20] [--warmup 3] [--side 32]
 //
-// prints one line "arch=... profile=... threads=... batch=... images_per_s=...".
-// Timing starts after `warmup` steps (buffers allocated, caches warm) and
-// stops after the last step, before the test pass. The peer measurement for
+// prints one line "arch=... profile=... threads=... batch=... images_per_s=...
+// cpu_ms_per_image=...". Timing starts after `warmup` steps (buffers
+// allocated, caches warm) and stops after the last step, before the test
+// pass. cpu_ms_per_image is the process's CPU time (all threads) over the
+// same steps per image: on a machine shared with other work it moves far
+// less than the wall-clock rate (with one thread it is the work itself). The peer measurement for
 // PyTorch is bench/peer_torch_throughput.py with the same arguments.
+#include <time.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -84,17 +89,35 @@ int main(int argc, char** argv) {
   o.threads = a.threads;
   using Clock = std::chrono::steady_clock;
   Clock::time_point start, stop;
+  double cpu_start = 0, cpu_stop = 0;
+  const auto cpu_now = [] {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  };
   o.on_progress = [&](const xw::TrainProgress& p) {
     if (p.epoch_end) return;
-    if (p.batch == a.warmup) start = Clock::now();
-    if (p.batch == p.batches) stop = Clock::now();
+    if (p.batch == a.warmup) {
+      start = Clock::now();
+      cpu_start = cpu_now();
+    }
+    if (p.batch == p.batches) {
+      stop = Clock::now();
+      cpu_stop = cpu_now();
+    }
   };
-  if (a.warmup == 0) start = Clock::now();
+  if (a.warmup == 0) {
+    start = Clock::now();
+    cpu_start = cpu_now();
+  }
   auto r = xw::TrainProfile(*profile, data, o);
   if (!r.ok()) Usage(r.status().ToString().c_str());
   const double seconds = std::chrono::duration<double>(stop - start).count();
-  std::printf("arch=%s profile=%s threads=%d batch=%lld width=%g target=%s images_per_s=%.1f\n",
-              a.arch.c_str(), a.profile.c_str(), a.threads, static_cast<long long>(a.batch),
-              a.width, xw::KernelTargetVariant().c_str(), a.batch * a.steps / seconds);
+  const double images = static_cast<double>(a.batch * a.steps);
+  std::printf(
+      "arch=%s profile=%s threads=%d batch=%lld width=%g target=%s images_per_s=%.1f "
+      "cpu_ms_per_image=%.3f\n",
+      a.arch.c_str(), a.profile.c_str(), a.threads, static_cast<long long>(a.batch), a.width,
+      xw::KernelTargetVariant().c_str(), images / seconds, 1000.0 * (cpu_stop - cpu_start) / images);
   return 0;
 }

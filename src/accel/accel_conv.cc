@@ -8,8 +8,12 @@
 #include "xwires/core/accel_numerics.h"
 #include "xwires/core/parallel.h"
 #include "src/accel/accel_gemm.h"
+#include "src/accel/accel_patches.h"
 #include "src/accel/operand_cache.h"
+#include "src/accel/round_lanes.h"
 #include "src/kernels/conv_internal.h"
+#include "src/scratch_floats.h"
+#include "src/thread_scratch.h"
 
 namespace xw {
 namespace {
@@ -33,30 +37,62 @@ ConvGeometry Geometry(const Tensor& x, const Tensor& w, const Conv2dSpec& spec) 
   return *g;
 }
 
-// The image of a [N, ch, h, w] tensor rounded per s.conv_operands.
-void RoundedImage(const float* t, int64_t n, int64_t plane_floats, const AccelSpec& s,
-                  float* dst) {
-  RoundOperands(t + n * plane_floats, dst, plane_floats, s.conv_operands, s.flush_bf16_subnormals);
+// Per-thread scratch of a ParallelFor body over images (thread_scratch.h:
+// the bodies run no ParallelFor, AccelGemm runs on their thread).
+constexpr int kImageSlot = 0, kPanelSlot = 1;
+
+// The padded copy of PaddedSource(src) in the calling body's scratch,
+// zero-filled once: FillPadded then writes only the pixels per image.
+float* PaddedScratch(const kernels::TapSource& src) {
+  const int64_t floats = accel::PaddedFloats(accel::PaddedSource(src));
+  float* pad = ThreadScratch(kImageSlot, floats);
+  std::fill(pad, pad + floats, 0.0f);
+  return pad;
 }
 
-// forward y[n, o, p] over t = (c, kh, kw), zero where the tap reads padding:
-// per image, the rounded weights [O, K] times the patch matrix [K, pixels]
-// that the kernels' im2col gathers from the rounded image.
+// y[n, o, :] (or dx) = rounded weights [rows, K] times the patch matrix of
+// each image of src, gathered from the image's rounded, padded copy
+// straight into the GEMM's panels. image(n) is image n's data of `rows_in`
+// x `cols_in` pixels per channel at dilation `dilate` (FillPadded).
+template <typename ImageFn>
+void PatchProducts(const kernels::TapSource& src, int64_t images, const float* wr, int64_t rows,
+                   const ImageFn& image, int64_t rows_in, int64_t cols_in, int dilate,
+                   const KernelNumerics& num, const AccelSpec& s, float* y) {
+  const TensorCoreSpec tc = s.TensorCoreFor(s.conv_operands);
+  const int64_t k = src.channels * src.kh * src.kw, pixels = src.oh * src.ow;
+  accel::GemmRanges ranges;
+  ranges.a = accel::F32PanelRange(wr, rows, k, k);
+  kernels::TapSource padded = accel::PaddedSource(src);
+  ParallelFor(images, 1, [&](int64_t n0, int64_t n1) {
+    kernels::TapSource ps = padded;
+    float* pad = PaddedScratch(src);
+    ps.data = pad;
+    float* cols = ThreadScratch(kPanelSlot, accel::PanelFloats(k, pixels));
+    accel::GemmRanges r = ranges;
+    for (int64_t n = n0; n < n1; ++n) {
+      r.b = accel::FillPadded(src, image(n), rows_in, cols_in, dilate, s.conv_operands,
+                              s.flush_bf16_subnormals, pad);
+      accel::PanelPatches(ps, cols);
+      accel::AccelGemm(wr, k, accel::PanelB{cols, accel::kPanel, k * accel::kPanel},
+                       y + n * rows * pixels, pixels, rows, pixels, k, s, tc, num.reduce, false,
+                       &r);
+    }
+  });
+}
+
+// forward y[n, o, p] over t = (c, kh, kw), zero where the tap reads padding.
 void ExplicitForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
                      const KernelNumerics& num, const AccelSpec& s, float* y) {
-  const TensorCoreSpec tc = s.TensorCoreFor(s.conv_operands);
   const int64_t k = g.c * g.kh * g.kw, pixels = g.oh * g.ow, image = g.c * g.h * g.w;
-  std::vector<float> wr(static_cast<size_t>(g.o * k));
+  ScratchFloats wr(static_cast<size_t>(g.o * k));
   RoundOperands(w, wr.data(), g.o * k, s.conv_operands, s.flush_bf16_subnormals);
+  const auto image_n = [&](int64_t n) { return x + n * image; };
+  PatchProducts(kernels::ForwardSource(g, nullptr), g.n, wr.data(), g.o, image_n, g.h, g.w, 1,
+                num, s, y);
+  if (bias == nullptr) return;
   ParallelFor(g.n, 1, [&](int64_t n0, int64_t n1) {
-    std::vector<float> xr(static_cast<size_t>(image)), cols(static_cast<size_t>(k * pixels));
     for (int64_t n = n0; n < n1; ++n) {
-      RoundedImage(x, n, image, s, xr.data());
-      kernels::Im2colImage(kernels::ForwardSource(g, xr.data()), 0, cols.data(), pixels);
       float* yn = y + n * g.o * pixels;
-      accel::AccelGemm(wr.data(), k, cols.data(), pixels, yn, pixels, g.o, pixels, k, s, tc,
-                       num.reduce, false);
-      if (bias == nullptr) continue;
       for (int64_t o = 0; o < g.o; ++o) {
         for (int64_t p = 0; p < pixels; ++p) yn[o * pixels + p] = yn[o * pixels + p] + bias[o];
       }
@@ -66,85 +102,76 @@ void ExplicitForward(const ConvGeometry& g, const float* x, const float* w, cons
 
 // dgrad dx[n, c, h, w] over t = (o, kh', kw'): the forward product of the
 // flipped kernel (kernels::FlipKernel) with dy seen as a stride-1 source
-// (kernels::FlippedSource). For stride > 1 that source is dy with stride-1
-// zero rows and columns between its pixels, so every one of the O*KH*KW
-// taps keeps its slot, zero where it does not reach (h, w).
+// (kernels::FlippedSource). For stride > 1 that source is dy dilated, with
+// stride-1 zero rows and columns between its pixels, so every one of the
+// O*KH*KW taps keeps its slot, zero where it does not reach (h, w).
 void ExplicitBackwardData(const ConvGeometry& g, const float* w, const float* dy,
                           const KernelNumerics& num, const AccelSpec& s, float* dx) {
-  const TensorCoreSpec tc = s.TensorCoreFor(s.conv_operands);
-  const int64_t t_all = g.o * g.kh * g.kw, pixels = g.h * g.w, out = g.oh * g.ow;
-  std::vector<float> wt(static_cast<size_t>(g.c * t_all));
+  const int64_t t_all = g.o * g.kh * g.kw, out = g.oh * g.ow;
+  ScratchFloats wt(static_cast<size_t>(g.c * t_all));
   kernels::FlipKernel(g, w, wt.data());
   RoundOperands(wt.data(), wt.data(), g.c * t_all, s.conv_operands, s.flush_bf16_subnormals);
-  const int64_t dh = (g.oh - 1) * g.stride + 1, dw = (g.ow - 1) * g.stride + 1;
-  ParallelFor(g.n, 1, [&](int64_t n0, int64_t n1) {
-    std::vector<float> src(static_cast<size_t>(g.o * dh * dw), 0.0f);
-    std::vector<float> cols(static_cast<size_t>(t_all * pixels));
-    for (int64_t n = n0; n < n1; ++n) {
-      if (g.stride == 1) {
-        RoundedImage(dy, n, g.o * out, s, src.data());
-      } else {
-        const float* dyn = dy + n * g.o * out;
-        for (int64_t o = 0; o < g.o; ++o) {
-          for (int64_t p = 0; p < g.oh; ++p) {
-            for (int64_t q = 0; q < g.ow; ++q) {
-              src[(o * dh + p * g.stride) * dw + q * g.stride] = RoundOperand(
-                  dyn[(o * g.oh + p) * g.ow + q], s.conv_operands, s.flush_bf16_subnormals);
-            }
-          }
-        }
-      }
-      kernels::TapSource ts = kernels::FlippedSource(g, src.data());
-      ts.h = dh;
-      ts.w = dw;
-      kernels::Im2colImage(ts, 0, cols.data(), pixels);
-      accel::AccelGemm(wt.data(), t_all, cols.data(), pixels, dx + n * g.c * pixels, pixels, g.c,
-                       pixels, t_all, s, tc, num.reduce, false);
-    }
-  });
+  kernels::TapSource ts = kernels::FlippedSource(g, nullptr);
+  ts.h = (g.oh - 1) * g.stride + 1;
+  ts.w = (g.ow - 1) * g.stride + 1;
+  const auto image_n = [&](int64_t n) { return dy + n * g.o * out; };
+  PatchProducts(ts, g.n, wt.data(), g.c, image_n, g.oh, g.ow, g.stride, num, s, dx);
 }
 
 // wgrad dw[o, c, kh, kw] over t = (n, oh, ow): the patch matrices of all
-// images side by side [taps, N*pixels] times dy transposed [N*pixels, O],
-// both rounded, giving dw transposed. With random scatter order, each
-// image's partial is the product over its own pixels (split_k is not
-// applied: the images are the partitions) and the N partials are added into
-// +0 in the order of ScatterPermutation(seed, step, tensor, o*taps + tap, N).
+// images side by side [taps, N*pixels] times dy transposed [N*pixels, O]
+// (in the GEMM's panel layout), both rounded, giving dw transposed. With
+// random scatter order, each image's partial is the product over its own
+// pixels (split_k is not applied: the images are the partitions) and the N
+// partials are added into +0 in the order of ScatterPermutation(seed, step,
+// tensor, o*taps + tap, N).
 void ExplicitBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
                             const KernelNumerics& num, const AccelSpec& s, float* dw) {
   const TensorCoreSpec tc = s.TensorCoreFor(s.conv_operands);
   const int64_t pixels = g.oh * g.ow, terms = g.n * pixels, image = g.c * g.h * g.w;
-  const int64_t taps = g.c * g.kh * g.kw;
-  std::vector<float> xcols(static_cast<size_t>(taps * terms));
-  std::vector<float> dyt(static_cast<size_t>(terms * g.o));
+  const int64_t taps = g.c * g.kh * g.kw, out = g.o * pixels;
+  // Written whole below; ScratchFloats neither zero-fills nor, for large
+  // blocks, faults in fresh pages each call.
+  ScratchFloats xcols(static_cast<size_t>(taps * terms));
+  ScratchFloats dyt(static_cast<size_t>(accel::PanelFloats(terms, g.o)));
+  const int64_t stride = terms * accel::kPanel;  // between dyt's panels
+  const kernels::TapSource src = kernels::ForwardSource(g, nullptr);
+  std::vector<accel::GemmRanges> ranges(static_cast<size_t>(g.n));
   ParallelFor(g.n, 1, [&](int64_t n0, int64_t n1) {
-    std::vector<float> xr(static_cast<size_t>(image));
+    kernels::TapSource ps = accel::PaddedSource(src);
+    float* pad = PaddedScratch(src);
+    ps.data = pad;
+    float* dyr = ThreadScratch(kPanelSlot, out);
     for (int64_t n = n0; n < n1; ++n) {
-      RoundedImage(x, n, image, s, xr.data());
-      kernels::Im2colImage(kernels::ForwardSource(g, xr.data()), 0, xcols.data() + n * pixels,
-                           terms);
-      const float* dyn = dy + n * g.o * pixels;
-      for (int64_t p = 0; p < pixels; ++p) {
-        for (int64_t o = 0; o < g.o; ++o) {
-          dyt[(n * pixels + p) * g.o + o] =
-              RoundOperand(dyn[o * pixels + p], s.conv_operands, s.flush_bf16_subnormals);
-        }
-      }
+      ranges[n].a = accel::FillPadded(src, x + n * image, g.h, g.w, 1, s.conv_operands,
+                                      s.flush_bf16_subnormals, pad);
+      accel::PatchRows(ps, xcols.data() + n * pixels, terms);
+      accel::RoundLanes(dy + n * out, dyr, out, s.conv_operands, s.flush_bf16_subnormals);
+      ranges[n].b = accel::F32PanelRange(dyr, 1, out, out);
+      accel::TransposeToPanels(dyr, pixels, pixels, g.o, stride,
+                               dyt.data() + n * pixels * accel::kPanel);
     }
   });
-  std::vector<float> dwt(static_cast<size_t>(taps * g.o));
+  accel::GemmRanges all = ranges[0];
+  for (const accel::GemmRanges& r : ranges) {
+    all.a = accel::MergeRanges(all.a, r.a);
+    all.b = accel::MergeRanges(all.b, r.b);
+  }
+  ScratchFloats dwt(static_cast<size_t>(taps * g.o));
   if (!s.scatter_random) {
-    accel::AccelGemm(xcols.data(), terms, dyt.data(), g.o, dwt.data(), g.o, taps, g.o, terms, s,
-                     tc, num.reduce, true);
+    accel::AccelGemm(xcols.data(), terms, accel::PanelB{dyt.data(), accel::kPanel, stride},
+                     dwt.data(), g.o, taps, g.o, terms, s, tc, num.reduce, true, &all);
   } else {
     AccelSpec part = s;
     part.split_k = 1;
-    std::vector<float> partials(static_cast<size_t>(g.n * taps * g.o));
+    ScratchFloats partials(static_cast<size_t>(g.n * taps * g.o));
     ParallelFor(g.n, 1, [&](int64_t n0, int64_t n1) {
       for (int64_t n = n0; n < n1; ++n) {
-        accel::AccelGemm(xcols.data() + n * pixels, terms, dyt.data() + n * pixels * g.o, g.o,
+        accel::AccelGemm(xcols.data() + n * pixels, terms,
+                         accel::PanelB{dyt.data() + n * pixels * accel::kPanel, accel::kPanel,
+                                       stride},
                          partials.data() + n * taps * g.o, g.o, taps, g.o, pixels, part, tc,
-                         num.reduce, false);
+                         num.reduce, false, &all);
       }
     });
     ParallelFor(taps, 1, [&](int64_t t0, int64_t t1) {

@@ -22,8 +22,10 @@
 // TensorCorePanel on double lanes, where a lane that meets a value outside
 // what the exact steps cover (Inf/NaN, a result in fp32's subnormal range)
 // is recomputed by the scalar definition. A task packs each chunk of its
-// panel of B contiguous (B's rows are often a power of two apart) and runs
-// up to 64 rows through it.
+// panel of row-major B contiguous (B's rows are often a power of two apart)
+// and runs up to 64 rows through it; B in panel layout (PanelB, what the
+// convolutions' gathers and the dense products' transposes write) is read
+// as it is.
 // Ordered accumulation (used with split-K) runs xw::Dot per output.
 //
 // Thread-safety: pure functions of their arguments; `parallel` runs tiles
@@ -48,6 +50,30 @@ void AccelGemm(const float* a, int64_t lda, const float* b, int64_t ldb, float* 
                int64_t m, int64_t n, int64_t k, const AccelSpec& spec, const TensorCoreSpec& tc,
                const ReduceSpec& reduce, bool parallel);
 
+// Where B's columns lie: column j's term t is
+// b[(j / kPanel) * panel_stride + t * ld + j % kPanel]. Row-major B (the
+// overload above) is {b, ldb, kPanel}; the panel layout {b, kPanel, stride}
+// holds each panel of kPanel columns as its own k-major block of kPanel
+// floats per term (what the convolutions' gathers write, so the GEMM reads
+// its panels as they are, without packing), the last panel's missing
+// columns zero.
+struct PanelB {
+  const float* b;
+  int64_t ld;
+  int64_t panel_stride;
+  bool Panels() const { return ld == kPanel && panel_stride != kPanel; }
+};
+struct OperandRange;
+// ranges (optional): OperandRange bounds of A's and of B's values, from a
+// cheaper pass than over the operands themselves (the image a patch
+// matrix gathers from). Bounds over a superset of the values are fine: the
+// float panels then apply less often, never with other bits (every panel
+// gives the scalar definition's bits).
+struct GemmRanges;
+void AccelGemm(const float* a, int64_t lda, const PanelB& b, float* c, int64_t ldc, int64_t m,
+               int64_t n, int64_t k, const AccelSpec& spec, const TensorCoreSpec& tc,
+               const ReduceSpec& reduce, bool parallel, const GemmRanges* ranges = nullptr);
+
 // One panel of tensor-core block FMAs (accel_tiles.cc): for rows r < rows
 // and lanes j < kPanel, acc[r * kPanel + j] (an fp32 value held in a
 // double) goes through the kk terms a[r * lda + t] * b[t * ldb + j], blocks
@@ -68,6 +94,11 @@ struct OperandRange {
   bool reduced = false;     // zeros and normal floats of <= 12 significant bits
   float min_nonzero = 0;    // smallest nonzero magnitude (0: all zero)
   float max_abs = 0;        // largest magnitude
+};
+// The range of the values of both (a superset's range).
+OperandRange MergeRanges(const OperandRange& x, const OperandRange& y);
+struct GemmRanges {
+  OperandRange a, b;
 };
 bool F32PanelSpec(const TensorCoreSpec& tc);
 OperandRange F32PanelRange(const float* x, int64_t rows, int64_t cols, int64_t ld);

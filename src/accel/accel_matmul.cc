@@ -8,6 +8,9 @@
 #include "xwires/core/matmul.h"
 #include "xwires/core/parallel.h"
 #include "src/accel/accel_gemm.h"
+#include "src/accel/accel_patches.h"
+#include "src/kernels/conv_internal.h"
+#include "src/scratch_floats.h"
 
 namespace xw {
 namespace {
@@ -34,36 +37,40 @@ void AccelMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
     return Matmul(a, b, c, m, n, k, trans_a, trans_b, accumulate, RoundingKernels(num, s));
   }
   if (m <= 0 || n <= 0) return;
-  // Rows of op(A) [m, k] and op(B) as [k, n] (the panels' layout), rounded
-  // while they are packed.
-  std::vector<float> rows(static_cast<size_t>(m * k)), cols(static_cast<size_t>(k * n));
+  // Rows of op(A) [m, k] and op(B) as [k, n] in the GEMM's panel layout
+  // (accel_gemm.h, PanelB: read as they are, no packing per chunk), both
+  // transposed by vector kernels where needed and rounded in one pass.
+  ScratchFloats rows(static_cast<size_t>(m * k));
   if (trans_a) {
-    ParallelFor(m, GrainFor(m, 16, 16), [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        for (int64_t t = 0; t < k; ++t) rows[i * k + t] = a[t * m + i];
-      }
-    });
+    kernels::TransposeMatrix(a, k, m, rows.data());
     RoundOperands(rows.data(), rows.data(), m * k, r, flush);
   } else {
     RoundOperands(a, rows.data(), m * k, r, flush);
   }
-  if (trans_b) {
-    ParallelFor(k, GrainFor(k, 16, 16), [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t) {
-        for (int64_t j = 0; j < n; ++j) cols[t * n + j] = b[j * k + t];
+  const int64_t panels = (n + accel::kPanel - 1) / accel::kPanel, stride = k * accel::kPanel;
+  ScratchFloats cols(static_cast<size_t>(accel::PanelFloats(k, n)));
+  ParallelFor(panels, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t j0 = p * accel::kPanel, width = std::min(accel::kPanel, n - j0);
+      float* dst = cols.data() + p * stride;
+      if (trans_b) {  // b [n, k]: column j of op(B) is row j of b
+        accel::TransposeToPanels(b + j0 * k, k, k, width, stride, dst);
+        continue;
       }
-    });
-    RoundOperands(cols.data(), cols.data(), k * n, r, flush);
-  } else {
-    RoundOperands(b, cols.data(), k * n, r, flush);
-  }
+      for (int64_t t = 0; t < k; ++t) {
+        std::copy_n(b + t * n + j0, width, dst + t * accel::kPanel);
+        std::fill(dst + t * accel::kPanel + width, dst + (t + 1) * accel::kPanel, 0.0f);
+      }
+    }
+  });
+  RoundOperands(cols.data(), cols.data(), accel::PanelFloats(k, n), r, flush);
+  const accel::PanelB pb{cols.data(), accel::kPanel, stride};
   const TensorCoreSpec tc = s.TensorCoreFor(r);
   if (!accumulate) {
-    return accel::AccelGemm(rows.data(), k, cols.data(), n, c, n, m, n, k, s, tc, num.reduce,
-                            true);
+    return accel::AccelGemm(rows.data(), k, pb, c, n, m, n, k, s, tc, num.reduce, true);
   }
-  std::vector<float> d(static_cast<size_t>(m * n));
-  accel::AccelGemm(rows.data(), k, cols.data(), n, d.data(), n, m, n, k, s, tc, num.reduce, true);
+  ScratchFloats d(static_cast<size_t>(m * n));
+  accel::AccelGemm(rows.data(), k, pb, d.data(), n, m, n, k, s, tc, num.reduce, true);
   for (int64_t i = 0; i < m * n; ++i) c[i] = c[i] + d[i];
 }
 

@@ -5,6 +5,7 @@ target_sources(xwires_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/accel_conv.cc
   ${CMAKE_CURRENT_LIST_DIR}/accel_matmul.cc
   ${CMAKE_CURRENT_LIST_DIR}/accel_gemm.cc
+  ${CMAKE_CURRENT_LIST_DIR}/accel_patches.cc
   ${CMAKE_CURRENT_LIST_DIR}/operand_cache.cc
 )
 # The tensor-core panels and the operand rounding, compiled once per SIMD target (see

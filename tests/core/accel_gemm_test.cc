@@ -59,6 +59,10 @@ const Case kCases[] = {
     {2, 3, 7, 5, 4, Spec(3, 1, 1, PadMode::kExplicit)},
     {2, 3, 7, 5, 4, Spec(3, 2, 0, PadMode::kSame)},
     {1, 2, 5, 7, 3, Spec(1, 2, 0, PadMode::kSame)},
+    // Several panels of pixels and of output channels, each with a
+    // narrower last one; a stride-2, pad-1 layer on an even grid (ResNet's).
+    {2, 2, 9, 9, 17, Spec(3, 1, 1, PadMode::kExplicit)},
+    {2, 3, 8, 8, 20, Spec(3, 2, 1, PadMode::kExplicit)},
 };
 
 TEST(AccelConv, ExactOnIntegersEveryConfiguration) {
