@@ -91,10 +91,22 @@ void OwnedMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
     *ld = k;
     return arows + i0 * k + t0;
   };
-  // B's panels are rounded as they are packed (zero padding stays zero).
-  const auto pack_plain = [=](int64_t j0, int64_t t0, int64_t t1, float* dst) {
+  // B's panels are rounded as they are packed, in registers between the
+  // load and the store (zero padding stays zero): no second pass over them.
+  p.pack_b = [=](int64_t j0, int64_t t0, int64_t t1, float* dst) {
     const int64_t cols = std::min<int64_t>(kernels::kPanel, n - j0);
     if (!trans_b) {
+      if (rounding != OperandRounding::kNone) {
+        accel::RoundRows(b + t0 * n + j0, n, t1 - t0, cols, dst, kernels::kPanel, rounding,
+                         flush);
+        if (cols < kernels::kPanel) {
+          for (int64_t t = t0; t < t1; ++t) {
+            float* d = dst + (t - t0) * kernels::kPanel;
+            std::fill(d + cols, d + kernels::kPanel, 0.0f);
+          }
+        }
+        return;
+      }
       // Full panels copy a constant 128 bytes per row, which the compiler
       // inlines (a length known only at run time was a memmove call per
       // row: 9% of mlp's time under torch).
@@ -112,7 +124,8 @@ void OwnedMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
     // B is stored [n, k]: column j of op(B) is row j of B. A full panel is
     // a vector transpose; the last, narrower one pads with zero columns.
     if (cols == kernels::kPanel) {
-      kernels::TransposeToPanel(b + j0 * k + t0, k, t1 - t0, kernels::kPanel, dst);
+      kernels::TransposeToPanelRounded(b + j0 * k + t0, k, t1 - t0, kernels::kPanel, dst,
+                                       rounding, flush);
       return;
     }
     for (int64_t jj = 0; jj < kernels::kPanel; ++jj) {
@@ -121,15 +134,10 @@ void OwnedMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
         dst[(t - t0) * kernels::kPanel + jj] = src ? src[t] : 0.0f;
       }
     }
-  };
-  if (rounding == OperandRounding::kNone) {
-    p.pack_b = pack_plain;
-  } else {
-    p.pack_b = [=](int64_t j0, int64_t t0, int64_t t1, float* dst) {
-      pack_plain(j0, t0, t1, dst);
+    if (rounding != OperandRounding::kNone) {
       accel::RoundLanes(dst, dst, (t1 - t0) * kernels::kPanel, rounding, flush);
-    };
-  }
+    }
+  };
   p.store = [=](int64_t i0, int64_t i1, int64_t j0, const float* blk) {
     const int64_t cols = std::min<int64_t>(kernels::kPanel, n - j0);
     for (int64_t i = i0; i < i1; ++i) {
