@@ -327,12 +327,18 @@ void Register() {
       {DensePass::kForward, "forward"}, {DensePass::kData, "data_grad"},
       {DensePass::kWeight, "weight_grad"}};
   // The profiles' three GEMMs: Eigen (tf), lanes8 FMA (torch), sequential
-  // (reference).
-  for (const GemmCase& gc : {gemms[0], gemms[1], gemms[2]}) {
+  // (reference), and torch's with TF32 (rna) operands rounded while packed
+  // (an operand-rounding profile's dense layers, against owned_lanes8_fma).
+  KernelNumerics lanes8_tf32 = lanes8;
+  lanes8_tf32.operands = OperandRounding::kTf32Rna;
+  for (const GemmCase& gc :
+       {gemms[0], gemms[1], gemms[2], GemmCase{"owned_lanes8_fma_tf32", lanes8_tf32}}) {
     for (const auto& [pass, pass_name] : dense_passes) {
       const std::string name = "dense/" + gc.name + "/" + pass_name;
       DefaultMinTime(benchmark::RegisterBenchmark(name.c_str(), BM_Dense, gc.num, pass)
                          ->Args({128, 3072, 512})
+                         ->Args({32, 3072, 512})  // mlp's fc1 and fc2 at batch 32
+                         ->Args({32, 512, 512})
                          ->Args({128, 512, 4096})
                          ->Args({128, 4096, 4096}),
                      0.1)

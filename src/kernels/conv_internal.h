@@ -103,6 +103,11 @@ void ImagesToMatrix(const float* nchw, int64_t n0, int64_t k, int64_t ch, int64_
 // dst[q * panel + j] = rows[j * ld + q] for q < width, j < panel
 // (transpose.cc): tap rows into the ordered GEMM's B panel layout.
 void TransposeToPanel(const float* rows, int64_t ld, int64_t width, int64_t panel, float* dst);
+// TransposeToPanel with every float written as RoundOperand(value, mode,
+// flush) (accel_numerics.h), rounded in registers as it is transposed:
+// a product's operand packed and rounded in one pass. kNone: no rounding.
+void TransposeToPanelRounded(const float* rows, int64_t ld, int64_t width, int64_t panel,
+                             float* dst, OperandRounding mode, bool flush_bf16_subnormals);
 // dst [cols, rows] = src [rows, cols] transposed, TransposeToPanel over
 // blocks of 16 columns in parallel (transpose.cc). Data movement only.
 void TransposeMatrix(const float* src, int64_t rows, int64_t cols, float* dst);

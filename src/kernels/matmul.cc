@@ -49,13 +49,22 @@ void EigenGemm(const float* a, int64_t lda, const float* b, int64_t ldb, float* 
 
 namespace {
 
-// Rounds the floats just written to packed memory (cache-resident), per
-// chunk of rows so that large copies round in parallel.
-void RoundPacked(float* x, int64_t rows, int64_t cols, const KernelNumerics& num) {
+// dst = the rounded floats of src ([rows, cols], dst may equal src). A
+// GEMM's A (the batch's activations or dy: mlp's largest is 32 x 3072)
+// rounds on the calling thread: a parallel loop costs more than it saves
+// there (a sync point per product, 8 more per mlp step, each waiting for
+// the slower thread; under load a thread is often descheduled). Larger
+// copies round in parallel chunks.
+void RoundRowsOf(const float* src, float* dst, int64_t rows, int64_t cols,
+                 const KernelNumerics& num) {
+  constexpr int64_t kSerialFloats = int64_t{1} << 17;  // 512 KiB
+  if (rows * cols <= kSerialFloats) {
+    return accel::RoundLanes(src, dst, rows * cols, num.operands, num.flush_bf16_subnormals);
+  }
   ParallelFor(rows, GrainFor(rows, std::max<int64_t>(1, (int64_t{1} << 14) / cols), 16),
               [&](int64_t r0, int64_t r1) {
-                accel::RoundLanes(x + r0 * cols, x + r0 * cols, (r1 - r0) * cols, num.operands,
-                                  num.flush_bf16_subnormals);
+                accel::RoundLanes(src + r0 * cols, dst + r0 * cols, (r1 - r0) * cols,
+                                  num.operands, num.flush_bf16_subnormals);
               });
 }
 
@@ -76,25 +85,33 @@ void OwnedMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
   if (trans_a) {
     at.resize(static_cast<size_t>(m * k));
     kernels::TransposeMatrix(a, k, m, at.data());
-    if (rounding != OperandRounding::kNone) RoundPacked(at.data(), m, k, num);
+    if (rounding != OperandRounding::kNone) RoundRowsOf(at.data(), at.data(), m, k, num);
     arows = at.data();
   } else if (rounding != OperandRounding::kNone) {
     at.resize(static_cast<size_t>(m * k));
-    ParallelFor(m, GrainFor(m, std::max<int64_t>(1, (int64_t{1} << 14) / k), 16),
-                [&](int64_t r0, int64_t r1) {
-                  accel::RoundLanes(a + r0 * k, at.data() + r0 * k, (r1 - r0) * k, rounding,
-                                    flush);
-                });
+    RoundRowsOf(a, at.data(), m, k, num);
     arows = at.data();
   }
   p.a = [=](int64_t i0, int64_t, int64_t t0, int64_t, float*, int64_t* ld) -> const float* {
     *ld = k;
     return arows + i0 * k + t0;
   };
-  // B's panels are rounded as they are packed (zero padding stays zero).
-  const auto pack_plain = [=](int64_t j0, int64_t t0, int64_t t1, float* dst) {
+  // B's panels are rounded as they are packed, in registers between the
+  // load and the store (zero padding stays zero): no second pass over them.
+  p.pack_b = [=](int64_t j0, int64_t t0, int64_t t1, float* dst) {
     const int64_t cols = std::min<int64_t>(kernels::kPanel, n - j0);
     if (!trans_b) {
+      if (rounding != OperandRounding::kNone) {
+        accel::RoundRows(b + t0 * n + j0, n, t1 - t0, cols, dst, kernels::kPanel, rounding,
+                         flush);
+        if (cols < kernels::kPanel) {
+          for (int64_t t = t0; t < t1; ++t) {
+            float* d = dst + (t - t0) * kernels::kPanel;
+            std::fill(d + cols, d + kernels::kPanel, 0.0f);
+          }
+        }
+        return;
+      }
       // Full panels copy a constant 128 bytes per row, which the compiler
       // inlines (a length known only at run time was a memmove call per
       // row: 9% of mlp's time under torch).
@@ -112,7 +129,8 @@ void OwnedMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
     // B is stored [n, k]: column j of op(B) is row j of B. A full panel is
     // a vector transpose; the last, narrower one pads with zero columns.
     if (cols == kernels::kPanel) {
-      kernels::TransposeToPanel(b + j0 * k + t0, k, t1 - t0, kernels::kPanel, dst);
+      kernels::TransposeToPanelRounded(b + j0 * k + t0, k, t1 - t0, kernels::kPanel, dst,
+                                       rounding, flush);
       return;
     }
     for (int64_t jj = 0; jj < kernels::kPanel; ++jj) {
@@ -121,15 +139,10 @@ void OwnedMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
         dst[(t - t0) * kernels::kPanel + jj] = src ? src[t] : 0.0f;
       }
     }
-  };
-  if (rounding == OperandRounding::kNone) {
-    p.pack_b = pack_plain;
-  } else {
-    p.pack_b = [=](int64_t j0, int64_t t0, int64_t t1, float* dst) {
-      pack_plain(j0, t0, t1, dst);
+    if (rounding != OperandRounding::kNone) {
       accel::RoundLanes(dst, dst, (t1 - t0) * kernels::kPanel, rounding, flush);
-    };
-  }
+    }
+  };
   p.store = [=](int64_t i0, int64_t i1, int64_t j0, const float* blk) {
     const int64_t cols = std::min<int64_t>(kernels::kPanel, n - j0);
     for (int64_t i = i0; i < i1; ++i) {

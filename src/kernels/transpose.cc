@@ -1,7 +1,9 @@
 // The panel transposes (conv_internal.h): rows of taps, weights or
 // gradients into the ordered GEMM's and the tiles' column panels, written
 // once on Highway and compiled for every SIMD target (chosen at run time).
-// Data movement only, so every target writes the same floats.
+// Data movement only, so every target writes the same floats; the rounding
+// variant rounds each vector in registers before it stores it (the
+// recipes of round_bits-inl.h, the same bits on every target).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -14,6 +16,7 @@
 #include "src/kernels/hwy_ops.h"
 #include "src/kernels/hwy_copy.h"
 #include "src/kernels/transpose8-inl.h"
+#include "src/accel/round_bits-inl.h"
 #include "xwires/core/parallel.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -78,6 +81,58 @@ void TransposeToPanelT(const float* rows, int64_t ld, int64_t width, int64_t pan
   }
 }
 
+// TransposeToPanelT with every float rounded per kMode: in the 8 x 8
+// blocks' registers where the target has them, else over the panel's
+// rows right after they are written (still in L1).
+template <OperandRounding kMode, bool kFlush>
+void TransposeRounded(const float* rows, int64_t ld, int64_t width, int64_t panel,
+                      float* dst) {
+#ifdef XWIRES_HAVE_TRANSPOSE8
+  if (panel % 8 == 0 && width >= 8) {
+    const D8 d;
+    const int64_t width8 = width / 8 * 8;
+    for (int64_t j0 = 0; j0 < panel; j0 += 8) {
+      for (int64_t q0 = 0; q0 < width8; q0 += 8) {
+        V8 col[8];
+        Transpose8(rows + j0 * ld + q0, ld, col);
+        for (int c = 0; c < 8; ++c) {
+          hn::StoreU(accel::HWY_NAMESPACE::RoundFloats<kMode, kFlush>(d, col[c]), d,
+                     dst + (q0 + c) * panel + j0);
+        }
+      }
+    }
+    if (width8 == width) return;
+    rows += width8;
+    dst += width8 * panel;
+    width -= width8;
+  }
+#endif
+  TransposeToPanelT(rows, ld, width, panel, dst);
+  const DF d;
+  const int64_t n = static_cast<int64_t>(hn::Lanes(d)), total = width * panel;
+  int64_t i = 0;
+  for (; i + n <= total; i += n) {
+    hn::StoreU(accel::HWY_NAMESPACE::RoundFloats<kMode, kFlush>(d, hn::LoadU(d, dst + i)), d,
+               dst + i);
+  }
+  if (i < total) {
+    const auto v = accel::HWY_NAMESPACE::RoundFloats<kMode, kFlush>(
+        d, LoadRange(d, dst + i, 0, total - i));
+    HWY_ALIGN float buf[HWY_LANES(float)];
+    hn::Store(v, d, buf);
+    std::memcpy(dst + i, buf, sizeof(float) * (total - i));
+  }
+}
+
+void TransposeToPanelRoundedT(const float* rows, int64_t ld, int64_t width, int64_t panel,
+                              float* dst, OperandRounding mode, bool flush) {
+  const bool rounded = accel::HWY_NAMESPACE::WithRounding(mode, flush, [&](auto tag) {
+    using T = decltype(tag);
+    TransposeRounded<T::kMode, T::kFlush>(rows, ld, width, panel, dst);
+  });
+  if (!rounded) TransposeToPanelT(rows, ld, width, panel, dst);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace kernels
 }  // namespace xw
@@ -91,6 +146,14 @@ HWY_EXPORT(TransposeToPanelT);
 
 void TransposeToPanel(const float* rows, int64_t ld, int64_t width, int64_t panel, float* dst) {
   HWY_DYNAMIC_DISPATCH(TransposeToPanelT)(rows, ld, width, panel, dst);
+}
+
+HWY_EXPORT(TransposeToPanelRoundedT);
+
+void TransposeToPanelRounded(const float* rows, int64_t ld, int64_t width, int64_t panel,
+                             float* dst, OperandRounding mode, bool flush_bf16_subnormals) {
+  HWY_DYNAMIC_DISPATCH(TransposeToPanelRoundedT)(rows, ld, width, panel, dst, mode,
+                                                 flush_bf16_subnormals);
 }
 
 void TransposeMatrix(const float* src, int64_t rows, int64_t cols, float* dst) {
