@@ -122,6 +122,7 @@ struct ArchCase {
   NamedTensors ref_logits;  // "init", "final" (pytorch)
   std::string out_dir;      // the runner's output; xwires' steps go there too
   std::vector<double> reference_error;  // per step (pytorch: float32 vs float64)
+  std::map<int64_t, SplitState> exact_steps;  // pytorch: the float64 run, by step
   std::vector<double> ulp_growth;       // per step, measured on the first target
 };
 
@@ -171,6 +172,15 @@ Status RunReference(ArchCase* c, const ConformanceOptions& o, const std::string&
     }
   }
   if (c->framework == "pytorch") {
+    XW_ASSIGN_OR_RETURN(NamedTensors exact, ReadExchange(out + "/float64.xwt"));
+    for (auto& [step, tensors] : SplitSteps(std::move(exact))) {
+      SplitState& s = c->exact_steps[step];
+      for (NamedTensor& t : tensors) {
+        const bool lo = t.name.size() > 3 && t.name.compare(t.name.size() - 3, 3, "@lo") == 0;
+        if (lo) t.name.resize(t.name.size() - 3);
+        (lo ? s.lo : s.hi).push_back(std::move(t));
+      }
+    }
     XW_ASSIGN_OR_RETURN(c->ref_logits, ReadExchange(out + "/logits.xwt"));
     for (const NamedTensor& t : c->ref_logits) {
       if (t.name != "reference_error") continue;
@@ -220,6 +230,10 @@ Status TrainAndCompare(ArchCase* c, const ConformanceOptions& o,
     row.ulp_growth = c->ulp_growth[i];
     row.bound = ConformanceWeightBound(step) + 2 * std::max(row.reference_error, row.ulp_growth);
     XW_RETURN_IF_ERROR(CompareState(states[i], c->ref_steps.at(step), &row));
+    if (auto it = c->exact_steps.find(step); it != c->exact_steps.end()) {
+      std::string unused;
+      row.exact_error = StateErrorF64(states[i], it->second, &unused);
+    }
     rows->push_back(row);
     for (NamedTensor& s : states[i]) {
       mine.push_back({std::to_string(step) + "/" + s.name, std::move(s.value), s.is_int64});
@@ -380,23 +394,25 @@ Result<ConformanceReport> RunConformance(
 }
 
 std::string ConformanceTableHeader() {
-  char buf[192];
-  std::snprintf(buf, sizeof(buf), "%-9s %-11s %-11s %-8s %5s %11s %11s %11s %11s  %-6s %s",
+  char buf[208];
+  std::snprintf(buf, sizeof(buf), "%-9s %-11s %-11s %-8s %5s %11s %11s %11s %11s %11s  %-6s %s",
                 "framework", "arch", "target", "check", "step", "worst_rel", "ref_f64",
-                "ulp_growth", "bound", "result", "worst tensor");
+                "xw_f64", "ulp_growth", "bound", "result", "worst tensor");
   return buf;
 }
 
 std::string FormatConformanceRow(const ConformanceRow& r) {
-  char buf[288];
-  char ref[16] = "-", growth[16] = "-";
+  char buf[304];
+  char ref[16] = "-", exact[16] = "-", growth[16] = "-";
   if (r.framework == "pytorch" && r.kind == "weights") {
     std::snprintf(ref, sizeof(ref), "%.3e", r.reference_error);
   }
+  if (r.exact_error >= 0) std::snprintf(exact, sizeof(exact), "%.3e", r.exact_error);
   if (r.kind == "weights") std::snprintf(growth, sizeof(growth), "%.3e", r.ulp_growth);
-  std::snprintf(buf, sizeof(buf), "%-9s %-11s %-11s %-8s %5lld %11.3e %11s %11s %11.3e  %-6s %s",
+  std::snprintf(buf, sizeof(buf),
+                "%-9s %-11s %-11s %-8s %5lld %11.3e %11s %11s %11s %11.3e  %-6s %s",
                 r.framework.c_str(), r.arch.c_str(), r.target.c_str(), r.kind.c_str(),
-                static_cast<long long>(r.step), r.error, ref, growth, r.bound,
+                static_cast<long long>(r.step), r.error, ref, exact, growth, r.bound,
                 r.pass() ? "pass" : "FAIL", r.worst.c_str());
   return buf;
 }

@@ -144,27 +144,74 @@ std::string ModuleOf(const std::string& name) {
   return dot == std::string::npos ? "" : name.substr(0, dot);
 }
 
-double StateError(const NamedTensors& ours, const NamedTensors& ref, std::string* worst) {
-  std::map<std::string, const NamedTensor*> by_name;
+namespace {
+
+// A reference tensor in double: its shape and elements.
+struct RefTensor {
+  Shape shape;
+  std::vector<double> v;
+};
+
+// StateError's measure over float references widened to double (ref) or
+// float64 references (RefTensor): RelativeError of each tensor of `ours`
+// against its module's scale, the worst one named.
+double WorstOf(const NamedTensors& ours, const std::map<std::string, RefTensor>& ref,
+               std::string* worst) {
   std::map<std::string, double> scale;  // module -> max |ref| over its float tensors
-  for (const NamedTensor& t : ref) {
-    by_name[t.name] = &t;
-    if (t.is_int64) continue;
-    double& m = scale[ModuleOf(t.name)];
-    for (int64_t i = 0; i < t.value.size(); ++i) m = std::max(m, std::fabs(double{t.value[i]}));
+  for (const auto& [name, t] : ref) {
+    double& m = scale[ModuleOf(name)];
+    for (double x : t.v) m = std::max(m, std::fabs(x));
   }
   double error = 0;
   worst->clear();
   for (const NamedTensor& t : ours) {
-    auto it = by_name.find(t.name);
-    if (it == by_name.end() || t.is_int64) continue;
-    const double e = RelativeError(t.value, it->second->value, scale[ModuleOf(t.name)]);
+    auto it = ref.find(t.name);
+    if (it == ref.end() || t.is_int64) continue;
+    double e = INFINITY;
+    if (t.value.shape() == it->second.shape) {
+      double num = 0, den = scale[ModuleOf(t.name)];
+      for (int64_t i = 0; i < t.value.size(); ++i) {
+        const double d = std::fabs(static_cast<double>(t.value[i]) - it->second.v[i]);
+        num = std::isnan(d) ? INFINITY : std::max(num, d);
+      }
+      e = den > 0 ? num / den : num;
+    }
     if (e > error || worst->empty()) {
       error = std::max(error, e);
       *worst = t.name;
     }
   }
   return error;
+}
+
+}  // namespace
+
+double StateError(const NamedTensors& ours, const NamedTensors& ref, std::string* worst) {
+  std::map<std::string, RefTensor> wide;
+  for (const NamedTensor& t : ref) {
+    if (t.is_int64) continue;
+    RefTensor& w = wide[t.name];
+    w.shape = t.value.shape();
+    w.v.assign(t.value.data(), t.value.data() + t.value.size());
+  }
+  return WorstOf(ours, wide, worst);
+}
+
+double StateErrorF64(const NamedTensors& ours, const SplitState& ref, std::string* worst) {
+  std::map<std::string, const Tensor*> lo;
+  for (const NamedTensor& t : ref.lo) lo[t.name] = &t.value;
+  std::map<std::string, RefTensor> wide;
+  for (const NamedTensor& t : ref.hi) {
+    auto it = lo.find(t.name);
+    if (t.is_int64 || it == lo.end() || it->second->shape() != t.value.shape()) continue;
+    RefTensor& w = wide[t.name];
+    w.shape = t.value.shape();
+    w.v.resize(t.value.size());
+    for (int64_t i = 0; i < t.value.size(); ++i) {
+      w.v[i] = static_cast<double>(t.value[i]) + (*it->second)[i];
+    }
+  }
+  return WorstOf(ours, wide, worst);
 }
 
 }  // namespace xw::conformance

@@ -44,6 +44,18 @@ std::string ModuleOf(const std::string& name);
 // (CompareState in conformance.cc checks names and counters).
 double StateError(const NamedTensors& ours, const NamedTensors& ref, std::string* worst);
 
+// A float64 state carried in float32 files: each float tensor's double value
+// v as hi = float(v) and lo = float(v - hi), so hi + lo is v to 2^-48 of its
+// magnitude (torch_steps.py's float64.xwt: "<name>" and "<name>@lo").
+struct SplitState {
+  NamedTensors hi, lo;  // the same names, in the same order
+};
+
+// StateError against a float64 state: each tensor of `ours` against hi + lo,
+// computed in double, the module scales taken from hi + lo. Tensors of
+// `ours` without a pair are not measured; infinity for a shape mismatch.
+double StateErrorF64(const NamedTensors& ours, const SplitState& ref, std::string* worst);
+
 }  // namespace xw::conformance
 
 #endif  // XWIRES_API_CONFORMANCE_EXCHANGE_H_

@@ -11,6 +11,7 @@
 #include "batchnorm_acc64.h"
 #include "batchnorm_stats.h"
 #include "layer_util.h"
+#include "src/fma_clones.h"
 #include "src/kernels/channel_chains.h"
 #include "src/kernels/prefetcher.h"
 #include "xwires/core/parallel.h"
@@ -36,8 +37,24 @@ void SegmentsWithPrefetch(int64_t len, const float* next_a, const float* next_b,
   }
 }
 
-// y = x * a[j] + b[j] over channels c0 + j, j < k (two roundings; the build
-// never contracts), then + r (kResidual; one more rounding) and max(., 0)
+// y[s] = x[s] * a + b (+ r[s], then ReLU) for s in [s0, s1), x * a + b fused
+// (the kFma case of ScaleShiftEpilogue). Its own function for XW_FMA_CLONES:
+// std::fma stays one vectorized instruction in a portable build on FMA
+// hardware rather than a libm call per element; fma is exactly rounded, so
+// every clone gives the same bits.
+template <bool kResidual, bool kRelu>
+XW_FMA_CLONES void FusedScaleShiftRow(const float* xs, const float* rs, float a, float b,
+                                      int64_t s0, int64_t s1, float* ys) {
+  for (int64_t s = s0; s < s1; ++s) {
+    float v = std::fma(xs[s], a, b);
+    if constexpr (kResidual) v = v + rs[s];
+    if constexpr (kRelu) v = v < 0.0f ? 0.0f : v;
+    ys[s] = v;
+  }
+}
+
+// y = x * a[j] + b[j] over channels c0 + j, j < k (two roundings, or one
+// under kFma: FusedScaleShiftRow; the build never contracts), then + r (kResidual; one more rounding) and max(., 0)
 // (kRelu, NaN passes as in ReluForward): AddReluForward's bits without its
 // pass over y. Image by image over the k channels, whose rows are adjacent:
 // one contiguous run per image, where a channel at a time read runs of one
@@ -58,11 +75,15 @@ void ScaleShiftEpilogue(const float* x, const float* r, const ChannelLayout& l, 
       SegmentsWithPrefetch(l.s, more ? xs + image : nullptr,
                            more && kResidual ? rs + image : nullptr,
                            [&](int64_t s0, int64_t s1) {
-                             for (int64_t s = s0; s < s1; ++s) {
-                               float v = kFma ? std::fma(xs[s], aj, bj) : xs[s] * aj + bj;
-                               if constexpr (kResidual) v = v + rs[s];
-                               if constexpr (kRelu) v = v < 0.0f ? 0.0f : v;
-                               ys[s] = v;
+                             if constexpr (kFma) {
+                               FusedScaleShiftRow<kResidual, kRelu>(xs, rs, aj, bj, s0, s1, ys);
+                             } else {
+                               for (int64_t s = s0; s < s1; ++s) {
+                                 float v = xs[s] * aj + bj;
+                                 if constexpr (kResidual) v = v + rs[s];
+                                 if constexpr (kRelu) v = v < 0.0f ? 0.0f : v;
+                                 ys[s] = v;
+                               }
                              }
                            });
     }
@@ -83,6 +104,14 @@ void ScaleShift(const float* x, const BatchNormEpilogue& e, const ChannelLayout&
                 int k, const float* a, const float* b, bool fma, float* y) {
   if (fma) return ScaleShiftOf<true>(x, e, l, c0, k, a, b, y);
   ScaleShiftOf<false>(x, e, l, c0, k, a, b, y);
+}
+
+// dx[s] for s in [s0, s1) of one plane: ATen's `dy - mean_dy - dx`,
+// contracted, times invstd and gamma. Its own function for XW_FMA_CLONES
+// (FusedScaleShiftRow).
+XW_FMA_CLONES void DxFused(const float* xs, const float* gs, float mean, float kj, float mj,
+                           float invstd, float w, int64_t s0, int64_t s1, float* out) {
+  for (int64_t s = s0; s < s1; ++s) out[s] = std::fma(-(xs[s] - mean), kj, gs[s] - mj) * invstd * w;
 }
 
 // beta - mean * a: ATen's `bias_v - mean * alpha`, contracted under fma.
@@ -273,9 +302,8 @@ Status BatchNormBackward(const Tensor& x, const Tensor& gamma, const Tensor& dy,
         const bool more = n + 1 < l.n;
         SegmentsWithPrefetch(l.s, more ? xs + image : nullptr, more ? gs + image : nullptr,
                              [&](int64_t s0, int64_t s1) {
-                               if (fma) {  // ATen's `dy - mean_dy - dx`, contracted
-                                 for (int64_t s = s0; s < s1; ++s)
-                                   out[s] = std::fma(-(xs[s] - mean), kj, gs[s] - mj) * invstd * w;
+                               if (fma) {
+                                 DxFused(xs, gs, mean, kj, mj, invstd, w, s0, s1, out);
                                } else {
                                  for (int64_t s = s0; s < s1; ++s)
                                    out[s] = (gs[s] - mj - (xs[s] - mean) * kj) * invstd * w;

@@ -96,6 +96,27 @@ TEST(ConformanceErrorTest, StateErrorUsesTheModulesScale) {
   EXPECT_EQ(worst, "fc.bias");
 }
 
+// The float64 reference travels as float pairs hi + lo: a float that equals
+// hi is still a quarter ulp from the double hi + lo, which StateError
+// against hi alone cannot see.
+TEST(ConformanceErrorTest, StateErrorF64MeasuresAgainstHiPlusLo) {
+  const double v = 1.0 + 0.25 * 0x1p-23;  // a quarter ulp above 1.0f
+  const float hi = static_cast<float>(v), lo = static_cast<float>(v - hi);
+  ASSERT_EQ(hi, 1.0f);
+  ASSERT_EQ(lo, 0.25f * 0x1p-23f);
+  conformance::SplitState ref;
+  ref.hi = {{"fc.weight", Tensor({2}, hi), false}, {"fc.bias", Tensor({1}, 0.5f), false}};
+  ref.lo = {{"fc.weight", Tensor({2}, lo), false}, {"fc.bias", Tensor({1}, 0.0f), false}};
+  NamedTensors ours = {{"fc.weight", Tensor({2}, 1.0f), false},
+                       {"fc.bias", Tensor({1}, 0.5f), false}};
+  std::string worst;
+  EXPECT_EQ(conformance::StateError(ours, ref.hi, &worst), 0.0);
+  EXPECT_NEAR(conformance::StateErrorF64(ours, ref, &worst), 0.25 * 0x1p-23 / v, 1e-15);
+  EXPECT_EQ(worst, "fc.weight");
+  ours[1].value = Tensor({2}, 0.5f);  // a shape mismatch is infinitely far
+  EXPECT_EQ(conformance::StateErrorF64(ours, ref, &worst), INFINITY);
+}
+
 uint32_t Bits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, sizeof u);

@@ -17,6 +17,11 @@ Usage: torch_steps.py IN_DIR OUT_DIR
     are from the same steps run in float64 (the worst tensor, measured as
     xwires measures its own difference: max |a - b| over the largest element
     of the tensor's module), i.e. how much rounding this problem amplifies.
+  OUT_DIR/float64.xwt: the float64 run's float tensors after each step, each
+    as two float32 tensors "<step>/<name>" (hi, the float nearest the double)
+    and "<step>/<name>@lo" (the float nearest the remainder), so that
+    hi + lo is the double to 2^-48 of its value: xwires measures its own
+    distance from the float64 run with it (api/conformance.cc).
 """
 import importlib.util
 import json
@@ -77,6 +82,20 @@ def module_error(state, exact):
     return worst
 
 
+def split_states(states):
+    """The float tensors of float64 states as float32 pairs hi, lo (hi + lo = v)."""
+    out = {}
+    for step, state in enumerate(states, start=1):
+        for name, v in state.items():
+            if not v.dtype.is_floating_point:
+                continue
+            exact = v.numpy()
+            hi = exact.astype(np.float32)
+            out[f"{step}/{name}"] = hi
+            out[f"{step}/{name}@lo"] = (exact - hi.astype(np.float64)).astype(np.float32)
+    return out
+
+
 def main(argv):
     if len(argv) != 2:
         sys.exit("usage: torch_steps.py IN_DIR OUT_DIR")
@@ -120,6 +139,7 @@ def main(argv):
         logits["final"] = model(x_test).numpy().copy()
     logits["reference_error"] = np.array(errors, dtype=np.float32)
     xwt.write(os.path.join(out_dir, "steps.xwt"), steps)
+    xwt.write(os.path.join(out_dir, "float64.xwt"), split_states(exact))
     xwt.write(os.path.join(out_dir, "logits.xwt"), logits)
 
 
