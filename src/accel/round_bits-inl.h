@@ -115,6 +115,24 @@ HWY_INLINE hn::Vec<DF> RoundFloats(DF df, hn::Vec<DF> v) {
   return hn::BitCast(df, RoundBits<kMode, kFlush>(du, u));
 }
 
+// dst[0, n) = RoundFloats of src[0, n) (dst may equal src), whole vectors
+// then the tail through a zero-padded buffer.
+template <OperandRounding kMode, bool kFlush>
+HWY_INLINE void RoundSpan(const float* src, float* dst, int64_t n) {
+  const hn::ScalableTag<float> df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    hn::StoreU(RoundFloats<kMode, kFlush>(df, hn::LoadU(df, src + i)), df, dst + i);
+  }
+  if (i < n) {
+    HWY_ALIGN float tail[hn::MaxLanes(df)] = {};
+    for (int64_t j = i; j < n; ++j) tail[j - i] = src[j];
+    hn::Store(RoundFloats<kMode, kFlush>(df, hn::Load(df, tail)), df, tail);
+    for (int64_t j = i; j < n; ++j) dst[j] = tail[j - i];
+  }
+}
+
 // Calls fn(RoundingTag<mode, flush>()) with the rounding as compile-time
 // constants (kFlush only for bf16); false, calling nothing, for kNone.
 template <OperandRounding kM, bool kF>

@@ -20,28 +20,12 @@ namespace {
 
 using DF = hn::ScalableTag<float>;
 
-template <OperandRounding kMode, bool kFlush>
-void Lanes(const float* src, float* dst, int64_t n) {
-  const DF df;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
-  int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    hn::StoreU(RoundFloats<kMode, kFlush>(df, hn::LoadU(df, src + i)), df, dst + i);
-  }
-  if (i < n) {
-    HWY_ALIGN float tail[hn::MaxLanes(df)] = {};
-    for (int64_t j = i; j < n; ++j) tail[j - i] = src[j];
-    hn::Store(RoundFloats<kMode, kFlush>(df, hn::Load(df, tail)), df, tail);
-    for (int64_t j = i; j < n; ++j) dst[j] = tail[j - i];
-  }
-}
-
 }  // namespace
 
 void RoundLanesT(const float* src, float* dst, int64_t n, OperandRounding mode, bool flush) {
   const bool rounded = WithRounding(mode, flush, [&](auto tag) {
     using T = decltype(tag);
-    Lanes<T::kMode, T::kFlush>(src, dst, n);
+    RoundSpan<T::kMode, T::kFlush>(src, dst, n);
   });
   if (!rounded && dst != src) {
     for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
@@ -56,7 +40,7 @@ void RoundRowsT(const float* src, int64_t src_ld, int64_t rows, int64_t cols, fl
     const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
     if (cols % lanes != 0) {
       for (int64_t r = 0; r < rows; ++r) {
-        Lanes<T::kMode, T::kFlush>(src + r * src_ld, dst + r * dst_ld, cols);
+        RoundSpan<T::kMode, T::kFlush>(src + r * src_ld, dst + r * dst_ld, cols);
       }
       return;
     }

@@ -26,15 +26,20 @@ namespace HWY_NAMESPACE {
 
 #ifdef XWIRES_HAVE_TRANSPOSE8
 // TransposeToPanel for columns [0, width8) (width8 and panel multiples of
-// 8) in 8 x 8 blocks, each transposed in registers.
+// 8) in 8 x 8 blocks, each transposed in registers; every column vector is
+// stored as op(d, vector) (the rounding variant rounds it there).
+struct StoreAsIs {
+  HWY_INLINE V8 operator()(D8, V8 v) const { return v; }
+};
+template <class Op = StoreAsIs>
 void Transpose8x8Blocks(const float* rows, int64_t ld, int64_t width8, int64_t panel,
-                        float* dst) {
+                        float* dst, Op op = Op()) {
   const D8 d;
   for (int64_t j0 = 0; j0 < panel; j0 += 8, rows += 8 * ld, dst += 8) {
     for (int64_t q0 = 0; q0 < width8; q0 += 8) {
       V8 col[8];
       Transpose8(rows + q0, ld, col);
-      for (int c = 0; c < 8; ++c) hn::StoreU(col[c], d, dst + (q0 + c) * panel);
+      for (int c = 0; c < 8; ++c) hn::StoreU(op(d, col[c]), d, dst + (q0 + c) * panel);
     }
   }
 }
@@ -89,18 +94,10 @@ void TransposeRounded(const float* rows, int64_t ld, int64_t width, int64_t pane
                       float* dst) {
 #ifdef XWIRES_HAVE_TRANSPOSE8
   if (panel % 8 == 0 && width >= 8) {
-    const D8 d;
     const int64_t width8 = width / 8 * 8;
-    for (int64_t j0 = 0; j0 < panel; j0 += 8) {
-      for (int64_t q0 = 0; q0 < width8; q0 += 8) {
-        V8 col[8];
-        Transpose8(rows + j0 * ld + q0, ld, col);
-        for (int c = 0; c < 8; ++c) {
-          hn::StoreU(accel::HWY_NAMESPACE::RoundFloats<kMode, kFlush>(d, col[c]), d,
-                     dst + (q0 + c) * panel + j0);
-        }
-      }
-    }
+    Transpose8x8Blocks(rows, ld, width8, panel, dst, [](D8 d, V8 v) {
+      return accel::HWY_NAMESPACE::RoundFloats<kMode, kFlush>(d, v);
+    });
     if (width8 == width) return;
     rows += width8;
     dst += width8 * panel;
@@ -108,20 +105,7 @@ void TransposeRounded(const float* rows, int64_t ld, int64_t width, int64_t pane
   }
 #endif
   TransposeToPanelT(rows, ld, width, panel, dst);
-  const DF d;
-  const int64_t n = static_cast<int64_t>(hn::Lanes(d)), total = width * panel;
-  int64_t i = 0;
-  for (; i + n <= total; i += n) {
-    hn::StoreU(accel::HWY_NAMESPACE::RoundFloats<kMode, kFlush>(d, hn::LoadU(d, dst + i)), d,
-               dst + i);
-  }
-  if (i < total) {
-    const auto v = accel::HWY_NAMESPACE::RoundFloats<kMode, kFlush>(
-        d, LoadRange(d, dst + i, 0, total - i));
-    HWY_ALIGN float buf[HWY_LANES(float)];
-    hn::Store(v, d, buf);
-    std::memcpy(dst + i, buf, sizeof(float) * (total - i));
-  }
+  accel::HWY_NAMESPACE::RoundSpan<kMode, kFlush>(dst, dst, width * panel);
 }
 
 void TransposeToPanelRoundedT(const float* rows, int64_t ld, int64_t width, int64_t panel,
