@@ -127,16 +127,28 @@ Result<NamedTensors> ReadExchange(const std::string& path) {
   return out;
 }
 
-double RelativeError(const Tensor& ours, const Tensor& ref, double scale) {
-  if (ours.shape() != ref.shape()) return INFINITY;
+namespace {
+
+// RelativeError's measure with the reference's elements as doubles,
+// ref_at(i) (float tensors widened, or float64 references).
+template <class RefAt>
+double MaxNormRelative(const Tensor& ours, RefAt ref_at, double scale) {
   double num = 0, den = scale;
-  for (int64_t i = 0; i < ref.size(); ++i) {
-    const double d = std::fabs(static_cast<double>(ours[i]) - ref[i]);
+  for (int64_t i = 0; i < ours.size(); ++i) {
+    const double r = ref_at(i);
+    const double d = std::fabs(static_cast<double>(ours[i]) - r);
     if (std::isnan(d)) return INFINITY;
     num = std::max(num, d);
-    den = std::max(den, std::fabs(static_cast<double>(ref[i])));
+    den = std::max(den, std::fabs(r));
   }
   return den > 0 ? num / den : num;
+}
+
+}  // namespace
+
+double RelativeError(const Tensor& ours, const Tensor& ref, double scale) {
+  if (ours.shape() != ref.shape()) return INFINITY;
+  return MaxNormRelative(ours, [&](int64_t i) { return static_cast<double>(ref[i]); }, scale);
 }
 
 std::string ModuleOf(const std::string& name) {
@@ -167,15 +179,11 @@ double WorstOf(const NamedTensors& ours, const std::map<std::string, RefTensor>&
   for (const NamedTensor& t : ours) {
     auto it = ref.find(t.name);
     if (it == ref.end() || t.is_int64) continue;
-    double e = INFINITY;
-    if (t.value.shape() == it->second.shape) {
-      double num = 0, den = scale[ModuleOf(t.name)];
-      for (int64_t i = 0; i < t.value.size(); ++i) {
-        const double d = std::fabs(static_cast<double>(t.value[i]) - it->second.v[i]);
-        num = std::isnan(d) ? INFINITY : std::max(num, d);
-      }
-      e = den > 0 ? num / den : num;
-    }
+    const std::vector<double>& r = it->second.v;
+    const double e = t.value.shape() == it->second.shape
+                         ? MaxNormRelative(t.value, [&](int64_t i) { return r[i]; },
+                                           scale[ModuleOf(t.name)])
+                         : INFINITY;
     if (e > error || worst->empty()) {
       error = std::max(error, e);
       *worst = t.name;
