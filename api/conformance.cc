@@ -124,6 +124,7 @@ struct ArchCase {
   std::vector<double> reference_error;  // per step (pytorch: float32 vs float64)
   std::map<int64_t, SplitState> exact_steps;  // pytorch: the float64 run, by step
   std::vector<double> ulp_growth;       // per step, measured on the first target
+  ReluCalls relu;  // the framework's ReLU inputs per step (relu.xwt)
 };
 
 ConformanceRow MakeRow(const ArchCase& c, const std::string& kind, int64_t step) {
@@ -171,6 +172,7 @@ Status RunReference(ArchCase* c, const ConformanceOptions& o, const std::string&
       return Status::Corruption(out + "/steps.xwt: no tensors for step " + std::to_string(k));
     }
   }
+  XW_ASSIGN_OR_RETURN(c->relu, ReadReluCalls(out + "/relu.xwt", o.steps));
   if (c->framework == "pytorch") {
     XW_ASSIGN_OR_RETURN(NamedTensors exact, ReadExchange(out + "/float64.xwt"));
     for (auto& [step, tensors] : SplitSteps(std::move(exact))) {
@@ -213,14 +215,19 @@ Status TrainAndCompare(ArchCase* c, const ConformanceOptions& o,
   t.init_weights = &c->init;
   t.init_weights_source = "conformance initial weights";
   std::vector<NamedTensors> states;  // after each step
+  // The framework's ReLU decisions within rounding of zero (conformance.h).
+  ReluShadow shadow(&c->relu);
+  t.relu_shadow = shadow.Hook();
   t.on_step = [&](int64_t step, const Model& model) -> Status {
+    XW_RETURN_IF_ERROR(shadow.EndStep(step));
     states.push_back(model.ExportState());
     return Status::OK();
   };
   XW_RETURN_IF_ERROR(TrainProfile(*c->profile, c->data, t).status());
   if (c->ulp_growth.empty()) {
-    XW_ASSIGN_OR_RETURN(c->ulp_growth, UlpPerturbationGrowth(*c->profile, t, c->data, states,
-                                                             kConformancePerturbedRuns));
+    XW_ASSIGN_OR_RETURN(c->ulp_growth,
+                        UlpPerturbationGrowth(*c->profile, t, c->data, states,
+                                              kConformancePerturbedRuns, &c->relu));
   }
   NamedTensors mine;  // every step's state, kept next to the runner's output
   for (size_t i = 0; i < states.size(); ++i) {
@@ -228,6 +235,10 @@ Status TrainAndCompare(ArchCase* c, const ConformanceOptions& o,
     ConformanceRow row = MakeRow(*c, "weights", step);
     row.reference_error = c->reference_error.empty() ? 0 : c->reference_error[i];
     row.ulp_growth = c->ulp_growth[i];
+    const ShadowCount shadowed = shadow.count(step);
+    row.shadowed = shadowed.shadowed;
+    row.unaligned = shadowed.unaligned;
+    row.shadow_max_rel = shadowed.max_rel;
     row.bound = ConformanceWeightBound(step) + 2 * std::max(row.reference_error, row.ulp_growth);
     XW_RETURN_IF_ERROR(CompareState(states[i], c->ref_steps.at(step), &row));
     if (auto it = c->exact_steps.find(step); it != c->exact_steps.end()) {
@@ -394,26 +405,34 @@ Result<ConformanceReport> RunConformance(
 }
 
 std::string ConformanceTableHeader() {
-  char buf[208];
-  std::snprintf(buf, sizeof(buf), "%-9s %-11s %-11s %-8s %5s %11s %11s %11s %11s %11s  %-6s %s",
+  char buf[256];
+  std::snprintf(buf, sizeof(buf),
+                "%-9s %-11s %-11s %-8s %5s %11s %11s %11s %11s %11s %8s %9s %9s  %-6s %s",
                 "framework", "arch", "target", "check", "step", "worst_rel", "ref_f64",
-                "xw_f64", "ulp_growth", "bound", "result", "worst tensor");
+                "xw_f64", "ulp_growth", "bound", "shadowed", "shadow_z", "unaligned",
+                "result", "worst tensor");
   return buf;
 }
 
 std::string FormatConformanceRow(const ConformanceRow& r) {
-  char buf[304];
+  char buf[352];
   char ref[16] = "-", exact[16] = "-", growth[16] = "-";
+  char shadowed[24] = "-", shadow_z[16] = "-", unaligned[24] = "-";
   if (r.framework == "pytorch" && r.kind == "weights") {
     std::snprintf(ref, sizeof(ref), "%.3e", r.reference_error);
   }
   if (r.exact_error >= 0) std::snprintf(exact, sizeof(exact), "%.3e", r.exact_error);
-  if (r.kind == "weights") std::snprintf(growth, sizeof(growth), "%.3e", r.ulp_growth);
+  if (r.kind == "weights") {
+    std::snprintf(growth, sizeof(growth), "%.3e", r.ulp_growth);
+    std::snprintf(shadowed, sizeof(shadowed), "%lld", static_cast<long long>(r.shadowed));
+    std::snprintf(shadow_z, sizeof(shadow_z), "%.2e", r.shadow_max_rel);
+    std::snprintf(unaligned, sizeof(unaligned), "%lld", static_cast<long long>(r.unaligned));
+  }
   std::snprintf(buf, sizeof(buf),
-                "%-9s %-11s %-11s %-8s %5lld %11.3e %11s %11s %11s %11.3e  %-6s %s",
+                "%-9s %-11s %-11s %-8s %5lld %11.3e %11s %11s %11s %11.3e %8s %9s %9s  %-6s %s",
                 r.framework.c_str(), r.arch.c_str(), r.target.c_str(), r.kind.c_str(),
-                static_cast<long long>(r.step), r.error, ref, exact, growth, r.bound,
-                r.pass() ? "pass" : "FAIL", r.worst.c_str());
+                static_cast<long long>(r.step), r.error, ref, exact, growth, r.bound, shadowed,
+                shadow_z, unaligned, r.pass() ? "pass" : "FAIL", r.worst.c_str());
   return buf;
 }
 

@@ -5,6 +5,7 @@ target_sources(xwires_api PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/conformance_exchange.cc
   ${CMAKE_CURRENT_LIST_DIR}/conformance_growth.cc
   ${CMAKE_CURRENT_LIST_DIR}/conformance_setup.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conformance_shadow.cc
 )
 # The default source tree (scripts/make_digits.py, tests/conformance/).
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/conformance.cc PROPERTIES

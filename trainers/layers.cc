@@ -188,6 +188,7 @@ void BatchNorm2d::Register(const std::string& prefix, std::vector<StateEntry>* o
 
 Result<const Tensor*> ReLU::Forward(const Tensor& x, const RunContext& ctx) {
   XW_RETURN_IF_ERROR(ReluForward(x, &y_));
+  XW_RETURN_IF_ERROR(ShadowRelu(ctx, &y_));
   return &y_;
 }
 

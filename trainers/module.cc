@@ -54,7 +54,10 @@ Result<const Tensor*> Sequential::ForwardRange(const Tensor& x,
                   : child->Forward(*h, ctx);
     if (!r.ok()) return r.status().WithContext(name);
     h = *r;
-    if (relu) ++i;
+    if (relu) {
+      XW_RETURN_IF_ERROR(ShadowRelu(ctx, relu->output()));
+      ++i;
+    }
   }
   return h;
 }
@@ -72,6 +75,7 @@ Result<const Tensor*> Sequential::ForwardAddRelu(const Tensor& x,
     XW_ASSIGN_OR_RETURN(const Tensor* m, Forward(x, ctx));
     XW_RETURN_IF_ERROR(AddReluForward(*m, residual, out));
     RoundActivations(ctx, out);
+    XW_RETURN_IF_ERROR(ShadowRelu(ctx, out));
     return static_cast<const Tensor*>(out);
   }
   XW_ASSIGN_OR_RETURN(const Tensor* h,
@@ -79,6 +83,7 @@ Result<const Tensor*> Sequential::ForwardAddRelu(const Tensor& x,
   auto r = bn->ForwardFused(*h, ctx, BatchNormEpilogue{&residual, true}, out);
   const std::string& name = children_.back().first;
   if (!r.ok()) return r.status().WithContext(name);
+  XW_RETURN_IF_ERROR(ShadowRelu(ctx, out));
   return r;
 }
 

@@ -194,6 +194,7 @@ Result<TrainResult> TrainProfile(const Profile& profile, const DataSplits& data,
   Adam adam(options.adam, profile);
   RunContext ctx = RunContext::ForProfile(profile);
   ctx.seed = options.seed;
+  if (options.relu_shadow) ctx.relu_shadow = &options.relu_shadow;
   LossScaler scaler(profile.loss_scaling);
   int64_t iteration = 0;  // batches trained, skipped steps included
 

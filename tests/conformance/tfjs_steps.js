@@ -17,6 +17,16 @@
 // Usage: node tfjs_steps.js IN_DIR OUT_DIR
 //   IN_DIR: config.json, init.xwt, data.xwt (x_train NCHW, y_train)
 //   OUT_DIR/steps.xwt: "<step>/<state_dict name>" for step 1..steps
+//   OUT_DIR/relu.xwt: "<step>/<call>", the input of every ReLU call of each
+//     step's training forward pass, in call order, channels-first (NCHW, or
+//     [N, features] after a dense layer): xwires takes these decisions at
+//     inputs within rounding of zero (api/conformance_shadow.h). Recorded by
+//     wrapping the CPU backend's Relu kernel; a dense layer with a ReLU is
+//     built as a linear dense layer and a separate 'relu' activation layer,
+//     because Dense's fused matmul applies its ReLU outside the kernel
+//     registry (the same bits: the fused kernel applies the same relu to the
+//     same rounded matmul + bias). TF.js's ReLU gradient masks with x > 0,
+//     the recorded input, as the forward pass does.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -51,9 +61,11 @@ class Builder {
   }
   // flat: {c, h, w} when x is a flattened channels-last map.
   dense(x, name, units, activation, flat) {
-    const layer = tf.layers.dense({units, activation, name: this.layerName(name)});
+    const fusedRelu = activation === 'relu';  // see relu.xwt above
+    const layer = tf.layers.dense(
+        {units, activation: fusedRelu ? 'linear' : activation, name: this.layerName(name)});
     this.entries.push({name, layer, kind: 'dense', flat});
-    return layer.apply(x);
+    return fusedRelu ? relu(layer.apply(x)) : layer.apply(x);
   }
 }
 
@@ -119,6 +131,38 @@ function vgg11(b, x, [c, h, w], width, classes) {
 
 const kArchs = {simple_cnn: simpleCnn, resnet20, vgg11};
 
+// NHWC values -> NCHW (2-D [N, features] as they are).
+function channelsFirst(values, shape) {
+  if (shape.length !== 4) return {shape, data: Float32Array.from(values)};
+  const [n, h, w, c] = shape;
+  const out = new Float32Array(values.length);
+  for (let b = 0; b < n; ++b) {
+    for (let y = 0; y < h; ++y) {
+      for (let x = 0; x < w; ++x) {
+        const src = ((b * h + y) * w + x) * c;
+        for (let k = 0; k < c; ++k) out[((b * c + k) * h + y) * w + x] = values[src + k];
+      }
+    }
+  }
+  return {shape: [n, c, h, w], data: out};
+}
+
+// Wraps the CPU backend's Relu kernel: while `calls` is an array, each call
+// appends its input (channels-first) before computing what it always does.
+function installReluRecorder() {
+  const recorder = {calls: null};
+  const original = tf.getKernel('Relu', 'cpu');
+  tf.unregisterKernel('Relu', 'cpu');
+  tf.registerKernel({...original, kernelFunc: (args) => {
+    if (recorder.calls) {
+      const x = args.inputs.x;
+      recorder.calls.push(channelsFirst(args.backend.data.get(x.dataId).values, x.shape));
+    }
+    return original.kernelFunc(args);
+  }});
+  return recorder;
+}
+
 // xwires layout -> TF.js layout, and back (pure permutations).
 function denseIn(t, flat) {  // [out, in] -> [in, out]
   if (!flat) return t.transpose();
@@ -168,6 +212,7 @@ async function main() {
   if (!inDir || !outDir) throw new Error('usage: node tfjs_steps.js IN_DIR OUT_DIR');
   await tf.setBackend('cpu');
   fastFilterGrad.install();  // same bits as TF.js's kernel, checked there
+  const relus = installReluRecorder();
   const config = JSON.parse(fs.readFileSync(path.join(inDir, 'config.json'), 'utf8'));
   const build = kArchs[config.arch];
   if (!build) throw new Error(`tfjs_steps.js builds no architecture '${config.arch}'`);
@@ -183,17 +228,21 @@ async function main() {
   const y = tf.tensor(Float32Array.from(ys.data, Number), [ys.shape[0], 1], 'float32');
   const optimizer = tf.train.adam(config.lr, config.beta1, config.beta2, config.eps);
   model.compile({optimizer, loss: 'sparseCategoricalCrossentropy'});
-  const out = [];
+  const out = [], reluInputs = [];
   const batch = config.batch;
   for (let step = 1; step <= config.steps; ++step) {
     const first = (step - 1) * batch;
     const xb = x.slice([first, 0, 0, 0], [batch, h, w, c]);
     const yb = y.slice([first, 0], [batch, 1]);
+    relus.calls = [];
     const loss = await model.trainOnBatch(xb, yb);
-    process.stdout.write(`step ${step} loss ${loss}\n`);
+    relus.calls.forEach((z, i) => reluInputs.push({name: `${step}/${i}`, dtype: 0, ...z}));
+    process.stdout.write(`step ${step} loss ${loss} (${relus.calls.length} ReLU calls)\n`);
+    relus.calls = null;
     exportWeights(b.entries, step, out);
   }
   xwt.write(path.join(outDir, 'steps.xwt'), out);
+  xwt.write(path.join(outDir, 'relu.xwt'), reluInputs);
 }
 
 main().catch((e) => {

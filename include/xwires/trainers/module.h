@@ -24,6 +24,7 @@
 #define XWIRES_TRAINERS_MODULE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -37,6 +38,15 @@
 #include "xwires/trainers/profile.h"
 
 namespace xw {
+
+struct RunContext;
+
+// A test seam of the training forward pass (TrainOptions::relu_shadow):
+// called with every ReLU's output y right after it is written and before
+// anything reads it, in graph order; it may change y in place (every ReLU's
+// backward masks with y > 0, so y alone carries the ReLU's decision). An
+// error stops the pass with it.
+using ReluShadowHook = std::function<Status(const RunContext& ctx, Tensor* y)>;
 
 // Everything a forward/backward pass needs besides the data. The numerics
 // come from the profile; the graph never depends on them.
@@ -55,6 +65,10 @@ struct RunContext {
   // gradients under mixed precision (kFp32: none). See RoundActivations.
   AccelSpec accel;
   StorageFormat mixed = StorageFormat::kFp32;
+  // Conformance only (api/conformance.h): the hook ShadowRelu calls in
+  // training passes. Borrowed (TrainProfile points it at its options');
+  // null, the default: no call.
+  const ReluShadowHook* relu_shadow = nullptr;
 
   // Numerics of `profile`, in eval mode.
   static RunContext ForProfile(const Profile& profile);
@@ -65,6 +79,15 @@ struct RunContext {
 // outputs and their input and weight gradients, batch-norm outputs and
 // input gradients, residual sums and their gradients. No-op for fp32.
 void RoundActivations(const RunContext& ctx, Tensor* t);
+
+// Every site that writes a ReLU's output in a training pass calls this on
+// it (ReLU::Forward, Sequential's fused BatchNorm -> [add] -> ReLU, the
+// residual blocks' add + ReLU). Runs ctx.relu_shadow when set and
+// ctx.training; otherwise OK at the cost of one test.
+inline Status ShadowRelu(const RunContext& ctx, Tensor* y) {
+  if (ctx.relu_shadow == nullptr || !ctx.training) return Status::OK();
+  return (*ctx.relu_shadow)(ctx, y);
+}
 
 // One state_dict entry: a parameter (grad != nullptr) or a buffer.
 struct StateEntry {

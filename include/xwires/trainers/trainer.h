@@ -82,6 +82,12 @@ struct TrainOptions {
   // framework (api/conformance.h). A failed Status stops the run and
   // TrainProfile returns it. The model must not be changed.
   std::function<Status(int64_t step, const Model& model)> on_step;
+  // Conformance only (api/conformance.h): called with every ReLU output of
+  // the training forward passes (never evaluation or prediction), in graph
+  // order, right after it is written; ctx.step is the 1-based batch. It may
+  // edit y in place to align a ReLU's decision with another framework's
+  // (ReluShadowHook, module.h). Empty, the default: no call, no cost.
+  ReluShadowHook relu_shadow;
 };
 
 // The seed of the run's synthetic data: data_seed when set, else seed (the
