@@ -24,8 +24,16 @@
 // gives the sign of an exact zero sum as fma does. Infinities and NaN: s is
 // then inf or NaN and e NaN, which turns the fix-up off; float overflow
 // happens in step 4 (RN to float gives inf), as does underflow to zero.
-// NaN operands give a quiet NaN; its payload is the first NaN among a, b, c
-// (quieted), as x86's FMA instructions and glibc's fmaf give.
+// Steps 2-3 are needed only where RN(s) could differ from the one rounding
+// (MayRoundTwice: s on a float midpoint, or float-subnormal), so the usual
+// sum costs a product, an add and a test.
+// NaN: a NaN operand gives the first NaN among a, b, c, quieted (payload
+// kept), else an invalid product or sum (inf * 0, inf - inf) gives the CPU's
+// default NaN. Which NaN an add of two NaNs returns would otherwise depend
+// on the operand order the compiler picks. FMA instructions choose among
+// NaN operands by their own rules (x86 by operand encoding, ARM preferring
+// c and signaling NaNs), so only NaN-ness, not the payload, is the same as
+// std::fma's on every CPU (tests/core/fma_emu_test.cc).
 #if defined(XWIRES_SRC_KERNELS_FMA_EMU_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef XWIRES_SRC_KERNELS_FMA_EMU_INL_H_
 #undef XWIRES_SRC_KERNELS_FMA_EMU_INL_H_
@@ -44,15 +52,33 @@ namespace kernels {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// One lane of the emulation (steps 1-4 above) in scalar double arithmetic;
-// the build never contracts (-ffp-contract=off), so each operation rounds.
-HWY_INLINE float FmaEmulated(float a, float b, float c) {
-  const double p = static_cast<double>(a) * static_cast<double>(b);
-  const double dc = static_cast<double>(c);
-  const double s = p + dc;
-  const double sp = s - dc;  // TwoSum (Knuth): e = (p - sp) + (dc - sc)
+// Whether RN(s) to float could differ from the one rounding of the exact
+// sum x that s = RN_double(x) rounds: only where s lies on a boundary of
+// float rounding while x does not (no boundary can lie strictly between x
+// and s, as it is a double nearer to x than s). The boundaries are the
+// midpoints between floats: in float's normal range (and the overflow
+// threshold) the doubles whose significand ends in 1 followed by 28 zeros
+// (below float's last bit), below 2^-126 the subnormal grid's, taken here as
+// every nonzero |s| < 2^-126. Elsewhere RN(s) is already the answer (the
+// common case), so the exact error and rounding to odd are only computed
+// for these rare sums.
+constexpr uint64_t kBelowFloatMask = (uint64_t{1} << 29) - 1;
+constexpr uint64_t kFloatMidpoint = uint64_t{1} << 28;
+constexpr double kFloatMinNormal = 0x1p-126;
+
+HWY_INLINE bool MayRoundTwice(double s) {
+  uint64_t bits;
+  std::memcpy(&bits, &s, sizeof(bits));
+  const double m = s < 0.0 ? -s : s;
+  return (bits & kBelowFloatMask) == kFloatMidpoint || (m < kFloatMinNormal && m != 0.0);
+}
+
+// Step 3 on one double: s = RN(p + c) rounded to odd instead, from the
+// exact error of TwoSum (Knuth).
+HWY_INLINE double SumRoundedToOdd(double p, double c, double s) {
+  const double sp = s - c;
   const double sc = s - sp;
-  const double e = (p - sp) + (dc - sc);
+  const double e = (p - sp) + (c - sc);
   const double se = s * e;  // > 0: e has s's sign, < 0: the other; NaN: skip
   uint64_t bits;
   std::memcpy(&bits, &s, sizeof(bits));
@@ -65,17 +91,48 @@ HWY_INLINE float FmaEmulated(float a, float b, float c) {
   }
   double odd;
   std::memcpy(&odd, &bits, sizeof(odd));
-  return static_cast<float>(odd);
+  return odd;
+}
+
+// The first NaN among a, b, c, quieted; else r (the default NaN).
+HWY_INLINE float FirstNaN(float a, float b, float c, float r) {
+  const float first = a != a ? a : b != b ? b : c != c ? c : r;
+  uint32_t u;
+  std::memcpy(&u, &first, sizeof(u));
+  u |= 0x00400000u;  // quiet
+  float q;
+  std::memcpy(&q, &u, sizeof(q));
+  return q;
+}
+
+// One lane of the emulation (steps 1-4 above) in scalar double arithmetic;
+// the build never contracts (-ffp-contract=off), so each operation rounds.
+HWY_INLINE float FmaEmulated(float a, float b, float c) {
+  const double p = static_cast<double>(a) * static_cast<double>(b);
+  const double dc = static_cast<double>(c);
+  double s = p + dc;
+  if (HWY_UNLIKELY(MayRoundTwice(s))) s = SumRoundedToOdd(p, dc, s);
+  const float r = static_cast<float>(s);
+  return HWY_UNLIKELY(r != r) ? FirstNaN(a, b, c, r) : r;
 }
 
 #if !HWY_NATIVE_FMA && HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR && \
     HWY_TARGET != HWY_EMU128
-// Steps 1-3 on double vectors: s rounded to odd.
+// MayRoundTwice on double vectors.
 template <class DD, class VD = hn::Vec<DD>>
-HWY_INLINE VD SumRoundedToOdd(DD dd, VD a, VD b, VD c) {
+HWY_INLINE hn::Mask<DD> MayRoundTwice(DD dd, VD s) {
+  const hn::RebindToUnsigned<DD> du;
+  const auto below = hn::And(hn::BitCast(du, s), hn::Set(du, kBelowFloatMask));
+  const auto midpoint = hn::RebindMask(dd, hn::Eq(below, hn::Set(du, kFloatMidpoint)));
+  const VD m = hn::Abs(s);
+  const auto tiny = hn::And(hn::Lt(m, hn::Set(dd, kFloatMinNormal)), hn::Ne(m, hn::Zero(dd)));
+  return hn::Or(midpoint, tiny);
+}
+
+// SumRoundedToOdd on double vectors.
+template <class DD, class VD = hn::Vec<DD>>
+HWY_INLINE VD SumRoundedToOdd(DD dd, VD p, VD c, VD s) {
   const hn::RebindToSigned<DD> di;
-  const VD p = hn::Mul(a, b);
-  const VD s = hn::Add(p, c);
   const VD sp = hn::Sub(s, c);
   const VD sc = hn::Sub(s, sp);
   const VD e = hn::Add(hn::Sub(p, sp), hn::Sub(c, sc));
@@ -104,13 +161,25 @@ HWY_INLINE V MulAddExact(V a, V b, V c) {
   const hn::DFromV<V> df;
   const hn::Half<decltype(df)> dh;
   const hn::Rebind<double, decltype(dh)> dd;
-  const auto lo = SumRoundedToOdd(dd, hn::PromoteTo(dd, hn::LowerHalf(dh, a)),
-                                  hn::PromoteTo(dd, hn::LowerHalf(dh, b)),
-                                  hn::PromoteTo(dd, hn::LowerHalf(dh, c)));
-  const auto hi = SumRoundedToOdd(dd, hn::PromoteTo(dd, hn::UpperHalf(dh, a)),
-                                  hn::PromoteTo(dd, hn::UpperHalf(dh, b)),
-                                  hn::PromoteTo(dd, hn::UpperHalf(dh, c)));
-  return hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo));
+  const auto p_lo = hn::Mul(hn::PromoteTo(dd, hn::LowerHalf(dh, a)),
+                            hn::PromoteTo(dd, hn::LowerHalf(dh, b)));
+  const auto p_hi = hn::Mul(hn::PromoteTo(dd, hn::UpperHalf(dh, a)),
+                            hn::PromoteTo(dd, hn::UpperHalf(dh, b)));
+  const auto c_lo = hn::PromoteTo(dd, hn::LowerHalf(dh, c));
+  const auto c_hi = hn::PromoteTo(dd, hn::UpperHalf(dh, c));
+  auto lo = hn::Add(p_lo, c_lo);
+  auto hi = hn::Add(p_hi, c_hi);
+  if (HWY_UNLIKELY(!hn::AllFalse(dd, hn::Or(MayRoundTwice(dd, lo), MayRoundTwice(dd, hi))))) {
+    lo = SumRoundedToOdd(dd, p_lo, c_lo, lo);
+    hi = SumRoundedToOdd(dd, p_hi, c_hi, hi);
+  }
+  const V r = hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo));
+  if (HWY_LIKELY(hn::AllFalse(df, hn::IsNaN(r)))) return r;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const auto quiet = hn::Set(du, 0x00400000u);
+  const auto first = hn::IfThenElse(
+      hn::IsNaN(a), a, hn::IfThenElse(hn::IsNaN(b), b, hn::IfThenElse(hn::IsNaN(c), c, r)));
+  return hn::IfThenElse(hn::IsNaN(r), hn::BitCast(df, hn::Or(hn::BitCast(du, first), quiet)), r);
 #else
   // EMU128, SCALAR (and any target without double vectors): per lane.
   const hn::DFromV<V> df;
