@@ -187,7 +187,7 @@ TEST(FmaEmulation, SpecialValuesInEveryPosition) {
 // midpoint with 2^128 is the overflow threshold: inf when rounded twice).
 TEST(FmaEmulation, DoubleRoundingHardCases) {
   const Philox rng(44, StreamId("fma_emu/hard"));
-  Triples t;
+  Triples t, alone;
   int64_t twice_differs = 0;
   for (uint64_t i = 0; i < 20000; ++i) {
     const uint32_t k = 1 + rng.U32(3 * i) % 255;
@@ -212,10 +212,18 @@ TEST(FmaEmulation, DoubleRoundingHardCases) {
     if ((rng.U32(3 * i + 1) >> 31) != 0) std::swap(a, b);
     t.Add(a, b, c);
     if (TwiceRounded(a, b, c) != libm_fmaf(a, b, c)) ++twice_differs;
+    // Then each one alone among ordinary sums (one per 16-lane vector at
+    // most), so a vector's other lanes cannot send it down the exact path:
+    // products of full 24-bit significands, whose double sums with c are
+    // no float midpoints (a sum of a few significant bits, 0.375 + 1/3 say,
+    // often is one, exactly).
+    alone.Add(a, b, c);
+    for (int j = 0; j < 15; ++j) alone.Add(1.1f + 0.01f * static_cast<float>(j), 0.7f, 0.3f);
   }
   // Every one of them is a double-rounding case.
-  EXPECT_EQ(twice_differs, static_cast<int64_t>(t.size()));
+  EXPECT_EQ(twice_differs, 20000);
   ExpectExact(t, "double-rounding hard cases");
+  ExpectExact(alone, "double-rounding hard cases among ordinary sums");
 }
 
 }  // namespace
