@@ -24,9 +24,9 @@
 // gives the sign of an exact zero sum as fma does. Infinities and NaN: s is
 // then inf or NaN and e NaN, which turns the fix-up off; float overflow
 // happens in step 4 (RN to float gives inf), as does underflow to zero.
-// Steps 2-3 are needed only where RN(s) could differ from the one rounding
-// (MayRoundTwice: s on a float midpoint, or float-subnormal), so the usual
-// sum costs a product, an add and a test.
+// The exact error and step 3 are needed only where RN(s) could differ from
+// the one rounding (MayRoundTwice: s on a float midpoint, or float-
+// subnormal), so the usual sum costs a product, an add and a test.
 // NaN: a NaN operand gives the first NaN among a, b, c, quieted (payload
 // kept), else an invalid product or sum (inf * 0, inf - inf) gives the CPU's
 // default NaN. Which NaN an add of two NaNs returns would otherwise depend
