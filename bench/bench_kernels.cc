@@ -13,6 +13,8 @@
 // ratio. The header's kernel_target is the SIMD target the Highway kernels
 // dispatched to (XWIRES_SIMD_TARGET restricts it, e.g. AVX2).
 //
+// fma/lanes is the kernels' fused multiply-add alone, products/s (an
+// emulation on SSE4, SSSE3 and the scalar target: docs/profiles.md).
 // The peak/ rows are the ceiling of the kernels' register tiles on that
 // target (peak_tile.h), one thread: fused = one FMA per term (the torch
 // profile's chains, and the tf profile's implicit tiles), unfused = a
@@ -39,6 +41,7 @@
 
 #include "bench/peak_tile.h"
 #include "src/accel/accel_gemm.h"
+#include "src/kernels/fma_lanes.h"
 #include "xwires/core/accel_numerics.h"
 #include "xwires/core/batchnorm.h"
 #include "xwires/core/conv.h"
@@ -115,6 +118,20 @@ void BM_Peak(benchmark::State& state, bool fma, bool half_width, bool narrow) {
   const double start = ProcessCpuSeconds();
   for (auto _ : state) flops += bench::TileFlops(fma, half_width, narrow, kReps);
   state.counters["GFLOPs"] = flops / (ProcessCpuSeconds() - start) / 1e9;
+}
+
+// The kernels' fused multiply-add alone (kernels::FmaLanes: the FMA
+// instruction, or MulAddExact's emulation on SSE4, SSSE3 and the scalar
+// target) over 4096 random triples in [-1, 1): products per second.
+void BM_FmaLanes(benchmark::State& state) {
+  constexpr int64_t kN = 4096;
+  const Tensor a = Random({kN}, 1), b = Random({kN}, 2), c = Random({kN}, 3);
+  Tensor out({kN});
+  for (auto _ : state) {
+    kernels::FmaLanes(a.data(), b.data(), c.data(), kN, out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(kN * static_cast<int64_t>(state.iterations()));
 }
 
 // Batch norm in training, forward (statistics, then y) or backward (the
@@ -266,6 +283,8 @@ void Register() {
       }
     }
   }
+  DefaultMinTime(benchmark::RegisterBenchmark("fma/lanes", BM_FmaLanes), 0.1)
+      ->MeasureProcessCPUTime();
   KernelNumerics lanes8;
   lanes8.gemm = GemmKind::kOwned;
   lanes8.conv_algo = ConvAlgo::kDirect;

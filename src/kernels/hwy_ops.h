@@ -6,8 +6,9 @@
 //  * a lane is one output's accumulation chain in the profile's order, so
 //    the vector width decides only how many outputs advance at once;
 //  * a profile's FMA is one rounding per term on every target (hardware FMA
-//    where HWY_NATIVE_FMA, else std::fma per lane), and without FMA a term
-//    is a rounded product then a rounded add (the build never contracts);
+//    where HWY_NATIVE_FMA, else an exact emulation in double lanes:
+//    MulAddExact, fma_emu-inl.h), and without FMA a term is a rounded
+//    product then a rounded add (the build never contracts);
 //  * lanes are folded in a documented order on stored values, never with a
 //    target's horizontal sum (ReduceSum's order differs by target).
 #if defined(XWIRES_SRC_KERNELS_HWY_OPS_H_) == defined(HWY_TARGET_TOGGLE)
@@ -17,9 +18,8 @@
 #define XWIRES_SRC_KERNELS_HWY_OPS_H_
 #endif
 
-#include <cmath>
-
 #include "hwy/highway.h"
+#include "src/kernels/fma_emu-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace xw {
@@ -38,19 +38,10 @@ HWY_INLINE V Accumulate(V acc, V a, V b) {
   if constexpr (!kFma) {
     return hn::Add(acc, hn::Mul(a, b));
   } else {
-#if HWY_NATIVE_FMA
-    return hn::MulAdd(a, b, acc);
-#else
-    // SSE4, SSSE3, EMU128 and SCALAR have no fused multiply-add: Highway's
-    // MulAdd there rounds twice, so fuse per lane (libm's fma is exact).
-    const hn::DFromV<V> d;
-    HWY_ALIGN float x[HWY_LANES(float)], y[HWY_LANES(float)], z[HWY_LANES(float)];
-    hn::Store(a, d, x);
-    hn::Store(b, d, y);
-    hn::Store(acc, d, z);
-    for (size_t i = 0; i < hn::Lanes(d); ++i) z[i] = std::fma(x[i], y[i], z[i]);
-    return hn::Load(d, z);
-#endif
+    // MulAddExact: the FMA instruction where the target has one, else an
+    // exact emulation in double lanes (fma_emu-inl.h); Highway's MulAdd
+    // rounds twice on SSE4, SSSE3, EMU128 and SCALAR.
+    return MulAddExact(a, b, acc);
   }
 }
 

@@ -60,7 +60,7 @@ void Leaves(const float* a, float sa, const float* b, float sb, float* leaf, flo
         } else {
           const float y = b[kLeaf * j + c] - sb;
           if constexpr (kKind == 2) s = s + y;
-          q = kFma ? std::fma(x, y, q) : q + x * y;
+          q = kFma ? FmaEmulated(x, y, q) : q + x * y;  // SCALAR: no FMA
         }
       }
       leaf[j] = kKind == 1 ? q : s;

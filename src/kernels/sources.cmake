@@ -44,6 +44,7 @@ add_library(xwires_simd OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/transpose.cc
   ${CMAKE_CURRENT_LIST_DIR}/winograd_tiles.cc
   ${CMAKE_CURRENT_LIST_DIR}/pool_tiles.cc
+  ${CMAKE_CURRENT_LIST_DIR}/fma_lanes.cc
 )
 set_target_properties(xwires_simd PROPERTIES XWIRES_PORTABLE ON)
 target_include_directories(xwires_simd PRIVATE ${PROJECT_SOURCE_DIR}

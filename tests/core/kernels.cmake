@@ -9,9 +9,11 @@ xwires_add_test(kernels_tests
     ${CMAKE_CURRENT_LIST_DIR}/kernel_golden_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/tap_gather_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/scratch_floats_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/fma_emu_test.cc
   LIBS xwires_core)
 # tap_gather_test.cc checks the internal dispatched kernels (src/kernels/),
-# scratch_floats_test.cc their scratch buffers (src/scratch_floats.h).
+# scratch_floats_test.cc their scratch buffers (src/scratch_floats.h),
+# fma_emu_test.cc their fused multiply-add (src/kernels/fma_emu-inl.h).
 target_include_directories(kernels_tests PRIVATE ${PROJECT_SOURCE_DIR})
 # The implicit-GEMM drivers' prefetches survive compilation (they change no
 # bits, so only their instructions show them): x86 objects from GCC, read
