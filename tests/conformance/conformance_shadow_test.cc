@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <map>
+#include <string>
 
 #include "conformance_shadow.h"
 #include "xwires/api/conformance.h"
@@ -70,6 +71,16 @@ TEST(ConformanceShadowTest, ShapeAndCountMismatchesNameTheCall) {
 
 Result<DataSplits> Synthetic() { return LoadDataSpec("synthetic", DataOptions{20, 8, 0}); }
 
+// Two steps of batch 10 of `arch` at `width` on one thread.
+TrainOptions TwoSteps(const std::string& arch, double width) {
+  TrainOptions o;
+  o.arch = arch;
+  o.arch_options.width = width;
+  o.batch_size = 10;
+  o.threads = 1;
+  return o;
+}
+
 // The seam reaches every ReLU of a training pass, in order, and never an
 // evaluation: resnet20 has 19 (the stem's and the blocks' fused
 // BatchNorm -> ReLU, the blocks' fused BatchNorm + add -> ReLU).
@@ -78,11 +89,7 @@ TEST(ConformanceShadowTest, TrainerCallsTheHookAtEveryReluOfTrainingPasses) {
   ASSERT_TRUE(data.ok());
   auto profile = LoadProfile("torch");
   ASSERT_TRUE(profile.ok());
-  TrainOptions o;
-  o.arch = "resnet20";
-  o.arch_options.width = 0.25;
-  o.batch_size = 10;
-  o.threads = 1;
+  TrainOptions o = TwoSteps("resnet20", 0.25);
   std::map<int64_t, int> calls;
   bool eval_call = false;
   o.relu_shadow = [&](const RunContext& ctx, Tensor* y) {
@@ -107,11 +114,7 @@ TEST(ConformanceShadowTest, BackwardMasksWithTheHooksOutput) {
   ASSERT_TRUE(data.ok());
   auto profile = LoadProfile("torch");
   ASSERT_TRUE(profile.ok());
-  TrainOptions o;
-  o.arch = "mlp";
-  o.arch_options.width = 1.0 / 16;
-  o.batch_size = 10;
-  o.threads = 1;
+  TrainOptions o = TwoSteps("mlp", 1.0 / 16);
   NamedTensors init;
   o.after_init = [&](Model& m) {
     init = m.ExportState();
