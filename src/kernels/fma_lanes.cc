@@ -2,13 +2,12 @@
 // kernels' Accumulate<true> calls.
 #include "src/kernels/fma_lanes.h"
 
-#include <algorithm>
-
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/kernels/fma_lanes.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "src/kernels/hwy_ops.h"
+#include "src/kernels/hwy_copy.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace xw {
@@ -24,13 +23,10 @@ void FmaLanesT(const float* a, const float* b, const float* c, int64_t n, float*
     hn::StoreU(r, d, out + i);
   }
   if (i == n) return;
-  HWY_ALIGN float x[hn::MaxLanes(d)] = {}, y[hn::MaxLanes(d)] = {}, z[hn::MaxLanes(d)] = {};
-  const int64_t rest = n - i;
-  std::copy(a + i, a + n, x);
-  std::copy(b + i, b + n, y);
-  std::copy(c + i, c + n, z);
-  hn::Store(MulAddExact(hn::Load(d, x), hn::Load(d, y), hn::Load(d, z)), d, z);
-  std::copy(z, z + rest, out + i);
+  const int64_t rest = n - i;  // a partial vector, zero-padded (hwy_copy.h)
+  const VF r = MulAddExact(LoadRange(d, a + i, 0, rest), LoadRange(d, b + i, 0, rest),
+                           LoadRange(d, c + i, 0, rest));
+  StorePrefix(d, r, rest, out + i);
 }
 
 }  // namespace HWY_NAMESPACE
