@@ -227,7 +227,7 @@ Status TrainAndCompare(ArchCase* c, const ConformanceOptions& o,
   if (c->ulp_growth.empty()) {
     XW_ASSIGN_OR_RETURN(c->ulp_growth,
                         UlpPerturbationGrowth(*c->profile, t, c->data, states,
-                                              kConformancePerturbedRuns, &c->relu));
+                                              kConformancePerturbedRuns, c->relu));
   }
   NamedTensors mine;  // every step's state, kept next to the runner's output
   for (size_t i = 0; i < states.size(); ++i) {

@@ -30,17 +30,17 @@ Result<std::vector<double>> UlpPerturbationGrowth(const Profile& profile,
                                                   const TrainOptions& options,
                                                   const DataSplits& data,
                                                   const std::vector<NamedTensors>& base,
-                                                  int runs, const ReluCalls* relu) {
+                                                  int runs, const ReluCalls& relu) {
   std::vector<double> growth(base.size(), 0.0);
   for (int run = 1; run <= runs; ++run) {
     const NamedTensors init = PerturbOneUlp(*options.init_weights, run);
     TrainOptions t = options;
     t.init_weights = &init;
     t.init_weights_source = "conformance initial weights, one ulp apart";
-    ReluShadow shadow(relu);
-    t.relu_shadow = relu != nullptr ? shadow.Hook() : ReluShadowHook();
+    ReluShadow shadow(&relu);
+    t.relu_shadow = shadow.Hook();
     t.on_step = [&](int64_t step, const Model& model) -> Status {
-      if (relu != nullptr) XW_RETURN_IF_ERROR(shadow.EndStep(step));
+      XW_RETURN_IF_ERROR(shadow.EndStep(step));
       if (step < 1 || step > static_cast<int64_t>(base.size())) {
         return Status::Internal("perturbed run took more steps than the reference run");
       }

@@ -58,14 +58,14 @@ NamedTensors PerturbOneUlp(const NamedTensors& init, uint64_t run);
 // `runs` copies of `options` (its init_weights perturbed by PerturbOneUlp,
 // run = 1..runs; its on_step replaced) and returns, per step, the largest
 // StateError of a copy against `base[step - 1]`, the unperturbed run's state
-// after that step. With `relu` (not null), each copy's ReLUs are shadowed by
-// the same framework decisions as the unperturbed run's (ReluShadow), so
-// the growth is that of fixed decisions. Errors: a failed training.
+// after that step. Each copy's ReLUs are shadowed by `relu`, the same
+// framework decisions as the unperturbed run's (ReluShadow), so the growth
+// is that of fixed decisions. Errors: a failed training.
 Result<std::vector<double>> UlpPerturbationGrowth(const Profile& profile,
                                                   const TrainOptions& options,
                                                   const DataSplits& data,
                                                   const std::vector<NamedTensors>& base,
-                                                  int runs, const ReluCalls* relu);
+                                                  int runs, const ReluCalls& relu);
 
 }  // namespace xw::conformance
 
