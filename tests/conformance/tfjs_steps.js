@@ -131,24 +131,17 @@ function vgg11(b, x, [c, h, w], width, classes) {
 
 const kArchs = {simple_cnn: simpleCnn, resnet20, vgg11};
 
-// NHWC values -> NCHW (2-D [N, features] as they are).
-function channelsFirst(values, shape) {
-  if (shape.length !== 4) return {shape, data: Float32Array.from(values)};
+// A recorded NHWC input as NCHW (2-D [N, features] as it is).
+function channelsFirst({values, shape}) {
+  if (shape.length !== 4) return {shape, data: values};
   const [n, h, w, c] = shape;
-  const out = new Float32Array(values.length);
-  for (let b = 0; b < n; ++b) {
-    for (let y = 0; y < h; ++y) {
-      for (let x = 0; x < w; ++x) {
-        const src = ((b * h + y) * w + x) * c;
-        for (let k = 0; k < c; ++k) out[((b * c + k) * h + y) * w + x] = values[src + k];
-      }
-    }
-  }
-  return {shape: [n, c, h, w], data: out};
+  const data = tf.tidy(() => tf.tensor(values, shape).transpose([0, 3, 1, 2]).dataSync());
+  return {shape: [n, c, h, w], data};
 }
 
 // Wraps the CPU backend's Relu kernel: while `calls` is an array, each call
-// appends its input (channels-first) before computing what it always does.
+// appends a copy of its input (as laid out, NHWC) before computing what it
+// always does.
 function installReluRecorder() {
   const recorder = {calls: null};
   const original = tf.getKernel('Relu', 'cpu');
@@ -156,7 +149,8 @@ function installReluRecorder() {
   tf.registerKernel({...original, kernelFunc: (args) => {
     if (recorder.calls) {
       const x = args.inputs.x;
-      recorder.calls.push(channelsFirst(args.backend.data.get(x.dataId).values, x.shape));
+      const values = Float32Array.from(args.backend.data.get(x.dataId).values);
+      recorder.calls.push({values, shape: x.shape});
     }
     return original.kernelFunc(args);
   }});
@@ -236,7 +230,8 @@ async function main() {
     const yb = y.slice([first, 0], [batch, 1]);
     relus.calls = [];
     const loss = await model.trainOnBatch(xb, yb);
-    relus.calls.forEach((z, i) => reluInputs.push({name: `${step}/${i}`, dtype: 0, ...z}));
+    relus.calls.forEach(
+        (z, i) => reluInputs.push({name: `${step}/${i}`, dtype: 0, ...channelsFirst(z)}));
     process.stdout.write(`step ${step} loss ${loss} (${relus.calls.length} ReLU calls)\n`);
     relus.calls = null;
     exportWeights(b.entries, step, out);
