@@ -193,6 +193,9 @@ void PanelF32Rows(const float* a, int64_t lda, const float* b, int64_t ldb, int6
   // overlap in time) and share each load of B.
   V prod[kMaxTerms * kChains];
   V c[kChains], mp[kChains];
+  // Round toward zero for the conversions (x86 below AVX-512), set before
+  // acc is loaded and restored after it is stored (tc_lanes-inl.h).
+  const tc_lanes::RoundTowardZeroMode rz;
   for (int r = 0; r < kRows; ++r) {
     for (int v = 0; v < kVectors; ++v) c[r * kVectors + v] = hn::LoadU(d, acc + r * kPanel + v * n);
   }
@@ -219,7 +222,7 @@ void PanelF32Rows(const float* a, int64_t lda, const float* b, int64_t ldb, int6
       for (int t = 0; t < terms; ++t) {
         s = hn::Add(s, TruncToInt(di, hn::Mul(prod[t * kChains + q], down)));
       }
-      c[q] = hn::Mul(ConvertRz(d, s), up);
+      c[q] = hn::Mul(ConvertRz(rz, d, s), up);
     }
   };
   int64_t t0 = 0;

@@ -68,6 +68,10 @@ HWY_NOINLINE void BlockRows(const float* a, int64_t lda, const float* b, int64_t
   const auto down_base = hn::Set(du, static_cast<uint32_t>(277 + align) << 23);
   const auto up_sub = hn::Set(du, static_cast<uint32_t>(23 + align) << 23);
   const V floor = hn::BitCast(d, hn::Set(du, static_cast<uint32_t>(24 + align) << 23));
+  // Round toward zero for the conversions (x86 below AVX-512), set before
+  // acc is loaded and restored after it is stored: every other float
+  // operation here is exact, so the mode changes no other value.
+  const tc_lanes::RoundTowardZeroMode rz;
   V c[kChains];
   for (int r = 0; r < kRows; ++r) {
     for (int v = 0; v < kVectors; ++v) c[r * kVectors + v] = hn::LoadU(d, acc + r * kPanel + v * n);
@@ -115,7 +119,7 @@ HWY_NOINLINE void BlockRows(const float* a, int64_t lda, const float* b, int64_t
         }
       }
     }
-    for (int q = 0; q < kChains; ++q) c[q] = hn::Mul(ConvertRz(d, s[q]), mp[q]);
+    for (int q = 0; q < kChains; ++q) c[q] = hn::Mul(ConvertRz(rz, d, s[q]), mp[q]);
   }
   for (int r = 0; r < kRows; ++r) {
     for (int v = 0; v < kVectors; ++v) hn::StoreU(c[r * kVectors + v], d, acc + r * kPanel + v * n);
@@ -152,14 +156,20 @@ template <int kVectors, int kBlock>
 void Panel(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows, int64_t kk,
            int align, float* acc) {
   if constexpr (kRegisters == 16 && kVectors == 2) {
-    // 16 registers: the panel's two halves one after the other, each with
-    // two rows' chains (both halves' chains at once would spill).
+    // 16 registers: the panel's two halves one after the other (both
+    // halves' chains at once would spill), each with three rows' chains,
+    // the products formed again; the last rows in a pair or alone.
     const int64_t half = static_cast<int64_t>(hn::Lanes(DF()));
     for (int v = 0; v < 2; ++v) {
       int64_t r = 0;
-      for (; r + 2 <= rows; r += 2) {
+      for (; r + 3 <= rows; r += 3) {
+        Rows<1, 3, kBlock, false>(a + r * lda, lda, b + v * half, ldb, kk, align,
+                                  acc + r * kPanel + v * half);
+      }
+      if (r + 2 <= rows) {
         Rows<1, 2, kBlock, (kBlock <= 4)>(a + r * lda, lda, b + v * half, ldb, kk, align,
                                           acc + r * kPanel + v * half);
+        r += 2;
       }
       if (r < rows) {
         Rows<1, 1, kBlock, (kBlock <= 8)>(a + r * lda, lda, b + v * half, ldb, kk, align,

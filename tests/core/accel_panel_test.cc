@@ -20,6 +20,10 @@
 #include "xwires/core/accel_numerics.h"
 #include "xwires/core/rng.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>  // _mm_getcsr, _mm_setcsr
+#endif
+
 namespace xw {
 namespace {
 
@@ -201,6 +205,45 @@ TEST(AccelPanel, ProductsDownToTheFloorTakeTheFloatPanels) {
     convtest::ForEachTarget(
         [&](const std::string&) { EXPECT_EQ(Bits(Fast(a, b, m, n, k, s, tc)), want2); });
   }
+}
+
+// The float panels round each block's sum toward zero; x86 below AVX-512
+// does it by switching MXCSR to round toward zero around each kernel.
+// Whatever rounding mode the caller has set (toward zero, up, down), the
+// GEMM gives the bits it gives under round to nearest, on every target and
+// through both float panels (the presets' blocks and a block of 32), and
+// the caller's MXCSR is as it was afterwards.
+TEST(AccelPanel, SameBitsUnderTheCallersRoundingMode) {
+#if defined(__x86_64__) || defined(__i386__)
+  const int64_t m = 5, n = 37, k = 75;
+  const auto a = Operands(m * k, 8, 6, OperandRounding::kTf32Rna);
+  const auto b = Operands(k * n, 9, 6, OperandRounding::kTf32Rna);
+  ASSERT_TRUE(accel::F32PanelApplies(TensorCoreSpec{32, 0}, accel::F32PanelRange(a.data(), m, k, k),
+                                     accel::F32PanelRange(b.data(), k, n, n), k));
+  AccelSpec s;
+  s.accumulation = Accumulation::kTensorCore;
+  const unsigned saved = _mm_getcsr();
+  ASSERT_EQ(saved & 0x6000u, 0u);  // the test runs under round to nearest
+  for (const TensorCoreSpec tc :
+       {TensorCoreSpec{4, 1}, TensorCoreSpec{8, 2}, TensorCoreSpec{16, 2}, TensorCoreSpec{32, 0}}) {
+    const auto want = Bits(Scalar(a, b, m, n, k, s, tc));
+    for (unsigned rc : {0x6000u, 0x4000u, 0x2000u}) {  // toward zero, up, down
+      convtest::ForEachTarget([&](const std::string&) {
+        _mm_setcsr((saved & ~0x6000u) | rc);
+        const auto got = Bits(Fast(a, b, m, n, k, s, tc));
+        const unsigned after = _mm_getcsr();
+        _mm_setcsr(saved);
+        EXPECT_EQ(got, want) << "block " << tc.block << " MXCSR rounding 0x" << std::hex << rc;
+        // The control bits (the exception flags, bits 0-5, may have been raised).
+        EXPECT_EQ(after & ~0x3fu, ((saved & ~0x6000u) | rc) & ~0x3fu)
+            << "MXCSR not restored, block " << tc.block;
+      });
+    }
+  }
+  EXPECT_EQ(_mm_getcsr() & ~0x3fu, saved & ~0x3fu);
+#else
+  GTEST_SKIP() << "MXCSR exists on x86 only";
+#endif
 }
 
 // F32PanelRange: smallest nonzero and largest magnitude over a strided
