@@ -61,10 +61,13 @@ std::vector<float> Scalar(const std::vector<float>& a, const std::vector<float>&
   return c;
 }
 
+// parallel = false: every panel on this thread (under its MXCSR).
 std::vector<float> Fast(const std::vector<float>& a, const std::vector<float>& b, int64_t m,
-                        int64_t n, int64_t k, const AccelSpec& s, const TensorCoreSpec& tc) {
+                        int64_t n, int64_t k, const AccelSpec& s, const TensorCoreSpec& tc,
+                        bool parallel = true) {
   std::vector<float> c(static_cast<size_t>(m * n), -1.0f);
-  accel::AccelGemm(a.data(), k, b.data(), n, c.data(), n, m, n, k, s, tc, ReduceSpec{}, true);
+  accel::AccelGemm(a.data(), k, b.data(), n, c.data(), n, m, n, k, s, tc, ReduceSpec{},
+                   parallel);
   return c;
 }
 
@@ -212,7 +215,8 @@ TEST(AccelPanel, ProductsDownToTheFloorTakeTheFloatPanels) {
 // Whatever rounding mode the caller has set (toward zero, up, down), the
 // GEMM gives the bits it gives under round to nearest, on every target and
 // through both float panels (the presets' blocks and a block of 32), and
-// the caller's MXCSR is as it was afterwards.
+// the caller's MXCSR is as it was afterwards. The GEMM runs on the calling
+// thread (MXCSR is per thread).
 TEST(AccelPanel, SameBitsUnderTheCallersRoundingMode) {
 #if defined(__x86_64__) || defined(__i386__)
   const int64_t m = 5, n = 37, k = 75;
@@ -230,7 +234,7 @@ TEST(AccelPanel, SameBitsUnderTheCallersRoundingMode) {
     for (unsigned rc : {0x6000u, 0x4000u, 0x2000u}) {  // toward zero, up, down
       convtest::ForEachTarget([&](const std::string&) {
         _mm_setcsr((saved & ~0x6000u) | rc);
-        const auto got = Bits(Fast(a, b, m, n, k, s, tc));
+        const auto got = Bits(Fast(a, b, m, n, k, s, tc, /*parallel=*/false));
         const unsigned after = _mm_getcsr();
         _mm_setcsr(saved);
         EXPECT_EQ(got, want) << "block " << tc.block << " MXCSR rounding 0x" << std::hex << rc;
