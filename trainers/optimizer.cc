@@ -7,6 +7,7 @@
 #include <string>
 
 #include "src/fma_clones.h"
+#include "src/fma_scalar.h"
 #include "xwires/core/parallel.h"
 
 namespace xw {
@@ -22,7 +23,7 @@ inline float NanMax(float a, float b) {
 template <bool kFma>
 inline float MulAdd(float b, float c, float a) {
   if constexpr (kFma) {
-    return std::fma(b, c, a);
+    return FmaF(b, c, a);
   } else {
     return a + b * c;
   }
