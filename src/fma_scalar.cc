@@ -30,6 +30,9 @@ bool LibmFmafIsInstruction() {
 
 namespace fma_internal {
 bool g_fma_instruction = LibmFmafIsInstruction();
+
+float FmaEmulatedCall(float a, float b, float c) { return kernels::FmaEmulated(a, b, c); }
+
 }  // namespace fma_internal
 
 bool FmaFUsesInstruction() { return fma_internal::g_fma_instruction; }

@@ -10,8 +10,8 @@
 // gives the same bits as std::fma on every CPU and stays fast on both:
 // where glibc's fmaf is the instruction it calls std::fma (inlined as the
 // instruction in code compiled for FMA, e.g. an XW_FMA_CLONES clone), and
-// elsewhere it runs the kernels' exact emulation in double precision with
-// rounding to odd (src/kernels/fma_emu_scalar.h), inlined. NaN results are
+// elsewhere it calls the kernels' exact emulation in double precision with
+// rounding to odd (src/kernels/fma_emu_scalar.h). NaN results are
 // NaN either way; their payload is the FMA path's (the CPU's or libm's
 // choice) or the emulation's (the first NaN operand, quieted).
 #ifndef XWIRES_SRC_FMA_SCALAR_H_
@@ -34,19 +34,38 @@ namespace fma_internal {
 // Whether FmaF calls std::fma (true) or emulates (false). Set once when the
 // library loads (fma_scalar.cc); false until then, which is exact too.
 extern bool g_fma_instruction;
+// kernels::FmaEmulated, out of line: inlined, its rare paths would make
+// loops over FmaF too large for GCC to unswitch them on the test above.
+float FmaEmulatedCall(float a, float b, float c);
 }  // namespace fma_internal
 
 // a * b + c rounded once to float: the bits of std::fma (NaN: see above).
 // Thread-safe.
 inline float FmaF(float a, float b, float c) {
 #if XW_FMAF_RUNTIME
-  // A loop-invariant test: compilers hoist it out of loops (and keep the
-  // instruction path vectorised in FMA code).
+  // A loop-invariant test: GCC unswitches loops on it, so the instruction
+  // path stays vectorized in FMA code (the x86-64-v3 clones).
   if (__builtin_expect(fma_internal::g_fma_instruction, 1)) return std::fma(a, b, c);
-  return kernels::FmaEmulated(a, b, c);
+  return fma_internal::FmaEmulatedCall(a, b, c);
 #else
   return std::fma(a, b, c);
 #endif
+}
+
+// FmaF's two paths, for loops that choose once, outside the loop, by
+// FmaFUsesInstruction() (FmaPathNow()), so that no test is left per element
+// when GCC does not unswitch the loop itself (the Adam updates):
+// kInstruction is std::fma (libm's fmaf in a portable build; only fast
+// where FmaFUsesInstruction()), kEmulated the exact emulation. Same bits.
+enum class FmaPath { kInstruction, kEmulated };
+
+template <FmaPath kPath>
+inline float FmaOn(float a, float b, float c) {
+  if constexpr (kPath == FmaPath::kInstruction) {
+    return std::fma(a, b, c);
+  } else {
+    return kernels::FmaEmulated(a, b, c);
+  }
 }
 
 // Whether FmaF uses the FMA instruction (through libm's fmaf, or inlined)
@@ -55,6 +74,11 @@ inline float FmaF(float a, float b, float c) {
 // GLIBC_TUNABLES=glibc.cpu.hwcaps=-FMA,-AVX2,-FMA4 turns both off), on
 // other C libraries the CPU's FMA flag. Thread-safe.
 bool FmaFUsesInstruction();
+
+// FmaF's path now: kInstruction where FmaFUsesInstruction(). Thread-safe.
+inline FmaPath FmaPathNow() {
+  return FmaFUsesInstruction() ? FmaPath::kInstruction : FmaPath::kEmulated;
+}
 
 // Test seam: force the emulation (true) or restore the CPU's choice
 // (false). Not safe while other threads call FmaF; the bits do not change.
