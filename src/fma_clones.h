@@ -6,9 +6,10 @@
 // baseline) build. Marked functions get a
 // second clone compiled for x86-64-v3 (AVX2 + FMA), chosen when the program
 // loads (GCC's target_clones), so they stay vectorized there: FmaF's run-time
-// test is loop-invariant and hoisted, leaving a vector FMA loop (and a
-// scalar emulated one for when glibc's fmaf is software, e.g. under
-// GLIBC_TUNABLES=glibc.cpu.hwcaps=-FMA,-AVX2,-FMA4). fma, sqrt and
+// test is loop-invariant and GCC unswitches small loops on it, leaving a
+// vector FMA loop (and a scalar emulated one for when glibc's fmaf is
+// software, e.g. under GLIBC_TUNABLES=glibc.cpu.hwcaps=-FMA,-AVX2,-FMA4);
+// larger loops choose FmaOn<FmaPathNow()> outside instead (the Adam updates). fma, sqrt and
 // division are exactly rounded, so every clone gives the same bits. A build
 // whose own ISA has FMA (native, -march=haswell) needs no clone: there the
 // clone would only narrow AVX-512 code to AVX2.
