@@ -16,8 +16,9 @@
 // fma/lanes is the kernels' fused multiply-add alone, products/s (an
 // emulation on SSE4, SSSE3 and the scalar target: docs/profiles.md);
 // fma/scalar the library's scalar FmaF, element by element, and
-// fma/libm_fmaf libm's fmaf (glibc's software one without FMA, or under
-// GLIBC_TUNABLES=glibc.cpu.hwcaps=-FMA,-AVX2,-FMA4, where FmaF emulates).
+// fma/libm_fmaf std::fma, libm's fmaf in a portable build (glibc's software
+// one without FMA, or under GLIBC_TUNABLES=glibc.cpu.hwcaps=-FMA,-AVX2,-FMA4,
+// where FmaF emulates).
 // The peak/ rows are the ceiling of the kernels' register tiles on that
 // target (peak_tile.h), one thread: fused = one FMA per term (the torch
 // profile's chains, and the tf profile's implicit tiles), unfused = a
@@ -142,19 +143,17 @@ void BM_FmaLanes(benchmark::State& state) {
 // The library's scalar fused multiply-add outside the kernels (FmaF,
 // src/fma_scalar.h: the FMA instruction where glibc's fmaf is it, else the
 // exact emulation) over the same triples, element by element, against
-// libm's fmaf itself (what those call sites used before; glibc's software
-// fmaf on CPUs without FMA): products per second.
+// std::fma (what those call sites used before: libm's fmaf in a portable
+// build, glibc's software one on CPUs without FMA): products per second.
 void BM_FmaScalar(benchmark::State& state, bool libm) {
   constexpr int64_t kN = 4096;
   const Tensor a = Random({kN}, 1), b = Random({kN}, 2), c = Random({kN}, 3);
   Tensor out({kN});
-  float (*volatile fmaf_ptr)(float, float, float) = ::fmaf;  // a real call, not inlined
-  const auto libm_fmaf = fmaf_ptr;
   for (auto _ : state) {
     const float *x = a.data(), *y = b.data(), *z = c.data();
     float* o = out.data();
     if (libm) {
-      for (int64_t i = 0; i < kN; ++i) o[i] = libm_fmaf(x[i], y[i], z[i]);
+      for (int64_t i = 0; i < kN; ++i) o[i] = std::fma(x[i], y[i], z[i]);
     } else {
       for (int64_t i = 0; i < kN; ++i) o[i] = FmaF(x[i], y[i], z[i]);
     }
