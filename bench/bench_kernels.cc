@@ -14,7 +14,11 @@
 // dispatched to (XWIRES_SIMD_TARGET restricts it, e.g. AVX2).
 //
 // fma/lanes is the kernels' fused multiply-add alone, products/s (an
-// emulation on SSE4, SSSE3 and the scalar target: docs/profiles.md).
+// emulation on SSE4, SSSE3 and the scalar target: docs/profiles.md);
+// fma/scalar the library's scalar FmaF, element by element, and
+// fma/libm_fmaf std::fma, libm's fmaf in a portable build (glibc's software
+// one without FMA, or under GLIBC_TUNABLES=glibc.cpu.hwcaps=-FMA,-AVX2,-FMA4,
+// where FmaF emulates).
 // The peak/ rows are the ceiling of the kernels' register tiles on that
 // target (peak_tile.h), one thread: fused = one FMA per term (the torch
 // profile's chains, and the tf profile's implicit tiles), unfused = a
@@ -31,6 +35,7 @@
 
 #include <time.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -41,6 +46,7 @@
 
 #include "bench/peak_tile.h"
 #include "src/accel/accel_gemm.h"
+#include "src/fma_scalar.h"
 #include "src/kernels/fma_lanes.h"
 #include "xwires/core/accel_numerics.h"
 #include "xwires/core/batchnorm.h"
@@ -129,6 +135,28 @@ void BM_FmaLanes(benchmark::State& state) {
   Tensor out({kN});
   for (auto _ : state) {
     kernels::FmaLanes(a.data(), b.data(), c.data(), kN, out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(kN * static_cast<int64_t>(state.iterations()));
+}
+
+// The library's scalar fused multiply-add outside the kernels (FmaF,
+// src/fma_scalar.h: the FMA instruction where glibc's fmaf is it, else the
+// exact emulation) over the same triples, element by element, against
+// std::fma (what those call sites used before: libm's fmaf in a portable
+// build, glibc's software one on CPUs without FMA): products per second.
+void BM_FmaScalar(benchmark::State& state, bool libm) {
+  constexpr int64_t kN = 4096;
+  const Tensor a = Random({kN}, 1), b = Random({kN}, 2), c = Random({kN}, 3);
+  Tensor out({kN});
+  for (auto _ : state) {
+    const float *x = a.data(), *y = b.data(), *z = c.data();
+    float* o = out.data();
+    if (libm) {
+      for (int64_t i = 0; i < kN; ++i) o[i] = std::fma(x[i], y[i], z[i]);
+    } else {
+      for (int64_t i = 0; i < kN; ++i) o[i] = FmaF(x[i], y[i], z[i]);
+    }
     benchmark::DoNotOptimize(out.data());
   }
   state.SetItemsProcessed(kN * static_cast<int64_t>(state.iterations()));
@@ -284,6 +312,10 @@ void Register() {
     }
   }
   DefaultMinTime(benchmark::RegisterBenchmark("fma/lanes", BM_FmaLanes), 0.1)
+      ->MeasureProcessCPUTime();
+  DefaultMinTime(benchmark::RegisterBenchmark("fma/scalar", BM_FmaScalar, false), 0.1)
+      ->MeasureProcessCPUTime();
+  DefaultMinTime(benchmark::RegisterBenchmark("fma/libm_fmaf", BM_FmaScalar, true), 0.1)
       ->MeasureProcessCPUTime();
   KernelNumerics lanes8;
   lanes8.gemm = GemmKind::kOwned;

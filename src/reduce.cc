@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "src/fma_scalar.h"
 #include "src/kernels/reduce_block.h"
 #include "src/kernels/reduce_lanes.h"
 
@@ -27,7 +28,7 @@ struct DotTerm {
   bool fma;
   float operator()(int64_t i) const { return a[i * sa] * b[i * sb]; }
   float Acc(float acc, int64_t i) const {
-    return fma ? std::fma(a[i * sa], b[i * sb], acc) : acc + a[i * sa] * b[i * sb];
+    return fma ? FmaF(a[i * sa], b[i * sb], acc) : acc + a[i * sa] * b[i * sb];
   }
 };
 
@@ -63,7 +64,7 @@ struct SegTerm {
   float operator()(int64_t i) const { return dot ? At(a, i) * At(b, i) : At(a, i); }
   float Acc(float acc, int64_t i) const {
     if (!dot) return acc + At(a, i);
-    return fma ? std::fma(At(a, i), At(b, i), acc) : acc + At(a, i) * At(b, i);
+    return fma ? FmaF(At(a, i), At(b, i), acc) : acc + At(a, i) * At(b, i);
   }
 };
 
@@ -104,7 +105,7 @@ struct ShiftedTerm {
   float operator()(int64_t i) const { return dot ? At(i) * (b[i] - sb) : At(i); }
   float Acc(float acc, int64_t i) const {
     if (!dot) return acc + At(i);
-    return fma ? std::fma(At(i), b[i] - sb, acc) : acc + At(i) * (b[i] - sb);
+    return fma ? FmaF(At(i), b[i] - sb, acc) : acc + At(i) * (b[i] - sb);
   }
 };
 float Block(const ShiftedTerm& t, int64_t begin) {

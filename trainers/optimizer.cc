@@ -7,6 +7,7 @@
 #include <string>
 
 #include "src/fma_clones.h"
+#include "src/fma_scalar.h"
 #include "xwires/core/parallel.h"
 
 namespace xw {
@@ -18,13 +19,20 @@ inline float NanMax(float a, float b) {
   return (std::isnan(a) || std::isnan(b)) ? nan : (a > b ? a : b);
 }
 
-// a + b*c, fused when the profile asks (ATen's vec::fmadd), else two roundings.
-template <bool kFma>
+// How "a + b*c" is computed: two roundings, or fused (ATen's vec::fmadd)
+// by the FMA instruction or FmaF's exact emulation (src/fma_scalar.h), one
+// rounding either way. The path is chosen once per update (PickRange), not
+// per element, so the loops stay vectorized in the FMA clones.
+enum class Fused { kNo, kInstruction, kEmulated };
+
+template <Fused kFma>
 inline float MulAdd(float b, float c, float a) {
-  if constexpr (kFma) {
-    return std::fma(b, c, a);
-  } else {
+  if constexpr (kFma == Fused::kNo) {
     return a + b * c;
+  } else if constexpr (kFma == Fused::kInstruction) {
+    return FmaOn<FmaPath::kInstruction>(b, c, a);
+  } else {
+    return FmaOn<FmaPath::kEmulated>(b, c, a);
   }
 }
 
@@ -37,7 +45,7 @@ using RangeFn = void (*)(const AdamScalars&, float*, const float*, float*, float
 
 // Elements [begin, end) of one parameter, torch.optim.Adam(W) 1.13
 // _single_tensor_adam.
-template <bool kFma, bool kL2, bool kAms>
+template <Fused kFma, bool kL2, bool kAms>
 XW_FMA_CLONES void TorchRange(const AdamScalars& s, float* __restrict p, const float* __restrict grad,
                 float* __restrict m, float* __restrict v, float* __restrict vmax, int64_t begin,
                 int64_t end) {
@@ -58,7 +66,7 @@ XW_FMA_CLONES void TorchRange(const AdamScalars& s, float* __restrict p, const f
 }
 
 // Keras 3 / tf-keras Adam.update_step with _apply_weight_decay before it.
-template <bool kFma, bool kL2, bool kAms>
+template <Fused kFma, bool kL2, bool kAms>
 XW_FMA_CLONES void KerasRange(const AdamScalars& s, float* __restrict p, const float* __restrict grad,
                 float* __restrict m, float* __restrict v, float* __restrict vmax, int64_t begin,
                 int64_t end) {
@@ -77,32 +85,26 @@ XW_FMA_CLONES void KerasRange(const AdamScalars& s, float* __restrict p, const f
   }
 }
 
-template <bool kFma, bool kL2, bool kAms>
+template <Fused kFma, bool kL2, bool kAms>
 RangeFn PickVariant(AdamVariant variant) {
   return variant == AdamVariant::kTorch ? TorchRange<kFma, kL2, kAms> : KerasRange<kFma, kL2, kAms>;
 }
 
-RangeFn PickRange(const Profile::AdamNumerics& n) {
+template <Fused kFma>
+RangeFn PickSwitches(const Profile::AdamNumerics& n) {
   const bool l2 = n.weight_decay == WeightDecayMode::kL2InGradient;
-  const int key = (n.fma ? 4 : 0) | (l2 ? 2 : 0) | (n.amsgrad ? 1 : 0);
-  switch (key) {
-    case 0:
-      return PickVariant<false, false, false>(n.variant);
-    case 1:
-      return PickVariant<false, false, true>(n.variant);
-    case 2:
-      return PickVariant<false, true, false>(n.variant);
-    case 3:
-      return PickVariant<false, true, true>(n.variant);
-    case 4:
-      return PickVariant<true, false, false>(n.variant);
-    case 5:
-      return PickVariant<true, false, true>(n.variant);
-    case 6:
-      return PickVariant<true, true, false>(n.variant);
-    default:
-      return PickVariant<true, true, true>(n.variant);
+  if (l2) {
+    return n.amsgrad ? PickVariant<kFma, true, true>(n.variant)
+                     : PickVariant<kFma, true, false>(n.variant);
   }
+  return n.amsgrad ? PickVariant<kFma, false, true>(n.variant)
+                   : PickVariant<kFma, false, false>(n.variant);
+}
+
+RangeFn PickRange(const Profile::AdamNumerics& n) {
+  if (!n.fma) return PickSwitches<Fused::kNo>(n);
+  return FmaPathNow() == FmaPath::kInstruction ? PickSwitches<Fused::kInstruction>(n)
+                                                 : PickSwitches<Fused::kEmulated>(n);
 }
 
 std::string Field(const char* name, double value) {

@@ -20,6 +20,9 @@
 //     same side, so the two roundings give the one rounding of a*b + c.
 //     Float subnormal results are fine too: the double s stays normal there
 //     (|s| >= 2^-298 when not 0), so its grid is finer than float's.
+// The scalar steps (MayRoundTwice, SumRoundedToOdd, FirstNaN, FmaEmulated)
+// are fma_emu_scalar.h's, shared with the library's scalar FmaF
+// (src/fma_scalar.h); the vector versions below mirror them.
 // Zeros: when s == 0 the sum p + c was exact (e == 0), and IEEE addition
 // gives the sign of an exact zero sum as fma does. Infinities and NaN: s is
 // then inf or NaN and e NaN, which turns the fix-up off; float overflow
@@ -42,79 +45,15 @@
 #endif
 
 #include <cstdint>
-#include <cstring>
 
 #include "hwy/highway.h"
+#include "src/kernels/fma_emu_scalar.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace xw {
 namespace kernels {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-
-// Whether RN(s) to float could differ from the one rounding of the exact
-// sum x that s = RN_double(x) rounds: only where s lies on a boundary of
-// float rounding while x does not (no boundary can lie strictly between x
-// and s, as it is a double nearer to x than s). The boundaries are the
-// midpoints between floats: in float's normal range (and the overflow
-// threshold) the doubles whose significand ends in 1 followed by 28 zeros
-// (below float's last bit), below 2^-126 the subnormal grid's, taken here as
-// every nonzero |s| < 2^-126. Elsewhere RN(s) is already the answer (the
-// common case), so the exact error and rounding to odd are only computed
-// for these rare sums.
-constexpr uint64_t kBelowFloatMask = (uint64_t{1} << 29) - 1;
-constexpr uint64_t kFloatMidpoint = uint64_t{1} << 28;
-constexpr double kFloatMinNormal = 0x1p-126;
-
-HWY_INLINE bool MayRoundTwice(double s) {
-  uint64_t bits;
-  std::memcpy(&bits, &s, sizeof(bits));
-  const double m = s < 0.0 ? -s : s;
-  return (bits & kBelowFloatMask) == kFloatMidpoint || (m < kFloatMinNormal && m != 0.0);
-}
-
-// Step 3 on one double: s = RN(p + c) rounded to odd instead, from the
-// exact error of TwoSum (Knuth).
-HWY_INLINE double SumRoundedToOdd(double p, double c, double s) {
-  const double sp = s - c;
-  const double sc = s - sp;
-  const double e = (p - sp) + (c - sc);
-  const double se = s * e;  // > 0: e has s's sign, < 0: the other; NaN: skip
-  uint64_t bits;
-  std::memcpy(&bits, &s, sizeof(bits));
-  if ((bits & 1) == 0) {
-    if (se > 0.0) {
-      bits += 1;  // away from zero
-    } else if (se < 0.0) {
-      bits -= 1;  // toward zero
-    }
-  }
-  double odd;
-  std::memcpy(&odd, &bits, sizeof(odd));
-  return odd;
-}
-
-// The first NaN among a, b, c, quieted; else r (the default NaN).
-HWY_INLINE float FirstNaN(float a, float b, float c, float r) {
-  const float first = a != a ? a : b != b ? b : c != c ? c : r;
-  uint32_t u;
-  std::memcpy(&u, &first, sizeof(u));
-  u |= 0x00400000u;  // quiet
-  float q;
-  std::memcpy(&q, &u, sizeof(q));
-  return q;
-}
-
-// One lane of the emulation (steps 1-4 above) in scalar double arithmetic;
-// the build never contracts (-ffp-contract=off), so each operation rounds.
-HWY_INLINE float FmaEmulated(float a, float b, float c) {
-  const double p = static_cast<double>(a) * static_cast<double>(b);
-  const double dc = static_cast<double>(c);
-  double s = p + dc;
-  if (HWY_UNLIKELY(MayRoundTwice(s))) s = SumRoundedToOdd(p, dc, s);
-  const float r = static_cast<float>(s);
-  return HWY_UNLIKELY(r != r) ? FirstNaN(a, b, c, r) : r;
-}
 
 #if !HWY_NATIVE_FMA && HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR && \
     HWY_TARGET != HWY_EMU128

@@ -12,6 +12,7 @@
 #include "batchnorm_stats.h"
 #include "layer_util.h"
 #include "src/fma_clones.h"
+#include "src/fma_scalar.h"
 #include "src/kernels/channel_chains.h"
 #include "src/kernels/prefetcher.h"
 #include "xwires/core/parallel.h"
@@ -39,14 +40,15 @@ void SegmentsWithPrefetch(int64_t len, const float* next_a, const float* next_b,
 
 // y[s] = x[s] * a + b (+ r[s], then ReLU) for s in [s0, s1), x * a + b fused
 // (the kFma case of ScaleShiftEpilogue). Its own function for XW_FMA_CLONES:
-// std::fma stays one vectorized instruction in a portable build on FMA
-// hardware rather than a libm call per element; fma is exactly rounded, so
-// every clone gives the same bits.
+// FmaF (src/fma_scalar.h) stays one vectorized instruction in a portable
+// build on FMA hardware rather than a libm call per element, and is the
+// exact emulation without FMA; fma is exactly rounded, so every clone gives
+// the same bits.
 template <bool kResidual, bool kRelu>
 XW_FMA_CLONES void FusedScaleShiftRow(const float* xs, const float* rs, float a, float b,
                                       int64_t s0, int64_t s1, float* ys) {
   for (int64_t s = s0; s < s1; ++s) {
-    float v = std::fma(xs[s], a, b);
+    float v = FmaF(xs[s], a, b);
     if constexpr (kResidual) v = v + rs[s];
     if constexpr (kRelu) v = v < 0.0f ? 0.0f : v;
     ys[s] = v;
@@ -111,12 +113,12 @@ void ScaleShift(const float* x, const BatchNormEpilogue& e, const ChannelLayout&
 // (FusedScaleShiftRow).
 XW_FMA_CLONES void DxFused(const float* xs, const float* gs, float mean, float kj, float mj,
                            float invstd, float w, int64_t s0, int64_t s1, float* out) {
-  for (int64_t s = s0; s < s1; ++s) out[s] = std::fma(-(xs[s] - mean), kj, gs[s] - mj) * invstd * w;
+  for (int64_t s = s0; s < s1; ++s) out[s] = FmaF(-(xs[s] - mean), kj, gs[s] - mj) * invstd * w;
 }
 
 // beta - mean * a: ATen's `bias_v - mean * alpha`, contracted under fma.
 float Shift(float beta, float mean, float a, bool fma) {
-  return fma ? std::fma(-mean, a, beta) : beta - mean * a;
+  return fma ? FmaF(-mean, a, beta) : beta - mean * a;
 }
 
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "src/fma_scalar.h"
 #include "src/kernels/channel_chains.h"
 #include "src/kernels/conv_internal.h"
 
@@ -102,7 +103,7 @@ bool GroupStats(kernels::ChainKind kind, const ReduceSpec& r, const ChannelLayou
 }
 
 inline float DotAcc(float acc, float p, float q, bool fma) {
-  return fma ? std::fma(p, q, acc) : acc + p * q;
+  return fma ? FmaF(p, q, acc) : acc + p * q;
 }
 
 }  // namespace

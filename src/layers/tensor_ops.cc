@@ -5,6 +5,7 @@
 #include <string>
 
 #include "layer_util.h"
+#include "src/fma_scalar.h"
 #include "xwires/core/parallel.h"
 
 namespace xw {
@@ -161,7 +162,7 @@ void Scale(float* x, int64_t n, float alpha) {
 void Axpy(float alpha, const float* x, int64_t n, float* y, bool fma) {
   ParallelFor(n, layers::GrainForElements(n), [&](int64_t b, int64_t e) {
     if (fma) {
-      for (int64_t i = b; i < e; ++i) y[i] = std::fma(alpha, x[i], y[i]);
+      for (int64_t i = b; i < e; ++i) y[i] = FmaF(alpha, x[i], y[i]);
     } else {
       for (int64_t i = b; i < e; ++i) y[i] += alpha * x[i];
     }

@@ -8,7 +8,11 @@
 // overflowing results, every combination of special values, and triples
 // built so that rounding a*b + c first to double and then to float gives a
 // different float than the one rounding (the cases rounding to odd exists
-// for; the test asserts the construction really produces them).
+// for; the test asserts the construction really produces them). The same
+// triples check the library's scalar FmaF (src/fma_scalar.h) with its
+// emulation forced and as the CPU chooses, and the shared scalar core it
+// emulates with (kernels::FmaEmulated), which in a native build on FMA
+// hardware FmaF never reaches.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,6 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include "src/fma_scalar.h"
+#include "src/kernels/fma_emu_scalar.h"
 #include "src/kernels/fma_lanes.h"
 #include "xwires/core/rng.h"
 #include "xwires/core/simd_target.h"
@@ -68,11 +74,32 @@ uint32_t PromisedNaN(float a, float b, float c) {
   return 0;
 }
 
-// Every target's FmaLanes against libm's fmaf, bit for bit. A NaN result
-// must be NaN; which NaN, FMA instructions and libm choose by their own
-// rules (on this Xeon, libm's fmaf(NaN, -NaN, 0) is -NaN where the AVX-512
-// instruction returns NaN), so payloads are checked against the
-// emulation's own promise on the targets that emulate.
+// got against libm's want, bit for bit, failures reported as `what` on
+// `where`. A NaN result must be NaN; which NaN, FMA instructions and libm
+// choose by their own rules (on this Xeon, libm's fmaf(NaN, -NaN, 0) is
+// -NaN where the AVX-512 instruction returns NaN), so payloads are checked
+// against the emulation's own promise where it emulates.
+void ExpectSame(const Triples& t, const std::vector<float>& want, const std::vector<float>& got,
+                bool emulated, const std::string& what, const std::string& where) {
+  int64_t wrong = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    bool same = Bits(got[i]) == Bits(want[i]);
+    if (std::isnan(want[i])) {
+      const uint32_t promised = PromisedNaN(t.a[i], t.b[i], t.c[i]);
+      same = std::isnan(got[i]) && (!emulated || promised == 0 || Bits(got[i]) == promised);
+    }
+    if (!same && ++wrong <= 3) {
+      ADD_FAILURE() << what << " on " << where << ": fma(" << std::hexfloat << t.a[i] << ", "
+                    << t.b[i] << ", " << t.c[i] << ") = " << want[i] << " (0x" << std::hex
+                    << Bits(want[i]) << "), got " << std::hexfloat << got[i] << " (0x" << std::hex
+                    << Bits(got[i]) << ")";
+    }
+  }
+  EXPECT_EQ(wrong, 0) << what << " on " << where << ", of " << t.size();
+}
+
+// Every target's FmaLanes, the scalar emulation and FmaF (emulation forced,
+// then the CPU's choice) against libm's fmaf.
 void ExpectExact(const Triples& t, const std::string& what) {
   const int64_t n = static_cast<int64_t>(t.size());
   std::vector<float> want(t.size()), got(t.size());
@@ -86,23 +113,23 @@ void ExpectExact(const Triples& t, const std::string& what) {
     const bool emulated = target == "SSE4" || target == "SSSE3" || target == "SSE2" ||
                           target == "EMU128" || target == "SCALAR";
     kernels::FmaLanes(t.a.data(), t.b.data(), t.c.data(), n, got.data());
-    int64_t wrong = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      bool same = Bits(got[i]) == Bits(want[i]);
-      if (std::isnan(want[i])) {
-        const uint32_t promised = PromisedNaN(t.a[i], t.b[i], t.c[i]);
-        same = std::isnan(got[i]) && (!emulated || promised == 0 || Bits(got[i]) == promised);
-      }
-      if (!same && ++wrong <= 3) {
-        ADD_FAILURE() << what << " on " << target << ": fma(" << std::hexfloat << t.a[i] << ", "
-                      << t.b[i] << ", " << t.c[i] << ") = " << want[i] << " (0x" << std::hex
-                      << Bits(want[i]) << "), got " << std::hexfloat << got[i] << " (0x"
-                      << std::hex << Bits(got[i]) << ")";
-      }
-    }
-    EXPECT_EQ(wrong, 0) << what << " on " << target << ", of " << n;
+    ExpectSame(t, want, got, emulated, what, target);
   }
   ASSERT_TRUE(SetKernelTarget("").ok());
+
+  for (size_t i = 0; i < t.size(); ++i) got[i] = kernels::FmaEmulated(t.a[i], t.b[i], t.c[i]);
+  ExpectSame(t, want, got, true, what, "kernels::FmaEmulated");
+  ForceFmaFEmulationForTest(true);
+#if XW_FMAF_RUNTIME
+  ASSERT_FALSE(FmaFUsesInstruction());
+#endif
+  for (size_t i = 0; i < t.size(); ++i) got[i] = FmaF(t.a[i], t.b[i], t.c[i]);
+  ExpectSame(t, want, got, XW_FMAF_RUNTIME != 0, what, "FmaF, emulation forced");
+  ForceFmaFEmulationForTest(false);
+  const bool instruction = FmaFUsesInstruction();
+  for (size_t i = 0; i < t.size(); ++i) got[i] = FmaF(t.a[i], t.b[i], t.c[i]);
+  ExpectSame(t, want, got, !instruction, what,
+             std::string("FmaF, ") + (instruction ? "FMA instruction" : "emulated"));
 }
 
 // A float of random sign and significand with exponent field e (1..254 for
